@@ -1,0 +1,114 @@
+import { z } from 'zod';
+
+/**
+ * Configuration is read from the environment once, at start-up, into a typed object; nothing else
+ * reads process.env. A wrong value stops the service with a message that names the variable.
+ */
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const positiveSeconds = (fallback: number) =>
+  z.coerce.number().positive().max(86_400 * 7).default(fallback);
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
+    message: 'must be a postgres:// URL',
+  }),
+  REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
+    message: 'must be a redis:// URL',
+  }),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_BASE_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), {
+    message: 'must be an http(s) origin',
+  }),
+  ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters',
+  }),
+  OIDC_ISSUER: optionalString,
+  OIDC_AUDIENCE: optionalString,
+  OIDC_JWKS_URL: optionalString,
+  MODELS_FILE: optionalString,
+  WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .default('5,25')
+    .transform((v, ctx) => {
+      const parts = v.split(',').map((p) => Number(p.trim()));
+      if (parts.some((n) => !Number.isFinite(n) || n < 0)) {
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated non-negative seconds' });
+        return z.NEVER;
+      }
+      return parts;
+    }),
+  WEBHOOK_TIMEOUT_SECONDS: positiveSeconds(10),
+  WEBHOOK_ALLOW_LOCAL: z
+    .enum(['', '0', '1', 'true', 'false'])
+    .default('')
+    .transform((v) => v === '1' || v === 'true'),
+  SIMULATOR_VIDEO_SECONDS: z.coerce.number().min(0).max(3600).default(5),
+  VIDEO_JOB_TIMEOUT_SECONDS: positiveSeconds(900),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  dataDir: string;
+  publicBaseUrl?: string;
+  adminToken?: string;
+  oidc?: { issuer: string; audience?: string; jwksUrl?: string };
+  modelsFile?: string;
+  webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
+  simulatorVideoSeconds: number;
+  videoJobTimeoutSeconds: number;
+  logLevel: string;
+  /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
+  secrets: Readonly<Record<string, string | undefined>>;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  if (c.OIDC_ISSUER === undefined && c.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'Invalid configuration:\n  OIDC_ISSUER: required when NODE_ENV=production (the development identity provider is refused)',
+    );
+  }
+  if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL) && !c.OIDC_ISSUER) {
+    throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE or OIDC_JWKS_URL is set');
+  }
+  return {
+    env: c.NODE_ENV,
+    port: c.PORT,
+    host: c.HOST,
+    databaseUrl: c.DATABASE_URL,
+    redisUrl: c.REDIS_URL,
+    dataDir: c.DATA_DIR,
+    publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    adminToken: c.ADMIN_TOKEN,
+    oidc: c.OIDC_ISSUER ? { issuer: c.OIDC_ISSUER, audience: c.OIDC_AUDIENCE, jwksUrl: c.OIDC_JWKS_URL } : undefined,
+    modelsFile: c.MODELS_FILE,
+    webhook: {
+      retryDelaysSeconds: c.WEBHOOK_RETRY_DELAYS,
+      timeoutSeconds: c.WEBHOOK_TIMEOUT_SECONDS,
+      allowLocal: c.WEBHOOK_ALLOW_LOCAL,
+    },
+    simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
+    videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
+    logLevel: c.LOG_LEVEL,
+    secrets: env,
+  };
+}

@@ -1,0 +1,72 @@
+import type { Database, SqlExecutor } from '../ports/database';
+import { notFound } from '../errors/domain-error';
+import { newId } from '../shared/ids';
+import * as ledger from '../credits/ledger';
+import { creditsToMicro } from '../shared/money';
+
+export interface Account {
+  id: string;
+  issuer: string;
+  subject: string;
+  balanceMicro: number;
+  member: boolean;
+  created: Date;
+}
+
+interface AccountRow {
+  id: string;
+  issuer: string;
+  subject: string;
+  balance_micro: string | number;
+  member: boolean;
+  created_at: Date;
+}
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  issuer: r.issuer,
+  subject: r.subject,
+  balanceMicro: Number(r.balance_micro),
+  member: r.member,
+  created: new Date(r.created_at),
+});
+
+/** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
+export class AccountService {
+  constructor(private readonly db: Database) {}
+
+  async findOrCreate(identity: { issuer: string; subject: string }): Promise<Account> {
+    // `do update` (a no-op) rather than `do nothing` so the existing row is returned too.
+    const row = await this.db.one<AccountRow>(
+      `insert into accounts (id, issuer, subject) values (?, ?, ?)
+       on conflict (issuer, subject) do update set issuer = excluded.issuer
+       returning id, issuer, subject, balance_micro, member, created_at`,
+      [newId('acct'), identity.issuer, identity.subject],
+    );
+    return toAccount(row!);
+  }
+
+  async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
+    const row = await tx.one<AccountRow>(
+      `select id, issuer, subject, balance_micro, member, created_at from accounts where id = ?`,
+      [accountId],
+    );
+    if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
+    return toAccount(row);
+  }
+
+  async setMember(accountId: string, member: boolean): Promise<Account> {
+    const touched = await this.db.run(`update accounts set member = ? where id = ?`, [member, accountId]);
+    if (touched === 0) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
+    return this.get(accountId);
+  }
+
+  /** Operator grant (or removal, never below zero). Answers the new balance in micro-credits. */
+  async adjustCredits(accountId: string, credits: number, reason: string): Promise<Account> {
+    return this.db.transaction(async (tx) => {
+      await this.get(accountId, tx);
+      await ledger.grant(tx, { accountId, amountMicro: creditsToMicro(credits), reason });
+      return this.get(accountId, tx);
+    });
+  }
+}

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { modelNotFound } from '../errors/domain-error';
+import { BUILTIN_CATALOG } from './builtin-catalog';
+import { catalogSchema, type CatalogData, type CatalogInput, type CatalogModel, type ModelGroup } from './model';
+
+/** Models are listed with a fixed `created` so the list is stable across restarts. */
+const CATALOG_CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+export interface ModelRecord {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  capabilities: string[];
+  provider?: string;
+  description?: string;
+  pricing: Record<string, number | Record<string, Record<string, number>>>;
+}
+
+const CAPABILITIES: Record<ModelGroup, string[]> = {
+  chat: ['chat', 'completion', 'streaming'],
+  image: ['image-generation'],
+  'image-edit': ['image-edit'],
+  video: ['video'],
+  'motion-control': ['motion-control'],
+};
+
+function toRecord(m: CatalogModel): ModelRecord {
+  const record: ModelRecord = {
+    id: m.id,
+    object: 'model',
+    created: CATALOG_CREATED,
+    owned_by: m.ownedBy,
+    capabilities: CAPABILITIES[m.group],
+    pricing: {},
+  };
+  if (m.description) record.description = m.description;
+  switch (m.group) {
+    case 'chat':
+      record.pricing = { credits_per_10k_tokens: m.creditsPer10kTokens };
+      break;
+    case 'image':
+      record.provider = m.providerLabel;
+      record.pricing = { credits_per_image: m.creditsPerImage };
+      break;
+    case 'image-edit':
+      record.pricing = { credits_per_image: m.creditsPerImage };
+      break;
+    case 'video':
+      record.pricing = { credits: m.credits };
+      break;
+    case 'motion-control':
+      record.pricing = { credits_per_second: m.creditsPerSecond };
+      break;
+  }
+  return record;
+}
+
+/** The model catalog: lookup by id and group, and the public records, computed once. */
+export class Catalog {
+  private readonly byId: Map<string, CatalogModel>;
+  readonly records: ModelRecord[];
+
+  constructor(readonly data: CatalogData) {
+    this.byId = new Map(data.models.map((m) => [m.id, m]));
+    this.records = data.models.map(toRecord);
+  }
+
+  static load(modelsFile?: string): Catalog {
+    let input: CatalogInput = BUILTIN_CATALOG;
+    if (modelsFile) {
+      try {
+        input = JSON.parse(readFileSync(modelsFile, 'utf8')) as CatalogInput;
+      } catch (err) {
+        throw new Error(`MODELS_FILE: cannot read ${modelsFile} as JSON (${(err as Error).message})`);
+      }
+    }
+    const parsed = catalogSchema.safeParse(input);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map((i) => `  models.${i.path.join('.')}: ${i.message}`);
+      throw new Error(`MODELS_FILE: invalid catalog:\n${lines.join('\n')}`);
+    }
+    return new Catalog(parsed.data);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  find(id: string): CatalogModel | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The model `id` of `group`; a model of another group is as unknown to this endpoint as a missing one. */
+  require<G extends ModelGroup>(id: string, group: G, param = 'model'): Extract<CatalogModel, { group: G }> {
+    const model = this.byId.get(id);
+    if (!model || model.group !== group) throw modelNotFound(id, param);
+    return model as Extract<CatalogModel, { group: G }>;
+  }
+
+  ofGroup<G extends ModelGroup>(group: G): Extract<CatalogModel, { group: G }>[] {
+    return this.data.models.filter((m) => m.group === group) as Extract<CatalogModel, { group: G }>[];
+  }
+
+  get usdPerCredit(): number {
+    return this.data.usdPerCredit;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Typed domain errors. Domain code throws these; the REST error middleware and the GraphQL
+ * formatError are the only two places that turn them into wire errors, both through
+ * `statusFor` (one table) so a type always has the same HTTP status and GraphQL code.
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'insufficient_credits'
+  | 'model_forbidden'
+  | 'not_found_error'
+  | 'key_limit_reached'
+  | 'request_too_large'
+  | 'content_policy_violation'
+  | 'rate_limit_exceeded'
+  | 'daily_cap_exceeded'
+  | 'upstream_error'
+  | 'service_unavailable'
+  | 'internal_error';
+
+const STATUS_BY_TYPE: Record<ErrorType, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  insufficient_credits: 402,
+  model_forbidden: 403,
+  permission_error: 403,
+  not_found_error: 404,
+  key_limit_reached: 409,
+  request_too_large: 413,
+  content_policy_violation: 422,
+  rate_limit_exceeded: 429,
+  daily_cap_exceeded: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  service_unavailable: 503,
+};
+
+export function statusFor(type: ErrorType): number {
+  return STATUS_BY_TYPE[type];
+}
+
+export interface DomainErrorOptions {
+  code?: string | null;
+  param?: string | null;
+  /** Seconds a client should wait before retrying (429, 503). */
+  retryAfterSeconds?: number;
+  /** Extra response headers, e.g. the x-ratelimit-* family. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class DomainError extends Error {
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly retryAfterSeconds?: number;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    options: DomainErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'DomainError';
+    this.code = options.code ?? null;
+    this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return statusFor(this.type);
+  }
+}
+
+export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new DomainError('invalid_request_error', message, { param, code });
+
+export const unauthenticated = (message = 'Invalid or missing credentials.') =>
+  new DomainError('authentication_error', message, { code: 'invalid_api_key' });
+
+export const notFound = (message: string, code: string | null = null, param: string | null = null) =>
+  new DomainError('not_found_error', message, { code, param });
+
+export const modelNotFound = (model: string, param = 'model') =>
+  new DomainError('not_found_error', `The model '${model}' does not exist.`, { code: 'model_not_found', param });
+
+export const modelForbidden = (model: string) =>
+  new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { param: 'model' });
+
+export const insufficientCredits = (message = 'Your credit balance does not cover this request.') =>
+  new DomainError('insufficient_credits', message);
+
+export const contentPolicyViolation = (message = 'The prompt was rejected by the model provider on content-policy grounds.') =>
+  new DomainError('content_policy_violation', message, { param: 'prompt' });
+
+/** The model provider failed. The message shown to the caller never carries upstream internals. */
+export const upstreamError = (message = 'The model provider failed to answer.', cause?: unknown) =>
+  new DomainError('upstream_error', message, { cause });

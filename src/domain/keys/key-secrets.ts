@@ -1,0 +1,33 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { randomBase62 } from '../shared/ids';
+
+/**
+ * A key id is `svc_<mode>_<16 base62>`; its secret is `<key id>_<40 base62>`. The id inside the
+ * secret lets authentication fetch one row by primary key and then compare hashes in constant
+ * time. Secrets carry ~238 bits of randomness, so a fast SHA-256 is the right hash (no KDF needed).
+ */
+const SECRET_PATTERN = /^svc_(live|test)_([A-Za-z0-9]{16})_([A-Za-z0-9]{40})$/;
+
+export function newKeyId(mode: 'live' | 'test'): string {
+  return `svc_${mode}_${randomBase62(16)}`;
+}
+
+export function newKeySecret(keyId: string): string {
+  return `${keyId}_${randomBase62(40)}`;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** The key id a well-formed secret names, or null for anything else (including injected SQL). */
+export function keyIdOfSecret(secret: string): string | null {
+  const m = SECRET_PATTERN.exec(secret);
+  return m ? `svc_${m[1]}_${m[2]}` : null;
+}
+
+export function secretMatchesHash(secret: string, storedHash: string): boolean {
+  const a = Buffer.from(hashSecret(secret), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,198 @@
+import { z } from 'zod';
+import type { Database } from '../ports/database';
+import type { UrlGuard } from '../ports/url-guard';
+import { DomainError, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
+import { parseInput } from '../shared/validate';
+import { creditsToMicro } from '../shared/money';
+import { randomBase62 } from '../shared/ids';
+import { KEY_COLUMNS, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
+import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
+import type { KeyPrincipal } from './principal';
+
+export const MAX_ACTIVE_KEYS = 10;
+/** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const modelList = (isKnown: (id: string) => boolean) =>
+  z
+    .array(z.string().refine(isKnown, { message: 'is not a known model id' }))
+    .max(200)
+    .nullable()
+    .optional()
+    .transform((v) => (v && v.length > 0 ? [...new Set(v)] : null));
+
+const cap = z.number().positive().max(1e9).nullable().optional();
+
+export interface KeyCacheInvalidator {
+  /** Tells every instance that cached data for this key is stale (revocation, permissions). */
+  keyChanged(keyId: string): void;
+}
+
+export class KeyService {
+  private readonly createSchema;
+  private readonly updateSchema;
+  private readonly lastUsedWritten = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    isKnownModel: (id: string) => boolean,
+    private readonly urls: UrlGuard,
+    private readonly invalidator: KeyCacheInvalidator = { keyChanged: () => undefined },
+  ) {
+    this.createSchema = z
+      .object({
+        name: z.string().trim().min(1).max(100).optional(),
+        mode: z.enum(['live', 'test']).default('live'),
+        allowedModels: modelList(isKnownModel),
+        blockedModels: modelList(isKnownModel),
+        dailySpendCap: cap,
+      })
+      .strict();
+    this.updateSchema = z
+      .object({
+        name: z.string().trim().min(1).max(100).optional(),
+        allowedModels: modelList(isKnownModel),
+        blockedModels: modelList(isKnownModel),
+        dailySpendCap: cap,
+      })
+      .strict();
+  }
+
+  async create(accountId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {
+    const v = parseInput(this.createSchema, input);
+    const id = newKeyId(v.mode);
+    const secret = newKeySecret(id);
+    const key = await this.db.transaction(async (tx) => {
+      // Lock the account row so two concurrent creates cannot both see 9 active keys.
+      await tx.one(`select id from accounts where id = ? for update`, [accountId]);
+      const active = await tx.one<{ n: string }>(
+        `select count(*) as n from api_keys where account_id = ? and revoked_at is null`,
+        [accountId],
+      );
+      if (Number(active?.n ?? 0) >= MAX_ACTIVE_KEYS) {
+        throw new DomainError('key_limit_reached', `An account may hold at most ${MAX_ACTIVE_KEYS} active API keys.`);
+      }
+      const row = await tx.one<ApiKeyRow>(
+        `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?) returning ${KEY_COLUMNS}`,
+        [
+          id,
+          accountId,
+          v.name ?? `${v.mode} key`,
+          v.mode,
+          hashSecret(secret),
+          v.allowedModels ? JSON.stringify(v.allowedModels) : null,
+          v.blockedModels ? JSON.stringify(v.blockedModels) : null,
+          v.dailySpendCap == null ? null : creditsToMicro(v.dailySpendCap),
+        ],
+      );
+      return toApiKey(row!);
+    });
+    return { key, secret };
+  }
+
+  async list(accountId: string): Promise<ApiKey[]> {
+    const rows = await this.db.all<ApiKeyRow>(
+      `select ${KEY_COLUMNS} from api_keys where account_id = ? and revoked_at is null order by created_at desc, id`,
+      [accountId],
+    );
+    return rows.map(toApiKey);
+  }
+
+  /** One active key of the account; another account's key answers 404 like a missing one. */
+  async get(accountId: string, keyId: string): Promise<ApiKey> {
+    const row = await this.db.one<ApiKeyRow>(
+      `select ${KEY_COLUMNS} from api_keys where id = ? and account_id = ? and revoked_at is null`,
+      [keyId, accountId],
+    );
+    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    return toApiKey(row);
+  }
+
+  async update(accountId: string, keyId: string, input: unknown): Promise<ApiKey> {
+    const v = parseInput(this.updateSchema, input);
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    const raw = (input ?? {}) as Record<string, unknown>;
+    if (v.name !== undefined) (sets.push('name = ?'), params.push(v.name));
+    if ('allowedModels' in raw) (sets.push('allowed_models = ?::jsonb'), params.push(v.allowedModels ? JSON.stringify(v.allowedModels) : null));
+    if ('blockedModels' in raw) (sets.push('blocked_models = ?::jsonb'), params.push(v.blockedModels ? JSON.stringify(v.blockedModels) : null));
+    if ('dailySpendCap' in raw) (sets.push('daily_spend_cap_micro = ?'), params.push(v.dailySpendCap == null ? null : creditsToMicro(v.dailySpendCap)));
+    if (sets.length === 0) return this.get(accountId, keyId);
+    const row = await this.db.one<ApiKeyRow>(
+      `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
+      [...params, keyId, accountId],
+    );
+    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    this.invalidator.keyChanged(keyId);
+    return toApiKey(row);
+  }
+
+  async revoke(accountId: string, keyId: string): Promise<void> {
+    const touched = await this.db.run(
+      `update api_keys set revoked_at = now(), webhook_url = null, webhook_secret = null
+       where id = ? and account_id = ? and revoked_at is null`,
+      [keyId, accountId],
+    );
+    if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    this.invalidator.keyChanged(keyId);
+  }
+
+  /**
+   * SPEC webhook body: `{url}` registers (new secret), `{regenerateSecret: true}` rotates,
+   * `{url: null}` clears both. Answers the secret when one was made (shown this once).
+   */
+  async configureWebhook(accountId: string, keyId: string, input: unknown): Promise<{ url: string | null; secret?: string }> {
+    const body = (input ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object.');
+    const unknownField = Object.keys(body).find((k) => k !== 'url' && k !== 'regenerateSecret');
+    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, unknownField);
+    const current = await this.get(accountId, keyId);
+    if ('url' in body && body.url === null) {
+      await this.db.run(`update api_keys set webhook_url = null, webhook_secret = null where id = ? and account_id = ?`, [keyId, accountId]);
+      return { url: null };
+    }
+    if ('url' in body) {
+      const url = await this.urls.checkWebhookUrl(body.url, 'url');
+      const secret = `whsec_${randomBase62(32)}`;
+      await this.db.run(`update api_keys set webhook_url = ?, webhook_secret = ? where id = ? and account_id = ?`, [url, secret, keyId, accountId]);
+      return { url, secret };
+    }
+    if (body.regenerateSecret === true) {
+      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', 'regenerateSecret');
+      const secret = `whsec_${randomBase62(32)}`;
+      await this.db.run(`update api_keys set webhook_secret = ? where id = ? and account_id = ?`, [secret, keyId, accountId]);
+      return { url: current.webhookUrl, secret };
+    }
+    throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
+  }
+
+  /** Bearer-key authentication for /v1 and GraphQL; any failure is the same 401. */
+  async authenticate(secret: string): Promise<KeyPrincipal> {
+    const keyId = keyIdOfSecret(secret);
+    if (!keyId) throw unauthenticated('Invalid API key.');
+    const row = await this.db.one<ApiKeyRow & { secret_hash: string }>(
+      `select ${KEY_COLUMNS}, secret_hash from api_keys where id = ? and revoked_at is null`,
+      [keyId],
+    );
+    if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
+    this.touchLastUsed(keyId);
+    const key = toApiKey(row);
+    return {
+      kind: 'key',
+      keyId: key.id,
+      accountId: key.accountId,
+      mode: key.mode,
+      allowedModels: key.allowedModels,
+      blockedModels: key.blockedModels,
+      dailySpendCapMicro: key.mode === 'live' ? key.dailySpendCapMicro : null,
+    };
+  }
+
+  private touchLastUsed(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.lastUsedWritten.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastUsedWritten.set(keyId, now);
+    this.db.run(`update api_keys set last_used_at = now() where id = ?`, [keyId]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,17 @@
+/** Who is calling: an API key (the /v1 powers) or an account owner (an ID token). */
+export interface KeyPrincipal {
+  kind: 'key';
+  keyId: string;
+  accountId: string;
+  mode: 'live' | 'test';
+  allowedModels: string[] | null;
+  blockedModels: string[] | null;
+  dailySpendCapMicro: number | null;
+}
+
+export interface AccountPrincipal {
+  kind: 'account';
+  accountId: string;
+}
+
+export type Principal = KeyPrincipal | AccountPrincipal;

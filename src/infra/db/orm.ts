@@ -1,0 +1,57 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Database } from '../../domain/ports/database';
+import { KnexDatabase } from './knex-database';
+import { migrationsList } from './migrations';
+
+// mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
+// TypeScript (module Node16) refuses a static import from this CommonJS file.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { PGliteDriver } = require('mikro-orm-pglite') as { PGliteDriver: unknown };
+
+export interface DatabaseHandle {
+  orm: MikroORM;
+  db: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens PostgreSQL when a URL is given, else embedded PGlite in `<dataDir>/db` (same SQL, same
+ * migrations), and applies the checked-in migrations before anything else runs.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+  const common: Options = {
+    extensions: [Migrator],
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    discovery: { warnWhenNoEntities: false },
+    entities: [],
+    debug: false,
+  };
+  let orm: MikroORM;
+  if (options.databaseUrl) {
+    orm = await MikroORM.init({ ...common, clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } });
+  } else {
+    const dir = resolve(options.dataDir, 'db');
+    mkdirSync(dir, { recursive: true });
+    // PGlite is imported dynamically (it is an ES module); the driver owns its lifecycle.
+    orm = await MikroORM.init({
+      ...common,
+      driver: PGliteDriver as unknown as Options['driver'],
+      dbName: 'postgres',
+      driverOptions: {
+        connection: {
+          pglite: async () => {
+            const { PGlite } = await import('@electric-sql/pglite');
+            return new PGlite(join(dir));
+          },
+        },
+      },
+    } as Options);
+  }
+  await orm.getMigrator().up();
+  const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
+  const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite');
+  return { orm, db, close: () => orm.close(true) };
+}

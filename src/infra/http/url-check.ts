@@ -1,0 +1,129 @@
+/**
+ * The check a caller-supplied URL (`image_url`, `video_url`, `reference_image_urls[i]`, a
+ * webhook `url`) passes when a request is accepted, so an obviously bad URL is a 400 naming the
+ * field now rather than a failed job later.
+ *
+ * This is a courtesy, not the defence: DNS can change between now and the fetch (rebinding),
+ * so SafeHttpClient repeats the address check after its own resolution, at connect time. That is
+ * also why a name that cannot be resolved here is accepted: this machine may be offline, and
+ * the fetch will fail (or be refused) later if the name turns out bad.
+ */
+import { promises as dns } from 'node:dns';
+import { isIP } from 'node:net';
+import { invalidRequest } from '../../domain/errors/domain-error';
+import { classifyAddress, type AddressCategory } from './address-policy';
+
+export const MAX_URL_LENGTH = 2048;
+
+/** How long acceptance waits for DNS before giving up and accepting the URL. */
+export const LOOKUP_TIMEOUT_MS = 2000;
+
+/** Resolves a host name to all its addresses, like `dns.promises.lookup(host, { all: true })`. */
+export type HostLookup = (host: string) => Promise<Array<{ address: string; family: number }>>;
+
+export interface CallerUrlOptions {
+  /** The field named in the 400, e.g. 'image_url', 'reference_image_urls[2]', 'url'. */
+  param: string;
+  /**
+   * Whether plain http is allowed. Source media: true. Webhooks: only when WEBHOOK_ALLOW_LOCAL
+   * is set (pass `allowHttp: allowLocal`), because a webhook carries a signed payload.
+   */
+  allowHttp: boolean;
+  /** Skip the address checks entirely (local development and tests: WEBHOOK_ALLOW_LOCAL). */
+  allowLocal: boolean;
+  /** Injected in tests; defaults to the system resolver. */
+  lookup?: HostLookup;
+  /** Defaults to LOOKUP_TIMEOUT_MS. */
+  lookupTimeoutMs?: number;
+}
+
+const systemLookup: HostLookup = (host) => dns.lookup(host, { all: true, verbatim: true });
+
+const DESCRIBE: Record<AddressCategory, string> = {
+  invalid: 'an invalid',
+  unspecified: 'an unspecified',
+  loopback: 'a loopback',
+  private: 'a private',
+  'link-local': 'a link-local',
+  metadata: 'a cloud metadata',
+  shared: 'a shared (carrier-grade NAT)',
+  multicast: 'a multicast',
+  reserved: 'a reserved',
+};
+
+/**
+ * Validates a caller-supplied URL and returns it normalised (WHATWG serialisation, so
+ * `https://EXAMPLE.com` becomes `https://example.com/` and `http://2130706433/` is seen as
+ * 127.0.0.1). Throws invalidRequest(message, opts.param) when it is refused.
+ */
+export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Promise<string> {
+  const { param } = opts;
+  const refuse = (why: string) => invalidRequest(`${param} ${why}`, param);
+
+  if (typeof raw !== 'string' || raw.trim() === '') throw refuse('must be a non-empty URL string.');
+  if (raw.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters long.`);
+
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('is not a valid absolute URL.');
+  }
+
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && opts.allowHttp)) {
+    throw refuse(opts.allowHttp ? 'must use the http or https scheme.' : 'must use the https scheme.');
+  }
+  // Credentials would be sent to (or logged by) whoever serves the URL, and `user@host` is a
+  // classic way to disguise the real host from a human reader.
+  if (url.username !== '' || url.password !== '') throw refuse('must not contain a username or password.');
+  if (url.hostname === '') throw refuse('must have a host.');
+
+  const normalised = url.href;
+  // Normalisation can lengthen a URL (percent-encoding), so check again.
+  if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters long.`);
+  if (opts.allowLocal) return normalised;
+
+  // URL keeps the brackets of an IPv6 literal in `hostname`; a trailing dot is the same name.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+
+  if (isIP(host)) {
+    const category = classifyAddress(host);
+    if (category) throw refuse(`must not point to ${DESCRIBE[category]} address (${host}).`);
+    return normalised;
+  }
+
+  // RFC 6761: `localhost` and every name under it are the local machine, whatever DNS says.
+  if (host === 'localhost' || host.endsWith('.localhost')) {
+    throw refuse('must not point to the local machine (localhost).');
+  }
+
+  const addresses = await resolveOrGiveUp(host, opts.lookup ?? systemLookup, opts.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS);
+  // Refuse if ANY address is forbidden: the client may pick any of them when it connects.
+  for (const { address } of addresses) {
+    const category = classifyAddress(address);
+    // The resolved address is not echoed back: it would let a caller map our internal DNS.
+    if (category) throw refuse(`must not point to a host that resolves to ${DESCRIBE[category]} address.`);
+  }
+  return normalised;
+}
+
+/**
+ * Addresses for `host`, or [] when resolution fails or takes too long. Failing open is deliberate
+ * (see the file comment): the outbound client re-checks after its own lookup.
+ */
+async function resolveOrGiveUp(host: string, lookup: HostLookup, timeoutMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), timeoutMs);
+    timer.unref();
+  });
+  // The lookup cannot be cancelled; make sure a late rejection is not reported as unhandled.
+  const attempt = Promise.resolve()
+    .then(() => lookup(host))
+    .catch(() => [] as Array<{ address: string; family: number }>);
+  try {
+    return await Promise.race([attempt, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

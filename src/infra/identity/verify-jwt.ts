@@ -1,0 +1,32 @@
+import { errors, jwtVerify, type JWTVerifyGetKey, type KeyLike } from 'jose';
+import { unauthenticated } from '../../domain/errors/domain-error';
+
+/** Asymmetric algorithms only: `none` and shared-secret HS* tokens are refused outright. */
+export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** Signature, issuer, audience, expiry and algorithm checked; every failure is the same 401. */
+export async function verifyIdToken(
+  token: string,
+  key: JWTVerifyGetKey | KeyLike | Uint8Array,
+  expected: { issuer: string; audience?: string },
+): Promise<{ issuer: string; subject: string }> {
+  if (token.length > 8192 || !JWT_SHAPE.test(token)) throw unauthenticated('Invalid ID token.');
+  try {
+    const { payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
+      issuer: expected.issuer,
+      audience: expected.audience,
+      algorithms: ACCEPTED_ALGORITHMS,
+      requiredClaims: ['sub', 'exp'],
+      clockTolerance: 30,
+    });
+    if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 255) {
+      throw unauthenticated('Invalid ID token.');
+    }
+    return { issuer: expected.issuer, subject: payload.sub };
+  } catch (err) {
+    if (err instanceof errors.JWTExpired) throw unauthenticated('The ID token has expired.');
+    throw unauthenticated('Invalid ID token.');
+  }
+}

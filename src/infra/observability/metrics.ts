@@ -1,0 +1,41 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics, one registry per gateway instance (tests run several in one process). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests by route group and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request duration by route group',
+    labelNames: ['route'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+  readonly creditsCharged = new Counter({
+    name: 'svc_credits_charged_total',
+    help: 'Credits charged, by model group',
+    labelNames: ['group'] as const,
+    registers: [this.registry],
+  });
+  readonly videoJobs = new Counter({
+    name: 'svc_video_jobs_total',
+    help: 'Video jobs by terminal status',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookAttempts = new Counter({
+    name: 'svc_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(collectDefaults = true) {
+    if (collectDefaults) collectDefaultMetrics({ register: this.registry });
+  }
+}

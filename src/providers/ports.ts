@@ -1,0 +1,126 @@
+/**
+ * The typed interfaces every model provider implements, one per capability. Domain services
+ * only see these; the catalog decides which implementation serves a model. Providers throw
+ * DomainError (upstream_error, content_policy_violation) and never leak upstream internals.
+ */
+
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  /** Text content; array-of-parts content is flattened to text before it reaches a provider. */
+  content: string;
+  name?: string;
+}
+
+export interface ChatRequest {
+  /** The provider-side model id (the catalog's upstream model, not the public id). */
+  upstreamModel: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type FinishReason = 'stop' | 'length';
+
+export interface ChatResult {
+  content: string;
+  finishReason: FinishReason;
+  /** Usage as reported by the provider (the simulator counts its own tokens honestly). */
+  usage: ChatUsage;
+}
+
+export type ChatStreamEvent =
+  | { type: 'delta'; text: string }
+  /** Last event of a stream; usage is present when the provider reported it. */
+  | { type: 'finish'; finishReason: FinishReason; usage?: ChatUsage };
+
+export interface ChatProvider {
+  complete(request: ChatRequest): Promise<ChatResult>;
+  /** Yields deltas then exactly one finish event. Aborting `signal` stops the upstream call. */
+  stream(request: ChatRequest): AsyncIterable<ChatStreamEvent>;
+}
+
+export interface GeneratedImage {
+  data: Buffer;
+  contentType: string;
+}
+
+export interface ImageGenerationRequest {
+  upstreamModel: string;
+  prompt: string;
+  negativePrompt?: string;
+  n: number;
+  width: number;
+  height: number;
+  seed?: number;
+  stylePreset?: string;
+  /** True for the creative group, which skips provider-side content filtering. */
+  creative: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ImageProvider {
+  generate(request: ImageGenerationRequest): Promise<GeneratedImage[]>;
+}
+
+export interface InputFile {
+  data: Buffer;
+  filename: string;
+  contentType: string;
+}
+
+export interface ImageEditRequest {
+  upstreamModel: string;
+  prompt: string;
+  images: InputFile[];
+  mask?: InputFile;
+  n: number;
+  /** Output size; when absent the provider keeps the first input image's size. */
+  width?: number;
+  height?: number;
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export interface ImageEditProvider {
+  edit(request: ImageEditRequest): Promise<GeneratedImage[]>;
+}
+
+export interface VideoJobSpec {
+  jobId: string;
+  upstreamModel: string;
+  kind: 'video' | 'motion-control';
+  prompt?: string;
+  durationSeconds: number;
+  resolution?: '480p' | '720p' | '1080p';
+  aspectRatio?: string;
+  audio?: boolean;
+  imageUrl?: string;
+  referenceImageUrls?: string[];
+  videoUrl?: string;
+  keepOriginalSound?: boolean;
+  characterOrientation?: 'image' | 'video';
+}
+
+export type VideoPollResult =
+  | { state: 'processing' }
+  | { state: 'completed'; video: GeneratedImage }
+  | { state: 'failed'; reason: string };
+
+export interface VideoProvider {
+  /** Hands the job to the provider; returns the provider's queue id. */
+  submit(spec: VideoJobSpec): Promise<{ queueId: string }>;
+  /**
+   * Asks where the job is. Stateless on our side: everything needed is passed in, so a
+   * restarted gateway can poll a job submitted before the crash.
+   */
+  poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult>;
+}

@@ -1,0 +1,57 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { notFound, unauthenticated } from '../domain/errors/domain-error';
+import type { KeyPrincipal } from '../domain/keys/principal';
+import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
+import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
+
+/** `Authorization: Bearer <token>` → the token, or null when absent or malformed. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header || header.length > 10_000) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+export function keyOf(res: Response): KeyPrincipal {
+  return res.locals.key as KeyPrincipal;
+}
+
+export function accountIdOf(res: Response): string {
+  return res.locals.accountId as string;
+}
+
+/** /v1: an API key. The same KeyAuthenticator serves the GraphQL door. */
+export function requireApiKey(keys: KeyAuthenticator): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const token = bearerToken(req.headers.authorization);
+    if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".'));
+    keys.authenticate(token).then((key) => {
+      res.locals.key = key;
+      next();
+    }, next);
+  };
+}
+
+/** /account: an identity-provider ID token of the account owner. */
+export function requireIdToken(accounts: AccountAuthenticator): RequestHandler {
+  return (req, res, next) => {
+    const token = bearerToken(req.headers.authorization);
+    if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <ID token>".'));
+    accounts.authenticate(token).then((account) => {
+      res.locals.accountId = account.id;
+      next();
+    }, next);
+  };
+}
+
+/** /admin: the operator token, compared in constant time; without ADMIN_TOKEN the routes do not exist. */
+export function requireAdmin(adminToken: string | undefined): RequestHandler {
+  const expected = adminToken ? createHash('sha256').update(adminToken).digest() : null;
+  return (req, _res, next) => {
+    if (!expected) return next(notFound(`Unknown route ${req.method} ${req.path}.`, 'route_not_found'));
+    const token = bearerToken(req.headers.authorization);
+    const given = createHash('sha256').update(token ?? '').digest();
+    if (!token || !timingSafeEqual(given, expected)) return next(unauthenticated('Invalid admin token.'));
+    next();
+  };
+}

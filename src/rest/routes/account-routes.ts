@@ -1,0 +1,46 @@
+import { Router } from 'express';
+import type { AccountService, Account } from '../../domain/accounts/account-service';
+import type { KeyService } from '../../domain/keys/key-service';
+import { keyRecord } from '../../domain/keys/key-record';
+import { microToCredits } from '../../domain/shared/money';
+import { unixSeconds } from '../../domain/shared/time';
+import { accountIdOf } from '../auth';
+
+export function accountRecord(a: Account) {
+  return { id: a.id, balance: microToCredits(a.balanceMicro), member: a.member, created: unixSeconds(a.created) };
+}
+
+/** /account and /account/api-keys (ID-token authenticated by the caller of this router). */
+export function accountRoutes(deps: { accounts: AccountService; keys: KeyService }): Router {
+  const r = Router();
+
+  r.get('/account', async (_req, res) => {
+    res.json(accountRecord(await deps.accounts.get(accountIdOf(res))));
+  });
+
+  r.get('/account/api-keys', async (_req, res) => {
+    const keys = await deps.keys.list(accountIdOf(res));
+    res.json({ object: 'list', data: keys.map(keyRecord) });
+  });
+
+  r.post('/account/api-keys', async (req, res) => {
+    const { key, secret } = await deps.keys.create(accountIdOf(res), req.body);
+    res.status(201).json({ ...keyRecord(key), key: secret });
+  });
+
+  r.patch('/account/api-keys/:id', async (req, res) => {
+    res.json(keyRecord(await deps.keys.update(accountIdOf(res), req.params.id, req.body)));
+  });
+
+  r.delete('/account/api-keys/:id', async (req, res) => {
+    await deps.keys.revoke(accountIdOf(res), req.params.id);
+    res.json({ id: req.params.id, deleted: true });
+  });
+
+  r.patch('/account/api-keys/:id/webhook', async (req, res) => {
+    const result = await deps.keys.configureWebhook(accountIdOf(res), req.params.id, req.body);
+    res.json(result.secret ? { ok: true, url: result.url, secret: result.secret } : { ok: true, url: result.url });
+  });
+
+  return r;
+}

@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { AccountService } from '../../domain/accounts/account-service';
+import { parseInput } from '../../domain/shared/validate';
+import { microToCredits } from '../../domain/shared/money';
+import { accountRecord } from './account-routes';
+
+const creditsBody = z.object({
+  credits: z.number().finite().refine((n) => n !== 0, 'must not be zero').refine((n) => Math.abs(n) <= 1e9, 'is too large'),
+  reason: z.string().trim().min(1).max(500),
+}).strict();
+const memberBody = z.object({ member: z.boolean() }).strict();
+
+/** Operator endpoints (ADMIN_TOKEN checked by the caller of this router). */
+export function adminRoutes(deps: { accounts: AccountService; extra?: (r: Router) => void }): Router {
+  const r = Router();
+
+  r.post('/admin/accounts/:accountId/credits', async (req, res) => {
+    const v = parseInput(creditsBody, req.body);
+    const account = await deps.accounts.adjustCredits(req.params.accountId, v.credits, v.reason);
+    res.json({ account: accountRecord(account), balance: microToCredits(account.balanceMicro) });
+  });
+
+  r.patch('/admin/accounts/:accountId', async (req, res) => {
+    const v = parseInput(memberBody, req.body);
+    res.json(accountRecord(await deps.accounts.setMember(req.params.accountId, v.member)));
+  });
+
+  deps.extra?.(r);
+  return r;
+}

@@ -1,0 +1,143 @@
+import { DomainError } from '../../../src/domain/errors/domain-error';
+import { checkCallerUrl, type HostLookup } from '../../../src/infra/http/url-check';
+
+const notFound: HostLookup = async (host) => {
+  const err: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${host}`);
+  err.code = 'ENOTFOUND';
+  throw err;
+};
+const resolvesTo = (...addresses: string[]): HostLookup => async () =>
+  addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+const media = { param: 'image_url', allowHttp: true, allowLocal: false, lookup: notFound };
+const webhook = { param: 'url', allowHttp: false, allowLocal: false, lookup: notFound };
+
+async function refusal(raw: unknown, opts: Parameters<typeof checkCallerUrl>[1]): Promise<DomainError> {
+  try {
+    await checkCallerUrl(raw, opts);
+  } catch (err) {
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
+  }
+  throw new Error(`expected ${String(raw)} to be refused`);
+}
+
+describe('checkCallerUrl', () => {
+  it.each([
+    ['https://127.0.0.1/a.png', /loopback/],
+    ['https://169.254.169.254/latest/meta-data/', /metadata/],
+    ['https://[::1]/a.png', /loopback/],
+    ['https://10.0.0.1/a.png', /private/],
+    ['https://192.168.1.1/a.png', /private/],
+    ['https://0.0.0.0/a.png', /unspecified/],
+    ['https://[::ffff:127.0.0.1]/a.png', /loopback/],
+    ['https://[fd00:ec2::254]/', /metadata/],
+    ['http://2130706433/a.png', /loopback/], // WHATWG parsing turns this into 127.0.0.1
+    ['http://0x7f.1/a.png', /loopback/],
+    ['https://localhost/a.png', /localhost/],
+    ['https://LOCALHOST./a.png', /localhost/],
+    ['https://api.localhost:8080/a.png', /localhost/],
+  ])('refuses %s', async (url, why) => {
+    const err = await refusal(url, media);
+    expect(err.status).toBe(400);
+    expect(err.type).toBe('invalid_request_error');
+    expect(err.param).toBe('image_url');
+    expect(err.message).toMatch(why);
+  });
+
+  it('names the param it was given', async () => {
+    const err = await refusal('https://10.0.0.1/x.png', { ...media, param: 'reference_image_urls[2]' });
+    expect(err.param).toBe('reference_image_urls[2]');
+    expect(err.message).toMatch(/^reference_image_urls\[2\] /);
+  });
+
+  it('refuses http when it is not allowed, and other schemes always', async () => {
+    expect((await refusal('http://example.com/hook', webhook)).message).toMatch(/https/);
+    expect((await refusal('http://example.com/hook', webhook)).param).toBe('url');
+    expect((await refusal('ftp://example.com/a.png', media)).message).toMatch(/http or https/);
+    expect((await refusal('file:///etc/passwd', media)).param).toBe('image_url');
+    expect((await refusal('data:image/png;base64,AAAA', media)).param).toBe('image_url');
+    expect((await refusal('javascript:alert(1)', webhook)).param).toBe('url');
+  });
+
+  it('refuses credentials in the URL', async () => {
+    expect((await refusal('https://user:pass@example.com/a.png', media)).message).toMatch(/username or password/);
+    expect((await refusal('https://user@example.com/a.png', media)).message).toMatch(/username or password/);
+    expect((await refusal('https://:pw@example.com/a.png', media)).message).toMatch(/username or password/);
+  });
+
+  it('refuses non-strings, junk and overlong URLs', async () => {
+    for (const raw of [undefined, null, 42, {}, ['https://example.com'], '', '   ']) {
+      expect((await refusal(raw, media)).param).toBe('image_url');
+    }
+    expect((await refusal('not a url', media)).message).toMatch(/valid absolute URL/);
+    expect((await refusal('/relative/path.png', media)).message).toMatch(/valid absolute URL/);
+    const long = `https://example.com/${'a'.repeat(2048)}`;
+    expect((await refusal(long, media)).message).toMatch(/2048/);
+  });
+
+  it('refuses a name that resolves to loopback, without echoing the address', async () => {
+    const err = await refusal('https://media.example.test/a.png', { ...media, lookup: resolvesTo('127.0.0.1') });
+    expect(err.param).toBe('image_url');
+    expect(err.message).toMatch(/resolves to a loopback address/);
+    expect(err.message).not.toContain('127.0.0.1');
+  });
+
+  it('refuses a name when ANY resolved address is forbidden', async () => {
+    const lookup = resolvesTo('93.184.216.34', '2606:2800:220:1::1', '10.1.2.3');
+    expect((await refusal('https://mixed.example.test/', { ...media, lookup })).message).toMatch(/private/);
+    const v6 = resolvesTo('93.184.216.34', '::ffff:169.254.169.254');
+    expect((await refusal('https://mixed.example.test/', { ...media, lookup: v6 })).message).toMatch(/metadata/);
+  });
+
+  it('accepts a public IP literal without resolving anything', async () => {
+    const lookup = jest.fn(notFound);
+    await expect(checkCallerUrl('https://93.184.216.34/a.png', { ...media, lookup })).resolves.toBe('https://93.184.216.34/a.png');
+    expect(lookup).not.toHaveBeenCalled();
+  });
+
+  it('accepts a name that resolves to public addresses', async () => {
+    const lookup = jest.fn(resolvesTo('93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'));
+    await expect(checkCallerUrl('https://Media.Example.com/a.png', { ...media, lookup })).resolves.toBe(
+      'https://media.example.com/a.png',
+    );
+    expect(lookup).toHaveBeenCalledWith('media.example.com');
+  });
+
+  it('accepts a name that cannot be resolved (the machine may be offline)', async () => {
+    await expect(checkCallerUrl('https://nowhere.invalid/a.png', media)).resolves.toBe('https://nowhere.invalid/a.png');
+    const eagain: HostLookup = async () => {
+      throw Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' });
+    };
+    await expect(checkCallerUrl('https://flaky.example.test/', { ...media, lookup: eagain })).resolves.toBe(
+      'https://flaky.example.test/',
+    );
+    await expect(checkCallerUrl('https://empty.example.test/', { ...media, lookup: resolvesTo() })).resolves.toBe(
+      'https://empty.example.test/',
+    );
+  });
+
+  it('accepts when resolution is slower than the lookup timeout', async () => {
+    const hang: HostLookup = () => new Promise(() => undefined);
+    const started = Date.now();
+    await expect(checkCallerUrl('https://slow.example.test/', { ...media, lookup: hang, lookupTimeoutMs: 50 })).resolves.toBe(
+      'https://slow.example.test/',
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('accepts http for media when allowed', async () => {
+    await expect(checkCallerUrl('http://93.184.216.34/a.png', media)).resolves.toBe('http://93.184.216.34/a.png');
+  });
+
+  it('with allowLocal, accepts local targets (and skips DNS)', async () => {
+    const lookup = jest.fn(resolvesTo('127.0.0.1'));
+    const local = { param: 'url', allowHttp: true, allowLocal: true, lookup };
+    await expect(checkCallerUrl('http://127.0.0.1:3000/hook', local)).resolves.toBe('http://127.0.0.1:3000/hook');
+    await expect(checkCallerUrl('http://localhost:3000/hook', local)).resolves.toBe('http://localhost:3000/hook');
+    await expect(checkCallerUrl('https://intranet.test/hook', local)).resolves.toBe('https://intranet.test/hook');
+    expect(lookup).not.toHaveBeenCalled();
+    // Credentials are still refused.
+    expect((await refusal('http://a:b@127.0.0.1/', local)).param).toBe('url');
+  });
+});
