@@ -85,7 +85,7 @@ export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void>
   const now = input.now ?? new Date();
   await addDailySpend(tx, input.key, input.amountMicro, now);
   await debit(tx, input.accountId, input.amountMicro);
-  await appendEntry(tx, { ...input, kind: 'charge', keyId: input.key.id });
+  await appendEntry(tx, { ...input, amountMicro: -input.amountMicro, kind: 'charge', keyId: input.key.id });
 }
 
 /**
@@ -138,7 +138,7 @@ export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<vo
   const now = input.now ?? new Date();
   await addDailySpend(tx, input.key, input.amountMicro, now);
   await debit(tx, input.accountId, input.amountMicro);
-  await appendEntry(tx, { ...input, kind: 'hold', keyId: input.key.id });
+  await appendEntry(tx, { ...input, amountMicro: -input.amountMicro, kind: 'hold', keyId: input.key.id });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Database } from '../../domain/ports/database';
@@ -42,9 +43,8 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
       dbName: 'postgres',
       driverOptions: {
         connection: {
-          pglite: async () => {
-            const { PGlite } = await import('@electric-sql/pglite');
-            return new PGlite(join(dir));
+          pglite: () => {
+            return new PGlite(dir);
           },
         },
       },

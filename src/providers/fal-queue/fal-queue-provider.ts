@@ -1,0 +1,124 @@
+/**
+ * VideoProvider for a fal.ai-style queue API (video generation and motion control).
+ *
+ * Wire protocol (all JSON, `Authorization: Key <apiKey>`):
+ *   submit  POST {baseUrl}/{upstreamModel}                          body: see submit-body.ts
+ *           → 200 { request_id, status_url, response_url }
+ *   poll    GET  {baseUrl}/{upstreamModel}/requests/{request_id}/status
+ *           → 200 { status: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED', error? }
+ *   result  GET  {baseUrl}/{upstreamModel}/requests/{request_id}     (once COMPLETED)
+ *           → 200 { video: { url, content_type? } }, then the video is downloaded via fetchMedia
+ *
+ * Polling is stateless: the queue id and the spec are all we need, so a restarted gateway can
+ * resume jobs submitted before it went down.
+ *
+ * What a failure means:
+ * - submit fails (network, timeout, non-2xx, no request_id) → throws upstream_error (or
+ *   content_policy_violation for a 400/422 content refusal): the job was never accepted.
+ * - poll cannot get an answer (network, timeout, 5xx, 429, a body that is not JSON) → reports
+ *   `processing`. These are usually transient and the next poll may succeed; a job that never
+ *   recovers is ended by its deadline (VIDEO_JOB_TIMEOUT_SECONDS), which fails and refunds it.
+ *   Failing on the first blip would refund jobs the upstream may still finish and bill us for.
+ * - a definite answer that the job cannot finish → `failed` with a short reason: status FAILED,
+ *   the upstream no longer knows the request (404/410 on status), a 4xx on the result (e.g. a
+ *   source image URL that expired), a result without a video, or a video we cannot download.
+ */
+import type { Dispatcher } from 'undici';
+import { upstreamError } from '../../domain/errors/domain-error';
+import { errorForStatus } from '../openai-compatible/upstream-errors';
+import type { GeneratedImage, VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';
+import { FalHttp, type FalOutcome } from './fal-http';
+import { reasonFromRejectedResult, reasonFromUpstreamError } from './failure-reason';
+import { submitBody } from './submit-body';
+
+export interface FalQueueOptions {
+  /** e.g. `https://queue.fal.run`. */
+  baseUrl: string;
+  apiKey?: string;
+  /** Deadline of each single HTTP call (submit, status, result), not of the job. */
+  timeoutMs: number;
+  /** Downloads the finished video; wired to the SSRF-safe outbound client. */
+  fetchMedia: (url: string) => Promise<GeneratedImage>;
+  /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
+  dispatcher?: Dispatcher;
+}
+
+const PROCESSING: VideoPollResult = { state: 'processing' };
+
+export class FalQueueVideoProvider implements VideoProvider {
+  private readonly http: FalHttp;
+  private readonly baseUrl: string;
+  private readonly fetchMedia: FalQueueOptions['fetchMedia'];
+
+  constructor(options: FalQueueOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.http = new FalHttp(options.apiKey, options.timeoutMs, options.dispatcher);
+    this.fetchMedia = options.fetchMedia;
+  }
+
+  async submit(spec: VideoJobSpec): Promise<{ queueId: string }> {
+    const outcome = await this.http.post(`${this.baseUrl}/${spec.upstreamModel}`, submitBody(spec));
+    if (outcome.kind === 'unreachable') throw upstreamError(undefined, outcome.error);
+    if (outcome.kind === 'http-error') throw errorForStatus(outcome.status, outcome.text);
+    const requestId = (outcome.json as { request_id?: unknown } | null)?.request_id;
+    if (typeof requestId !== 'string' || requestId.length === 0) {
+      throw upstreamError(undefined, new Error('fal submit answer has no request_id'));
+    }
+    return { queueId: requestId };
+  }
+
+  async poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult> {
+    const requestUrl = `${this.baseUrl}/${job.spec.upstreamModel}/requests/${encodeURIComponent(job.queueId)}`;
+    const status = await this.http.get(`${requestUrl}/status`);
+    if (status.kind !== 'ok') return pollFailure(status);
+    const { status: state, error } = (status.json ?? {}) as { status?: unknown; error?: unknown };
+    if (state === 'FAILED') return { state: 'failed', reason: reasonFromUpstreamError(error) };
+    // IN_QUEUE, IN_PROGRESS and anything we do not recognise: ask again later.
+    if (state !== 'COMPLETED') return PROCESSING;
+    return this.collect(requestUrl);
+  }
+
+  /** Closes the adapter's own connection pool (shutdown, tests). */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  /** Fetches the result of a COMPLETED request and downloads its video. */
+  private async collect(requestUrl: string): Promise<VideoPollResult> {
+    const result = await this.http.get(requestUrl);
+    if (result.kind === 'unreachable') return PROCESSING;
+    if (result.kind === 'http-error') {
+      if (isTransient(result.status)) return PROCESSING;
+      return { state: 'failed', reason: reasonFromRejectedResult(result.status, result.text) };
+    }
+    const video = (result.json as { video?: { url?: unknown; content_type?: unknown } } | null)?.video;
+    if (typeof video?.url !== 'string' || video.url.length === 0) {
+      return { state: 'failed', reason: 'The provider finished without producing a video.' };
+    }
+    let media: GeneratedImage;
+    try {
+      media = await this.fetchMedia(video.url);
+    } catch {
+      return { state: 'failed', reason: 'The generated video could not be downloaded from the provider.' };
+    }
+    // Trust the downloaded media type when it is a video type; some CDNs answer octet-stream.
+    const contentType = media.contentType.startsWith('video/')
+      ? media.contentType
+      : typeof video.content_type === 'string' && video.content_type.startsWith('video/')
+        ? video.content_type
+        : 'video/mp4';
+    return { state: 'completed', video: { data: media.data, contentType } };
+  }
+}
+
+/** A status call that did not answer 2xx JSON. Only "this request does not exist" is final. */
+function pollFailure(outcome: Exclude<FalOutcome, { kind: 'ok' }>): VideoPollResult {
+  if (outcome.kind === 'http-error' && (outcome.status === 404 || outcome.status === 410)) {
+    return { state: 'failed', reason: 'The provider no longer knows this job.' };
+  }
+  return PROCESSING;
+}
+
+function isTransient(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}

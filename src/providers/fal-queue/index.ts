@@ -1,0 +1,1 @@
+export { FalQueueVideoProvider, type FalQueueOptions } from './fal-queue-provider';

@@ -1,0 +1,29 @@
+/** Image generation: POST /images/generations, JSON in, base64 images out. */
+import type { GeneratedImage, ImageGenerationRequest } from '../ports';
+import type { FetchMedia } from './fetch-media';
+import { imagesFromResponse } from './image-results';
+import type { UpstreamHttp } from './upstream-http';
+
+export async function generateImages(
+  http: UpstreamHttp,
+  request: ImageGenerationRequest,
+  fetchMedia: FetchMedia | undefined,
+): Promise<GeneratedImage[]> {
+  const payload: Record<string, unknown> = {
+    model: request.upstreamModel,
+    prompt: request.prompt,
+    n: request.n,
+    size: `${request.width}x${request.height}`,
+    // Base64 keeps the image in this one response: no second fetch of a short-lived upstream URL.
+    response_format: 'b64_json',
+  };
+  // Not OpenAI fields, but the compatible servers that host creative models accept them; they
+  // are only sent when the caller set them, so a strict upstream never sees them unasked.
+  if (request.negativePrompt !== undefined) payload.negative_prompt = request.negativePrompt;
+  if (request.seed !== undefined) payload.seed = request.seed;
+  if (request.stylePreset !== undefined) payload.style_preset = request.stylePreset;
+  // `request.creative` is not sent: there is no wire field for "skip filtering"; the catalog
+  // routes creative models to upstreams that do not filter.
+  const response = await http.postJson('/images/generations', payload, request.signal);
+  return imagesFromResponse(response, fetchMedia);
+}

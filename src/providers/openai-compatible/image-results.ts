@@ -1,0 +1,50 @@
+/**
+ * Turns the `data` array of an OpenAI images response into GeneratedImages. Each element is
+ * either `{ b64_json }` (what we ask for) or `{ url }` (servers that ignore response_format);
+ * a URL is downloaded through the injected fetchMedia, all of them in parallel.
+ */
+import { upstreamError } from '../../domain/errors/domain-error';
+import type { GeneratedImage } from '../ports';
+import type { FetchMedia } from './fetch-media';
+
+interface ImagesResponse {
+  data?: Array<{ b64_json?: unknown; url?: unknown }>;
+}
+
+export function imagesFromResponse(response: unknown, fetchMedia: FetchMedia | undefined): Promise<GeneratedImage[]> {
+  const data = (response as ImagesResponse | null)?.data;
+  if (!Array.isArray(data) || data.length === 0) {
+    return Promise.reject(upstreamError(undefined, new Error('Upstream images response has no data')));
+  }
+  return Promise.all(data.map((item) => imageFromItem(item, fetchMedia)));
+}
+
+async function imageFromItem(item: { b64_json?: unknown; url?: unknown } | null, fetchMedia?: FetchMedia) {
+  if (typeof item?.b64_json === 'string') {
+    const data = Buffer.from(item.b64_json, 'base64');
+    if (data.length === 0) throw upstreamError(undefined, new Error('Upstream image is empty'));
+    return { data, contentType: sniffImageType(data) };
+  }
+  if (typeof item?.url === 'string') {
+    if (!fetchMedia) throw upstreamError(undefined, new Error('Upstream returned an image URL and no fetchMedia is configured'));
+    try {
+      return await fetchMedia(item.url);
+    } catch (err) {
+      throw upstreamError('The model provider\'s image could not be downloaded.', err);
+    }
+  }
+  throw upstreamError(undefined, new Error('Upstream image has neither b64_json nor url'));
+}
+
+/**
+ * b64_json carries no media type, and gpt-image models may answer JPEG or WebP, so we look at
+ * the magic bytes. PNG is the OpenAI default when nothing matches.
+ */
+export function sniffImageType(data: Buffer): string {
+  if (data.length >= 4 && data[0] === 0x89 && data[1] === 0x50 && data[2] === 0x4e && data[3] === 0x47) return 'image/png';
+  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
+  if (data.length >= 12 && data.toString('latin1', 0, 4) === 'RIFF' && data.toString('latin1', 8, 12) === 'WEBP') {
+    return 'image/webp';
+  }
+  return 'image/png';
+}

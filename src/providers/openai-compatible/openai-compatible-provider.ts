@@ -1,0 +1,69 @@
+/**
+ * Adapter for any upstream that speaks the OpenAI HTTP API (OpenAI itself, vLLM, llama.cpp,
+ * LiteLLM, hosted image servers…): chat (JSON and streamed), image generation and image edits.
+ * Each capability lives in its own file; this class only holds the shared connection state.
+ * Every failure surfaces as a DomainError: content_policy_violation for a content refusal,
+ * upstream_error for everything else, with a message of ours and the original as `cause`.
+ */
+import type { Dispatcher } from 'undici';
+import type {
+  ChatProvider,
+  ChatRequest,
+  ChatResult,
+  ChatStreamEvent,
+  GeneratedImage,
+  ImageEditProvider,
+  ImageEditRequest,
+  ImageGenerationRequest,
+  ImageProvider,
+} from '../ports';
+import { completeChat } from './chat-complete';
+import { streamChat } from './chat-stream';
+import type { FetchMedia } from './fetch-media';
+import { editImages } from './image-edit';
+import { generateImages } from './image-generate';
+import { UpstreamHttp } from './upstream-http';
+
+export interface OpenAICompatibleOptions {
+  /** Up to and including the version prefix, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  /** Total deadline of a JSON call; for a stream, the longest wait for headers or between chunks. */
+  timeoutMs: number;
+  /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
+  dispatcher?: Dispatcher;
+  /** Needed only for upstreams that answer image URLs instead of base64. */
+  fetchMedia?: FetchMedia;
+}
+
+export class OpenAICompatibleProvider implements ChatProvider, ImageProvider, ImageEditProvider {
+  private readonly http: UpstreamHttp;
+  private readonly fetchMedia?: FetchMedia;
+
+  constructor(options: OpenAICompatibleOptions) {
+    this.http = new UpstreamHttp(options);
+    this.fetchMedia = options.fetchMedia;
+  }
+
+  complete(request: ChatRequest): Promise<ChatResult> {
+    return completeChat(this.http, request);
+  }
+
+  stream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
+    return streamChat(this.http, request);
+  }
+
+  generate(request: ImageGenerationRequest): Promise<GeneratedImage[]> {
+    return generateImages(this.http, request, this.fetchMedia);
+  }
+
+  edit(request: ImageEditRequest): Promise<GeneratedImage[]> {
+    return editImages(this.http, request, this.fetchMedia);
+  }
+
+  /** Closes the adapter's own connection pool (shutdown, tests). */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The HTTP side of the OpenAI-compatible adapter: one keep-alive undici Agent per adapter,
+ * headers computed once, and the three call shapes the adapter needs (JSON in / JSON out,
+ * multipart in / JSON out, JSON in / SSE stream out). Every failure leaves here as a
+ * DomainError, so the capability files above it only deal with well-formed answers.
+ *
+ * Timeouts: a JSON call has a total deadline of `timeoutMs`. A stream has no total deadline
+ * (a long answer is legitimate); instead the headers must arrive within `timeoutMs` and the
+ * body may never go quiet for longer than that (undici's headersTimeout/bodyTimeout).
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import { startDeadline } from './deadline';
+import { asUpstreamError, errorForStatus } from './upstream-errors';
+
+export interface UpstreamHttpOptions {
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs: number;
+  dispatcher?: Dispatcher;
+}
+
+export type ResponseBody = Dispatcher.ResponseData['body'];
+
+/** An upstream that answers with more than this is broken; refuse it rather than run out of memory. */
+const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+/** Error bodies are only read far enough to recognise a content-policy refusal. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+export class UpstreamHttp {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly streamHeaders: Record<string, string>;
+  private readonly authHeaders: Record<string, string>;
+
+  constructor(options: UpstreamHttpOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000 });
+    // Built once: undici does not mutate header objects, so every request can share them.
+    this.authHeaders = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+    this.jsonHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'application/json' };
+    this.streamHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'text/event-stream' };
+  }
+
+  postJson(path: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.call(path, JSON.stringify(payload), this.jsonHeaders, signal);
+  }
+
+  postMultipart(path: string, body: Buffer, contentType: string, signal?: AbortSignal): Promise<unknown> {
+    const headers = { ...this.authHeaders, 'content-type': contentType, accept: 'application/json' };
+    return this.call(path, body, headers, signal);
+  }
+
+  /**
+   * Opens a streaming POST and returns the body once a 2xx status arrived. Failing before that
+   * point throws (the caller has sent nothing to its client yet, so nothing is billed).
+   */
+  async openStream(path: string, payload: unknown, signal?: AbortSignal): Promise<{ body: ResponseBody; contentType: string }> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(this.baseUrl + path, {
+        method: 'POST',
+        dispatcher: this.dispatcher,
+        headers: this.streamHeaders,
+        body: JSON.stringify(payload),
+        signal,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      });
+    } catch (err) {
+      throw asUpstreamError(err, isUndiciTimeout(err));
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      const text = await readText(response.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
+      throw errorForStatus(response.statusCode, text);
+    }
+    return { body: response.body, contentType: String(response.headers['content-type'] ?? '') };
+  }
+
+  /** Reads a whole (2xx) body as JSON; for streams that turn out not to be streams. */
+  async readJson(body: ResponseBody): Promise<unknown> {
+    try {
+      return JSON.parse(await readText(body, MAX_RESPONSE_BYTES, false)) as unknown;
+    } catch (err) {
+      throw asUpstreamError(err, isUndiciTimeout(err));
+    }
+  }
+
+  /** Closes the Agent this adapter created (a dispatcher passed in belongs to its owner). */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async call(
+    path: string,
+    body: string | Buffer,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const deadline = startDeadline(this.timeoutMs, signal);
+    try {
+      const response = await request(this.baseUrl + path, {
+        method: 'POST',
+        dispatcher: this.dispatcher,
+        headers,
+        body,
+        signal: deadline.signal,
+      });
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      const text = await readText(response.body, ok ? MAX_RESPONSE_BYTES : MAX_ERROR_BODY_BYTES, !ok);
+      if (!ok) throw errorForStatus(response.statusCode, text);
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw asUpstreamError(err, deadline.timedOut());
+    } finally {
+      deadline.dispose();
+    }
+  }
+}
+
+/**
+ * Reads a body as UTF-8 up to `limit` bytes. Past the limit it either throws (a success body
+ * must be whole) or, for error bodies, keeps what it has and drops the rest.
+ */
+async function readText(body: ResponseBody, limit: number, truncate: boolean): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      if (truncate) break;
+      throw new Error(`Upstream response larger than ${limit} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** undici's own headers/body timeouts (used by streams) carry these codes. */
+export function isUndiciTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}

@@ -1,0 +1,269 @@
+/**
+ * A fake OpenAI-compatible upstream for adapter tests: a real HTTP server on 127.0.0.1 that
+ * speaks the real wire formats (JSON, SSE for streamed chat, b64_json PNGs, multipart edits),
+ * records what it received, and can be switched into the failure modes an adapter must survive.
+ *
+ *   const upstream = await startFakeOpenAIUpstream();   // upstream.url ends with /v1
+ *   upstream.setMode('error-500');
+ *   upstream.requests[0].headers.authorization;
+ *   await upstream.close();
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PNG } from 'pngjs';
+
+export type FakeOpenAIMode =
+  | 'ok'
+  /** 500 with an OpenAI error body that echoes the caller's Authorization header. */
+  | 'error-500'
+  /** 200 with a body that is not JSON (and echoes the Authorization header). */
+  | 'malformed-json'
+  /** Reads the request, never answers. */
+  | 'hang'
+  /** Destroys the socket without answering. */
+  | 'reset'
+  /** Streams: two deltas, then destroys the socket. JSON routes: same as `reset`. */
+  | 'die-mid-stream'
+  /** Streams: one delta, then goes silent while keeping the connection open. */
+  | 'stall-mid-stream'
+  /** Streams: finish reason and usage, then a clean end without `data: [DONE]`. */
+  | 'stream-without-done'
+  /** Streams the whole answer and `data: [DONE]`, then keeps the response open. */
+  | 'linger-after-done'
+  /** Answers a stream request with one JSON completion, as some servers do. */
+  | 'ignore-stream'
+  /** 400 `content_policy_violation`, as OpenAI answers a refused image prompt. */
+  | 'content-policy'
+  /** Images answer `{ url }` pointing back at this server instead of `{ b64_json }`. */
+  | 'image-url';
+
+export interface MultipartPart {
+  name: string;
+  filename?: string;
+  contentType?: string;
+  data: Buffer;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+  /** The parsed body of a JSON request. */
+  json?: any;
+  /** The parts of a multipart/form-data request. */
+  parts?: MultipartPart[];
+}
+
+export interface FakeOpenAIUpstream {
+  /** Base URL including `/v1`, as an adapter's baseUrl expects. */
+  url: string;
+  requests: RecordedRequest[];
+  /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
+  readonly connections: number;
+  setMode(mode: FakeOpenAIMode): void;
+  close(): Promise<void>;
+}
+
+/** The text the fake streams (and answers) for every chat request. Has a multi-byte character. */
+export const FAKE_CHAT_REPLY = 'Hello wörld';
+export const FAKE_CHAT_DELTAS = ['Hel', 'lo', ' wörld'];
+export const FAKE_USAGE = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+
+export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
+  let mode: FakeOpenAIMode = 'ok';
+  let connections = 0;
+  const requests: RecordedRequest[] = [];
+  let baseUrl = '';
+
+  const server = createServer((req, res) => {
+    void readBody(req).then((raw) => {
+      const recorded = record(req, raw);
+      requests.push(recorded);
+      handle(recorded, req, res).catch(() => res.destroy());
+    });
+  });
+  server.on('connection', () => connections++);
+
+  async function handle(r: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (r.method === 'GET' && r.path.startsWith('/v1/files/')) return sendPng(res, 16, 16);
+    if (mode === 'hang') return;
+    if (mode === 'reset' || (mode === 'die-mid-stream' && !r.json?.stream)) return void req.socket.destroy();
+    if (mode === 'error-500') {
+      return sendJson(res, 500, { error: { message: `Internal error for ${r.headers.authorization}`, type: 'server_error' } });
+    }
+    if (mode === 'malformed-json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(`{"choices": [ oops ${r.headers.authorization}`);
+    }
+    if (mode === 'content-policy') {
+      return sendJson(res, 400, {
+        error: {
+          message: 'Your request was rejected as a result of our safety system.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'content_policy_violation',
+        },
+      });
+    }
+    switch (`${r.method} ${r.path}`) {
+      case 'POST /v1/chat/completions':
+        return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res) : sendJson(res, 200, chatCompletion(r.json?.model));
+      case 'POST /v1/images/generations':
+        return sendImages(res, r.json?.n ?? 1, r.json?.size);
+      case 'POST /v1/images/edits': {
+        const hasImage = r.parts?.some((p) => p.name === 'image' || p.name === 'image[]');
+        if (!hasImage) return sendJson(res, 400, { error: { message: 'image is required', type: 'invalid_request_error' } });
+        const field = (name: string) => r.parts?.find((p) => p.name === name)?.data.toString();
+        return sendImages(res, Number(field('n') ?? 1), field('size'));
+      }
+      default:
+        return sendJson(res, 404, { error: { message: 'Unknown route', type: 'invalid_request_error' } });
+    }
+  }
+
+  async function streamChat(res: ServerResponse): Promise<void> {
+    res.socket?.setNoDelay(true);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const chunk = (choice: object | null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: choice ? [choice] : [], ...extra })}\n\n`;
+    const deltas = FAKE_CHAT_DELTAS.map((text) => chunk({ index: 0, delta: { content: text }, finish_reason: null }));
+    const head = chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
+    if (mode === 'die-mid-stream') {
+      res.write(head + deltas[0] + deltas[1]);
+      await pause(20);
+      return void res.socket?.destroy();
+    }
+    if (mode === 'stall-mid-stream') return void res.write(head + deltas[0]);
+    const finish = chunk({ index: 0, delta: {}, finish_reason: 'stop' });
+    const usage = chunk(null, { usage: FAKE_USAGE });
+    const tail = mode === 'stream-without-done' ? '' : 'data: [DONE]\n\n';
+    const whole = Buffer.from(head + ': keep-alive comment\n\n' + deltas.join('') + finish + usage + tail);
+    // Cut the stream where a careless parser breaks: inside a `data:` line, and between the
+    // two bytes of the "ö", with a pause so each piece arrives as its own network chunk.
+    const umlaut = whole.indexOf(Buffer.from('ö'));
+    const cuts = [whole.indexOf(Buffer.from('"Hel')) + 2, umlaut + 1, whole.length];
+    let from = 0;
+    for (const cut of cuts) {
+      res.write(whole.subarray(from, cut));
+      from = cut;
+      await pause(15);
+    }
+    if (mode !== 'linger-after-done') res.end();
+  }
+
+  function sendImages(res: ServerResponse, n: number, size: string | undefined): void {
+    const [w, h] = parseSize(size);
+    const data = Array.from({ length: n }, (_, i) =>
+      mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64') },
+    );
+    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return {
+    url: baseUrl,
+    requests,
+    get connections() {
+      return connections;
+    },
+    setMode(next) {
+      mode = next;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function chatCompletion(model: string) {
+  return {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion',
+    created: 0,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: FAKE_CHAT_REPLY }, finish_reason: 'stop' }],
+    usage: FAKE_USAGE,
+  };
+}
+
+/** A real, decodable PNG (sizes are capped so a test cannot ask for megabytes by accident). */
+export function makePng(width: number, height: number): Buffer {
+  const png = new PNG({ width: Math.min(width, 256), height: Math.min(height, 256) });
+  png.data.fill(0x80);
+  return PNG.sync.write(png);
+}
+
+function sendPng(res: ServerResponse, w: number, h: number): void {
+  const png = makePng(w, h);
+  res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
+  res.end(png);
+}
+
+function parseSize(size: string | undefined): [number, number] {
+  const match = /^(\d+)x(\d+)$/.exec(size ?? '');
+  return match ? [Number(match[1]), Number(match[2])] : [8, 8];
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function record(req: IncomingMessage, raw: Buffer): RecordedRequest {
+  const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw };
+  const type = req.headers['content-type'] ?? '';
+  if (type.startsWith('application/json')) {
+    try {
+      recorded.json = JSON.parse(raw.toString('utf8'));
+    } catch {
+      // Left undefined: the test sees the raw bytes.
+    }
+  } else if (type.startsWith('multipart/form-data')) {
+    const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(type);
+    if (boundary) recorded.parts = parseMultipart(raw, boundary[1] ?? boundary[2]);
+  }
+  return recorded;
+}
+
+/** Just enough multipart/form-data parsing to check what an adapter sent. */
+export function parseMultipart(raw: Buffer, boundary: string): MultipartPart[] {
+  const parts: MultipartPart[] = [];
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = raw.indexOf(delimiter);
+  while (at !== -1) {
+    const start = at + delimiter.length;
+    if (raw.subarray(start, start + 2).toString() === '--') break;
+    const next = raw.indexOf(delimiter, start);
+    if (next === -1) break;
+    const part = raw.subarray(start + 2, next - 2); // drop the CRLF after the delimiter and before the next
+    const split = part.indexOf('\r\n\r\n');
+    const head = part.subarray(0, split).toString('utf8');
+    const disposition = /name="([^"]*)"(?:; filename="([^"]*)")?/.exec(head);
+    parts.push({
+      name: disposition?.[1] ?? '',
+      filename: disposition?.[2],
+      contentType: /content-type:\s*(.+)/i.exec(head)?.[1].trim(),
+      data: part.subarray(split + 4),
+    });
+    at = next;
+  }
+  return parts;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { loadConfig } from '../../src/config';
+import { createGateway, type Gateway } from '../../src/gateway';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface TestAccount {
+  id: string;
+  idToken: string;
+  subject: string;
+}
+
+export interface TestGateway {
+  gateway: Gateway;
+  url: string;
+  api<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  /** A fresh account (its own ID token) with `credits` granted by the operator endpoint. */
+  newAccount(credits?: number): Promise<TestAccount>;
+  /** Creates a key and answers its secret. */
+  newKey(account: TestAccount, body?: Record<string, unknown>): Promise<{ id: string; secret: string }>;
+  balance(account: TestAccount): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * With DATABASE_URL set (CI's second run) every gateway gets a database of its own, created
+ * here and dropped on close, so test files running side by side never share jobs or work rows.
+ */
+async function freshDatabaseUrl(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `gw_test_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestGateway(env: Record<string, string | undefined> = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  const baseDbUrl = process.env.DATABASE_URL;
+  const db = baseDbUrl ? await freshDatabaseUrl(baseDbUrl) : undefined;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_URL: db?.url,
+    REDIS_URL: process.env.REDIS_URL,
+    ...env,
+  });
+  const gateway = await createGateway(config);
+  const url = await gateway.listen();
+
+  const api: TestGateway['api'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    } else if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, headers: res.headers, body: parsed as any };
+  };
+
+  const harness: TestGateway = {
+    gateway,
+    url,
+    api,
+    async newAccount(credits = 0) {
+      const subject = `user-${randomBytes(6).toString('hex')}`;
+      const idToken = await gateway.devIdentity!.issue(subject);
+      const me = await api('GET', '/account', { token: idToken });
+      if (me.status !== 200) throw new Error(`account creation failed: ${me.status} ${JSON.stringify(me.body)}`);
+      if (credits !== 0) {
+        const g = await api('POST', `/admin/accounts/${me.body.id}/credits`, { token: ADMIN_TOKEN, body: { credits, reason: 'test' } });
+        if (g.status !== 200) throw new Error(`grant failed: ${g.status}`);
+      }
+      return { id: me.body.id, idToken, subject };
+    },
+    async newKey(account, body = {}) {
+      const res = await api('POST', '/account/api-keys', { token: account.idToken, body });
+      if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return { id: res.body.id, secret: res.body.key };
+    },
+    async balance(account) {
+      const res = await api('GET', '/account', { token: account.idToken });
+      return res.body.balance as number;
+    },
+    async close() {
+      await gateway.close();
+      await db?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,124 @@
+import { SimulatorChatProvider } from '../../../src/providers/simulator';
+import type { ChatRequest, ChatStreamEvent } from '../../../src/providers/ports';
+import { countPromptTokens, countTokens } from '../../../src/domain/chat/tokens';
+
+const provider = new SimulatorChatProvider();
+
+function request(overrides: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    upstreamModel: 'sim-chat',
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Tell me about   the\nmoon, please.' },
+    ],
+    maxTokens: 1000,
+    ...overrides,
+  };
+}
+
+async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const events: ChatStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+describe('SimulatorChatProvider.complete', () => {
+  it('is deterministic and echoes the last user message', async () => {
+    const a = await provider.complete(request());
+    const b = await provider.complete(request());
+    expect(a).toEqual(b);
+    expect(a.content).toContain('Tell me about the moon, please.');
+    expect(a.finishReason).toBe('stop');
+  });
+
+  it('reports honest usage', async () => {
+    const req = request();
+    const result = await provider.complete(req);
+    expect(result.usage.promptTokens).toBe(countPromptTokens(req.messages));
+    expect(result.usage.completionTokens).toBe(countTokens(result.content));
+    expect(result.usage.completionTokens).toBeGreaterThan(10);
+  });
+
+  it('changes with the seed and with the messages, and stays reproducible per seed', async () => {
+    const contents = new Set<string>();
+    for (let seed = 0; seed < 20; seed++) contents.add((await provider.complete(request({ seed }))).content);
+    expect(contents.size).toBeGreaterThan(5);
+    expect((await provider.complete(request({ seed: 7 }))).content).toBe((await provider.complete(request({ seed: 7 }))).content);
+    const other = await provider.complete(request({ messages: [{ role: 'user', content: 'Something else' }] }));
+    expect(other.content).toContain('Something else');
+  });
+
+  it('truncates to maxTokens with finishReason length', async () => {
+    const full = await provider.complete(request());
+    for (const maxTokens of [0, 1, 2, 5, full.usage.completionTokens - 1]) {
+      const cut = await provider.complete(request({ maxTokens }));
+      expect(cut.finishReason).toBe('length');
+      expect(cut.usage.completionTokens).toBe(maxTokens);
+      expect(countTokens(cut.content)).toBe(maxTokens);
+      expect(full.content.startsWith(cut.content)).toBe(true);
+    }
+    const exact = await provider.complete(request({ maxTokens: full.usage.completionTokens }));
+    expect(exact.finishReason).toBe('stop');
+    expect(exact.content).toBe(full.content);
+  });
+
+  it('cuts at a stop sequence', async () => {
+    const full = await provider.complete(request());
+    const stop = full.content.slice(20, 24);
+    const cut = await provider.complete(request({ stop: [stop] }));
+    expect(cut.content).toBe(full.content.slice(0, full.content.indexOf(stop)));
+    expect(cut.finishReason).toBe('stop');
+  });
+
+  it('rejects when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(provider.complete(request({ signal: controller.signal }))).rejects.toThrow();
+  });
+});
+
+describe('SimulatorChatProvider.stream', () => {
+  it('streams several deltas that join to the non-streamed content, then one finish', async () => {
+    const full = await provider.complete(request());
+    const events = await collect(provider.stream(request()));
+    const deltas = events.filter((e): e is Extract<ChatStreamEvent, { type: 'delta' }> => e.type === 'delta');
+    expect(deltas.length).toBeGreaterThanOrEqual(3);
+    expect(deltas.map((d) => d.text).join('')).toBe(full.content);
+    const last = events[events.length - 1];
+    expect(events.filter((e) => e.type === 'finish')).toHaveLength(1);
+    expect(last).toEqual({ type: 'finish', finishReason: 'stop', usage: full.usage });
+  });
+
+  it('streams the truncated reply when maxTokens is small', async () => {
+    const events = await collect(provider.stream(request({ maxTokens: 4 })));
+    const text = events.map((e) => (e.type === 'delta' ? e.text : '')).join('');
+    expect(countTokens(text)).toBe(4);
+    expect(events[events.length - 1]).toMatchObject({ type: 'finish', finishReason: 'length', usage: { completionTokens: 4 } });
+  });
+
+  it('stops promptly when the signal aborts, and what was delivered counts as whole tokens', async () => {
+    const controller = new AbortController();
+    const delivered: string[] = [];
+    let finished = false;
+    await expect(
+      (async () => {
+        for await (const event of provider.stream(request({ signal: controller.signal }))) {
+          if (event.type === 'finish') finished = true;
+          else delivered.push(event.text);
+          if (delivered.length === 2) controller.abort();
+        }
+      })(),
+    ).rejects.toMatchObject({ name: 'AbortError' });
+    expect(finished).toBe(false);
+    expect(delivered).toHaveLength(2);
+    expect(countTokens(delivered.join(''))).toBe(6);
+  });
+
+  it('is fast enough for the bench', async () => {
+    const started = performance.now();
+    for (let i = 0; i < 2000; i++) {
+      await collect(provider.stream(request({ seed: i })));
+    }
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

@@ -1,0 +1,117 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SimulatorVideoProvider } from '../../../src/providers/simulator';
+import type { VideoJobSpec } from '../../../src/providers/ports';
+
+const SUBMITTED = new Date('2025-01-01T00:00:00Z');
+
+function spec(overrides: Partial<VideoJobSpec> = {}): VideoJobSpec {
+  return {
+    jobId: 'job_123',
+    upstreamModel: 'sim-video',
+    kind: 'video',
+    prompt: 'a paper boat on a river',
+    durationSeconds: 5,
+    ...overrides,
+  };
+}
+
+function providerAt(secondsAfterSubmit: number): SimulatorVideoProvider {
+  return new SimulatorVideoProvider({ videoSeconds: 3, now: () => SUBMITTED.getTime() + secondsAfterSubmit * 1000 });
+}
+
+/** Top-level MP4 boxes: [type, size], checking that the sizes tile the file exactly. */
+function topLevelBoxes(data: Buffer): [string, number][] {
+  const boxes: [string, number][] = [];
+  let offset = 0;
+  while (offset < data.length) {
+    const size = data.readUInt32BE(offset);
+    expect(size).toBeGreaterThanOrEqual(8);
+    boxes.push([data.toString('latin1', offset + 4, offset + 8), size]);
+    offset += size;
+  }
+  expect(offset).toBe(data.length);
+  return boxes;
+}
+
+const hasFfprobe = spawnSync('ffprobe', ['-version']).status === 0;
+
+describe('SimulatorVideoProvider', () => {
+  it('submits with a deterministic queue id and no state', async () => {
+    const a = await providerAt(0).submit(spec());
+    const b = await providerAt(0).submit(spec());
+    expect(a.queueId).toMatch(/^sim_[0-9a-f]+$/);
+    expect(a).toEqual(b);
+    expect((await providerAt(0).submit(spec({ jobId: 'job_456' }))).queueId).not.toBe(a.queueId);
+  });
+
+  it('is processing until videoSeconds have passed', async () => {
+    const { queueId } = await providerAt(0).submit(spec());
+    expect(await providerAt(2.9).poll({ queueId, submittedAt: SUBMITTED, spec: spec() })).toEqual({ state: 'processing' });
+  });
+
+  it('completes with a real MP4 afterwards, deterministically', async () => {
+    const { queueId } = await providerAt(0).submit(spec());
+    const result = await providerAt(3).poll({ queueId, submittedAt: SUBMITTED, spec: spec() });
+    if (result.state !== 'completed') throw new Error(`expected completed, got ${result.state}`);
+    const { data, contentType } = result.video;
+    expect(contentType).toBe('video/mp4');
+    expect(data.toString('latin1', 4, 8)).toBe('ftyp');
+    const types = topLevelBoxes(data).map(([type]) => type);
+    expect(types).toEqual(expect.arrayContaining(['ftyp', 'moov', 'mdat']));
+    expect(data.includes('avc1', 0, 'latin1')).toBe(true); // an H.264 sample entry
+    // mvhd (version 0): flags(4) created(4) modified(4) timescale(4) duration(4).
+    const mvhd = data.indexOf('mvhd', 0, 'latin1') + 4;
+    const seconds = data.readUInt32BE(mvhd + 16) / data.readUInt32BE(mvhd + 12);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(2);
+
+    const again = await providerAt(60).poll({ queueId, submittedAt: SUBMITTED, spec: spec() });
+    expect(again.state === 'completed' && again.video.data.equals(data)).toBe(true);
+    const otherUrl = await providerAt(60).poll({ queueId, submittedAt: SUBMITTED, spec: spec({ imageUrl: 'https://example.com/a.png' }) });
+    expect(otherUrl.state === 'completed' && otherUrl.video.data.equals(data)).toBe(false);
+  });
+
+  it('encodes quickly once warm', async () => {
+    const provider = providerAt(10);
+    await provider.poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec() });
+    const started = performance.now();
+    await provider.poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec({ prompt: 'another', aspectRatio: '9:16' }) });
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  (hasFfprobe ? it : it.skip)('is a valid H.264 stream according to ffprobe', async () => {
+    const result = await providerAt(3).poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec({ aspectRatio: '16:9' }) });
+    if (result.state !== 'completed') throw new Error('expected completed');
+    const dir = mkdtempSync(join(tmpdir(), 'sim-video-'));
+    try {
+      const file = join(dir, 'clip.mp4');
+      writeFileSync(file, result.video.data);
+      const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,width,height', '-of', 'json', file], {
+        encoding: 'utf8',
+      });
+      expect(probe.status).toBe(0);
+      const streams = JSON.parse(probe.stdout).streams as { codec_name: string; width: number; height: number }[];
+      expect(streams[0]).toMatchObject({ codec_name: 'h264', width: 160, height: 96 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails [fail] jobs with a reason once the time has passed', async () => {
+    const failing = spec({ prompt: 'please [FAIL] this' });
+    expect(await providerAt(1).poll({ queueId: 'q', submittedAt: SUBMITTED, spec: failing })).toEqual({ state: 'processing' });
+    expect(await providerAt(3).poll({ queueId: 'q', submittedAt: SUBMITTED, spec: failing })).toEqual({
+      state: 'failed',
+      reason: 'The simulator was asked to fail this job ([fail] in the prompt).',
+    });
+  });
+
+  it('leaves no process-wide handlers behind from the wasm glue', async () => {
+    const before = [process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')];
+    await providerAt(10).poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec({ prompt: 'handlers' }) });
+    expect([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')]).toEqual(before);
+  });
+});
