@@ -17,6 +17,19 @@ import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
+import { chatRoutes } from './rest/routes/chat-routes';
+import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-routes';
+import { mediaRoutes } from './rest/routes/media-routes';
+import { createRedis } from './infra/redis/redis-client';
+import { FlexibleRateLimiter } from './infra/ratelimit/flexible-rate-limiter';
+import { SafeHttpClient } from './infra/http/safe-http-client';
+import { DiskBlobStore } from './infra/media/disk-blob-store';
+import { MediaLibrary } from './domain/media/media-library';
+import { Billing } from './domain/credits/billing';
+import { ChatService } from './domain/chat/chat-service';
+import { ImageService } from './domain/images/image-service';
+import { ProviderRegistry } from './providers/provider-registry';
+import { join } from 'node:path';
 
 /**
  * The composition root: the one place that reads the config, picks each port's implementation
@@ -51,6 +64,22 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   if (config.oidc) identity = new OidcVerifier(config.oidc);
   else identity = devIdentity = await DevIdentityProvider.open(db);
 
+  const redis = config.redisUrl ? createRedis(config.redisUrl, 'svc-gateway') : undefined;
+  const limiter = new FlexibleRateLimiter(redis);
+  // One outbound client for everything fetched from a URL: SSRF-checked after DNS, no redirects.
+  const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 30_000, maxResponseBytes: 200 * 1024 * 1024 });
+  const providers = new ProviderRegistry({
+    simulatorVideoSeconds: config.simulatorVideoSeconds,
+    secrets: config.secrets,
+    fetchMedia: (url) => outbound.fetchMedia(url),
+  });
+  let boundOrigin: string | undefined;
+  const publicBaseUrl = () => config.publicBaseUrl ?? boundOrigin ?? `http://${config.host}:${config.port}`;
+  const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), publicBaseUrl);
+  const billing = new Billing(db);
+  const chat = new ChatService(catalog, providers, billing, limiter);
+  const images = new ImageService(catalog, providers, billing, limiter, media);
+
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   const accounts = new AccountService(db);
   const keys = new KeyService(db, (id) => catalog.has(id), urls);
@@ -64,8 +93,9 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     accounts: accountAuth,
     adminToken: config.adminToken,
     doors: {
-      open: [opsRoutes({ metrics, isDraining: () => draining })],
-      v1: [modelsRoutes(catalog)],
+      open: [opsRoutes({ metrics, isDraining: () => draining }), mediaRoutes(media)],
+      v1Raw: [imageEditRoutes(images)],
+      v1: [modelsRoutes(catalog), chatRoutes(chat), imageGenerationRoutes(images)],
       account: [accountRoutes({ accounts, keys })],
       admin: [adminRoutes({ accounts })],
     },
@@ -74,7 +104,6 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 15 * 60_000;
 
-  let boundOrigin: string | undefined;
   const gateway: Gateway = {
     config,
     logger,
@@ -84,7 +113,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     accounts,
     keys,
     devIdentity,
-    publicBaseUrl: () => config.publicBaseUrl ?? boundOrigin ?? `http://${config.host}:${config.port}`,
+    publicBaseUrl,
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -102,6 +131,9 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 10_000).unref();
       });
+      await providers.close();
+      await outbound.close();
+      redis?.disconnect();
       await database.close();
     },
   };

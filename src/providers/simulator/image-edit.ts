@@ -5,9 +5,9 @@
  */
 import type { GeneratedImage, ImageEditProvider, ImageEditRequest } from '../ports';
 import { invalidRequest } from '../../domain/errors/domain-error';
-import { encodePng, resizeNearest, tryDecodePng, PNG_CONTENT_TYPE, type RgbaImage } from './png';
+import { encodePng, MAX_INPUT_PIXELS, pngDimensions, resizeNearest, tryDecodePng, PNG_CONTENT_TYPE, type RgbaImage } from './png';
 import { createPrng, seedFromParts } from './seed';
-import { yieldToEventLoop } from './abort';
+import { yieldToEventLoop } from './event-loop';
 
 /** Tints `source` towards a seeded colour; `mask` (same size) limits it to transparent pixels. */
 function transform(source: RgbaImage, mask: RgbaImage | null, seed: Uint32Array): RgbaImage {
@@ -38,22 +38,27 @@ function transform(source: RgbaImage, mask: RgbaImage | null, seed: Uint32Array)
   return { width: source.width, height: source.height, data: out };
 }
 
+/** Decodes an uploaded PNG, refusing (400, naming the field) what is not one or is too big. */
+function decodeInput(data: Buffer | undefined, param: 'image' | 'mask'): RgbaImage {
+  const size = data === undefined ? null : pngDimensions(data);
+  if (size !== null && size.width * size.height > MAX_INPUT_PIXELS) {
+    throw invalidRequest(`The ${param} is larger than 4096x4096 pixels.`, param);
+  }
+  const decoded = data === undefined || size === null ? null : tryDecodePng(data);
+  if (decoded === null) throw invalidRequest(`The ${param} could not be decoded as PNG.`, param);
+  return decoded;
+}
+
 export class SimulatorImageEditProvider implements ImageEditProvider {
   async edit(request: ImageEditRequest): Promise<GeneratedImage[]> {
     request.signal?.throwIfAborted();
-    const first = request.images[0];
-    const decoded = first === undefined ? null : tryDecodePng(first.data);
-    if (decoded === null) throw invalidRequest('The image could not be decoded as PNG.', 'image');
-    let mask: RgbaImage | null = null;
-    if (request.mask !== undefined) {
-      mask = tryDecodePng(request.mask.data);
-      if (mask === null) throw invalidRequest('The mask could not be decoded as PNG.', 'mask');
-    }
+    const decoded = decodeInput(request.images[0]?.data, 'image');
+    const mask = request.mask === undefined ? null : decodeInput(request.mask.data, 'mask');
 
     const width = request.width ?? decoded.width;
     const height = request.height ?? decoded.height;
     const source = resizeNearest(decoded, width, height);
-    if (mask !== null) mask = resizeNearest(mask, width, height);
+    const sizedMask = mask === null ? null : resizeNearest(mask, width, height);
 
     // The input bytes are part of the seed: editing another picture gives another tint.
     // Hashed once, not once per output.
@@ -65,7 +70,7 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
         request.signal?.throwIfAborted();
       }
       const seed = seedFromParts(['edit', request.upstreamModel, request.prompt, request.seed, inputKey, index]);
-      images.push({ data: encodePng(transform(source, mask, seed)), contentType: PNG_CONTENT_TYPE });
+      images.push({ data: encodePng(transform(source, sizedMask, seed)), contentType: PNG_CONTENT_TYPE });
     }
     return images;
   }

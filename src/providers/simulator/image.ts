@@ -7,7 +7,7 @@ import type { GeneratedImage, ImageGenerationRequest, ImageProvider } from '../p
 import { contentPolicyViolation } from '../../domain/errors/domain-error';
 import { encodePng, paintPattern, PNG_CONTENT_TYPE } from './png';
 import { seedFromParts } from './seed';
-import { yieldToEventLoop } from './abort';
+import { yieldToEventLoop } from './event-loop';
 
 /** The test-key word that makes a standard (filtered) image model refuse the prompt. */
 const POLICY_TRIGGER = '[policy]';

@@ -10,6 +10,7 @@
  * encoder dead), so they are removed right after loading; the encoder does not need them.
  */
 import type { H264MP4Encoder } from 'h264-mp4-encoder';
+import { clearMp4Timestamps } from './mp4-timestamps';
 
 type EncoderModule = typeof import('h264-mp4-encoder');
 
@@ -89,6 +90,7 @@ export async function encodeMp4(options: Mp4Options): Promise<Buffer> {
     encoder.finalize();
     const bytes = Buffer.from(encoder.FS.readFile(encoder.outputFilename));
     encoder.FS.unlink(encoder.outputFilename);
+    clearMp4Timestamps(bytes);
     return bytes;
   } catch (error) {
     discardEncoderModule();

@@ -18,9 +18,27 @@ export interface RgbaImage {
 
 /** Fresh options every call: pngjs writes its defaults into the object it is given. */
 export function encodePng(image: RgbaImage): Buffer {
-  const png = new PNG({ width: image.width, height: image.height });
+  // Sized after construction: given a size, the constructor would allocate and zero a second
+  // pixel buffer only for us to replace it.
+  const png = new PNG();
+  png.width = image.width;
+  png.height = image.height;
   png.data = image.data;
   return PNG.sync.write(png, { deflateLevel: 1, filterType: 1, colorType: 6, inputColorType: 6, inputHasAlpha: true });
+}
+
+/** Largest input we decode: 16.7 M pixels is 64 MB of RGBA. */
+export const MAX_INPUT_PIXELS = 4096 * 4096;
+
+/**
+ * Width and height from the IHDR chunk, read before decoding so that a few hundred bytes
+ * claiming 100000x100000 pixels cannot make us allocate gigabytes. Null if not a PNG header.
+ */
+export function pngDimensions(data: Buffer): { width: number; height: number } | null {
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  if (data.length < 24 || signature.some((byte, i) => data[i] !== byte)) return null;
+  if (data.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
 }
 
 /** Decodes a PNG into RGBA, or returns null when the bytes are not a PNG pngjs can read. */
@@ -85,7 +103,7 @@ export function paintPattern(width: number, height: number, seed: Uint32Array): 
 
 /** Nearest-neighbour resize (edits keep the input's content at the requested size). */
 export function resizeNearest(image: RgbaImage, width: number, height: number): RgbaImage {
-  if (image.width === width && image.height === height) return { width, height, data: Buffer.from(image.data) };
+  if (image.width === width && image.height === height) return image; // callers never write to it
   const data = Buffer.allocUnsafe(width * height * 4);
   const src = image.data;
   let o = 0;

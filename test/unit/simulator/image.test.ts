@@ -120,6 +120,22 @@ describe('SimulatorImageEditProvider', () => {
     });
   });
 
+  it('refuses an input whose header claims a huge size, before decoding it', async () => {
+    const data = solidPng(2, 2, [0, 0, 0, 255]);
+    data.writeUInt32BE(100000, 16); // IHDR width (the CRC is now wrong too; it must not matter)
+    data.writeUInt32BE(100000, 20);
+    await expect(edits.edit(editRequest({ images: [{ data, filename: 'x.png', contentType: 'image/png' }] }))).rejects.toMatchObject({
+      type: 'invalid_request_error',
+      param: 'image',
+      message: 'The image is larger than 4096x4096 pixels.',
+    });
+  });
+
+  it('answers invalid_request_error naming mask for a mask that is not a PNG', async () => {
+    const request = editRequest({ mask: { data: Buffer.from('nope'), filename: 'm.png', contentType: 'image/png' } });
+    await expect(edits.edit(request)).rejects.toMatchObject({ type: 'invalid_request_error', param: 'mask' });
+  });
+
   it('copes with 2048x2048', async () => {
     const [image] = await edits.edit(editRequest({ width: 2048, height: 2048 }));
     const decoded = PNG.sync.read(image.data);

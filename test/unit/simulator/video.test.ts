@@ -67,6 +67,9 @@ describe('SimulatorVideoProvider', () => {
     const seconds = data.readUInt32BE(mvhd + 16) / data.readUInt32BE(mvhd + 12);
     expect(seconds).toBeGreaterThanOrEqual(1);
     expect(seconds).toBeLessThanOrEqual(2);
+    // No wall-clock stamps (they would make two encodes of the same job differ).
+    expect(data.readUInt32BE(mvhd + 4)).toBe(0);
+    expect(data.readUInt32BE(mvhd + 8)).toBe(0);
 
     const again = await providerAt(60).poll({ queueId, submittedAt: SUBMITTED, spec: spec() });
     expect(again.state === 'completed' && again.video.data.equals(data)).toBe(true);

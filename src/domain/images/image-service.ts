@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { Catalog } from '../catalog/catalog';
+import type { KeyPrincipal } from '../keys/principal';
+import { assertModelAllowed } from '../keys/permissions';
+import type { Billing } from '../credits/billing';
+import type { RateLimiter } from '../ratelimit/rate-limiter';
+import { enforceRateLimit } from '../ratelimit/enforce';
+import type { MediaLibrary } from '../media/media-library';
+import { parseInput } from '../shared/validate';
+import { creditsToMicro } from '../shared/money';
+import type { GeneratedImage, InputFile } from '../../providers/ports';
+import { invalidRequest } from '../errors/domain-error';
+import type { ProviderRegistry } from '../../providers/provider-registry';
+import { parseImageSize } from './image-size';
+import { renderImages, type ImageResult } from './image-output';
+
+export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
+export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
+
+const common = {
+  prompt: z.string().trim().min(1).max(5000),
+  n: z.coerce.number().int().min(1).max(4).default(1),
+  size: z.string().max(20).optional(),
+  response_format: z.enum(['url', 'b64_json']).default('url'),
+  seed: z.coerce.number().int().min(0).max(4_294_967_295).optional(),
+  user: z.string().max(256).optional(),
+};
+
+const generationSchema = z
+  .object({
+    ...common,
+    model: z.string().min(1).max(100).default(DEFAULT_IMAGE_MODEL),
+    negative_prompt: z.string().max(5000).optional(),
+    style_preset: z.string().trim().min(1).max(64).optional(),
+    quality: z.string().max(32).optional(),
+    style: z.string().max(32).optional(),
+  })
+  .strict();
+
+const editSchema = z
+  .object({ ...common, model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL) })
+  .passthrough();
+
+/** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */
+export class ImageService {
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly providers: ProviderRegistry,
+    private readonly billing: Billing,
+    private readonly limiter: RateLimiter,
+    private readonly media: MediaLibrary,
+  ) {}
+
+  async generate(key: KeyPrincipal, input: unknown): Promise<ImageResult> {
+    const v = parseInput(generationSchema, input);
+    const model = this.catalog.require(v.model, 'image');
+    assertModelAllowed(key, model.id);
+    const { width, height } = parseImageSize(v.size ?? '1024x1024');
+    const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
+    return this.billed(key, model.creditsPerImage * v.n, v.response_format, headers, () =>
+      this.providers.image(model, key.mode).generate({
+        upstreamModel: model.route.upstreamModel,
+        prompt: v.prompt,
+        negativePrompt: v.negative_prompt,
+        n: v.n,
+        width,
+        height,
+        seed: v.seed,
+        stylePreset: v.style_preset,
+        creative: model.creative,
+      }),
+    );
+  }
+
+  /** Multipart edits: the form's text fields plus the uploaded image(s) and optional mask. */
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }): Promise<ImageResult> {
+    const v = parseInput(editSchema, fields);
+    const model = this.catalog.require(v.model, 'image-edit');
+    assertModelAllowed(key, model.id);
+    if (files.images.length === 0) throw invalidRequest('An image file is required.', 'image');
+    const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
+    const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
+    return this.billed(key, model.creditsPerImage * v.n, v.response_format, headers, () =>
+      this.providers.edit(model, key.mode).edit({
+        upstreamModel: model.route.upstreamModel,
+        prompt: v.prompt,
+        images: files.images,
+        mask: files.mask,
+        n: v.n,
+        width: size?.width,
+        height: size?.height,
+        seed: v.seed,
+      }),
+    );
+  }
+
+  /** Hold the full price, call the provider, store the images, then charge; any failure charges nothing. */
+  private async billed(
+    key: KeyPrincipal,
+    credits: number,
+    format: 'url' | 'b64_json',
+    headers: Record<string, string>,
+    call: () => Promise<GeneratedImage[]>,
+  ): Promise<ImageResult> {
+    const price = creditsToMicro(credits);
+    const hold = await this.billing.hold(key, price);
+    try {
+      const images = await call();
+      const data = await renderImages(images, format, key.accountId, this.media);
+      await this.billing.settle(hold, price);
+      return { created: Math.floor(Date.now() / 1000), data, costCredits: credits, headers };
+    } catch (err) {
+      await this.billing.settle(hold, 0);
+      throw err;
+    }
+  }
+}

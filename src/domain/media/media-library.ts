@@ -1,0 +1,63 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Database, SqlExecutor } from '../ports/database';
+import type { BlobStore } from '../ports/blob-store';
+import { newId, randomBase62 } from '../shared/ids';
+
+const SECRET_NAME = 'media_url_secret';
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
+
+/**
+ * Stored media and their permanent URLs. A URL carries its own token, an HMAC of the media id
+ * under a server secret kept in the database (so every instance, and every restart, agrees);
+ * a plain GET with the right token returns the bytes, any other token answers 404.
+ */
+export class MediaLibrary {
+  private constructor(
+    private readonly db: Database,
+    private readonly blobs: BlobStore,
+    private readonly secret: string,
+    private readonly baseUrl: () => string,
+  ) {}
+
+  static async open(db: Database, blobs: BlobStore, baseUrl: () => string): Promise<MediaLibrary> {
+    await db.run(`insert into server_secrets (name, value) values (?, ?) on conflict do nothing`, [SECRET_NAME, randomBase62(48)]);
+    const row = await db.one<{ value: string }>(`select value from server_secrets where name = ?`, [SECRET_NAME]);
+    return new MediaLibrary(db, blobs, row!.value, baseUrl);
+  }
+
+  private token(id: string): string {
+    return createHmac('sha256', this.secret).update(id).digest('base64url').slice(0, 32);
+  }
+
+  urlFor(id: string, contentType: string): string {
+    return `${this.baseUrl()}/media/${id}/${this.token(id)}.${EXTENSIONS[contentType] ?? 'bin'}`;
+  }
+
+  /** Stores the bytes, then records them (in `tx` when the record must commit with a job). */
+  async save(accountId: string, data: Buffer, contentType: string, tx: SqlExecutor = this.db): Promise<{ id: string; url: string }> {
+    const id = newId('med', 24);
+    await this.blobs.put(id, data);
+    await tx.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [
+      id,
+      accountId,
+      contentType,
+      data.length,
+      id,
+    ]);
+    return { id, url: this.urlFor(id, contentType) };
+  }
+
+  /** The bytes behind a URL, or null for an unknown id or a wrong token (indistinguishable). */
+  async read(id: string, token: string): Promise<{ data: Buffer; contentType: string } | null> {
+    const expected = Buffer.from(this.token(id));
+    const given = Buffer.from(token);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    const row = await this.db.one<{ content_type: string; storage_key: string }>(
+      `select content_type, storage_key from media_objects where id = ?`,
+      [id],
+    );
+    if (!row) return null;
+    const data = await this.blobs.get(row.storage_key);
+    return data ? { data, contentType: row.content_type } : null;
+  }
+}

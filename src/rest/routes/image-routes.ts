@@ -1,0 +1,43 @@
+import { Router, type Response } from 'express';
+import multer from 'multer';
+import type { ImageService } from '../../domain/images/image-service';
+import type { ImageResult } from '../../domain/images/image-output';
+import type { InputFile } from '../../providers/ports';
+import { keyOf } from '../auth';
+
+export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
+
+function sendImages(res: Response, out: ImageResult): void {
+  res.set(out.headers).set('x-svc-credits', String(out.costCredits));
+  res.json({ created: out.created, data: out.data });
+}
+
+/** POST /v1/images/generations (JSON). */
+export function imageGenerationRoutes(images: ImageService): Router {
+  const r = Router();
+  r.post('/images/generations', async (req, res) => {
+    sendImages(res, await images.generate(keyOf(res), req.body));
+  });
+  return r;
+}
+
+/** POST /v1/images/edits: multipart as the OpenAI SDK sends it (`image` or `image[]`, optional `mask`). */
+export function imageEditRoutes(images: ImageService): Router {
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 17, fields: 20, fieldSize: 64 * 1024, parts: 40 },
+  }).fields([
+    { name: 'image', maxCount: 16 },
+    { name: 'image[]', maxCount: 16 },
+    { name: 'mask', maxCount: 1 },
+  ]);
+  const toInput = (f: Express.Multer.File): InputFile => ({ data: f.buffer, filename: f.originalname, contentType: f.mimetype });
+  const r = Router();
+  r.post('/images/edits', upload, async (req, res) => {
+    const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
+    const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
+    const mask = files['mask']?.[0];
+    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, { images: imageFiles, mask: mask ? toInput(mask) : undefined }));
+  });
+  return r;
+}
