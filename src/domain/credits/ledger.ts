@@ -9,6 +9,9 @@ import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
  *
  * Every function takes the transaction it runs in: callers compose a charge with the job row
  * and the outbox rows it pays for, so they commit or roll back together.
+ *
+ * Lock order, everywhere: the key's daily-spend row first, then the account row. One order
+ * means two transactions of one account can never deadlock on each other.
  */
 
 export type EntryKind = 'grant' | 'charge' | 'refund' | 'hold' | 'release';
@@ -54,6 +57,11 @@ async function addDailySpend(tx: SqlExecutor, key: SpendingKey, amountMicro: num
       retryAfterSeconds: retryAfter,
     });
   }
+}
+
+async function reduceDailySpend(tx: SqlExecutor, keyId: string, day: string, amountMicro: number): Promise<void> {
+  if (amountMicro <= 0) return;
+  await tx.run(`update key_daily_spend set spent_micro = greatest(0, spent_micro - ?) where api_key_id = ? and day = ?`, [amountMicro, keyId, day]);
 }
 
 /** Debits the balance only when it covers the amount; throws insufficient_credits otherwise. */
@@ -106,14 +114,8 @@ export async function refundOnce(tx: SqlExecutor, input: { accountId: string; re
     [input.accountId, amount, input.reference, charged?.key_id ?? null, input.reason],
   );
   if (inserted === 0) return false;
+  if (charged?.key_id && charged.day) await reduceDailySpend(tx, charged.key_id, charged.day, amount);
   await credit(tx, input.accountId, amount);
-  if (charged?.key_id && charged.day) {
-    await tx.run(`update key_daily_spend set spent_micro = greatest(0, spent_micro - ?) where api_key_id = ? and day = ?`, [
-      amount,
-      charged.key_id,
-      charged.day,
-    ]);
-  }
   return true;
 }
 
@@ -162,13 +164,9 @@ export async function settleHold(
   );
   if (released === 0) return false;
   const actual = Math.min(Math.max(0, input.actualMicro), held);
+  await reduceDailySpend(tx, input.key.id, hold.day, held - actual);
   await credit(tx, input.accountId, held - actual);
   if (actual > 0) await appendEntry(tx, { accountId: input.accountId, amountMicro: -actual, kind: 'charge', reference: input.holdId, keyId: input.key.id });
-  await tx.run(`update key_daily_spend set spent_micro = greatest(0, spent_micro - ?) where api_key_id = ? and day = ?`, [
-    held - actual,
-    input.key.id,
-    hold.day,
-  ]);
   return true;
 }
 
