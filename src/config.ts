@@ -51,6 +51,10 @@ const schema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   SIMULATOR_VIDEO_SECONDS: z.coerce.number().min(0).max(3600).default(5),
   VIDEO_JOB_TIMEOUT_SECONDS: positiveSeconds(900),
+  /** Internal tuning (not in CONTRACT): how long a claimed work row stays leased to one instance. */
+  WORK_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /** Internal tuning: how often an upstream video job is polled. */
+  VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -69,6 +73,8 @@ export interface Config {
   simulatorVideoSeconds: number;
   videoJobTimeoutSeconds: number;
   logLevel: string;
+  workLeaseSeconds: number;
+  videoPollSeconds: number;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
 }
@@ -109,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
     logLevel: c.LOG_LEVEL,
+    workLeaseSeconds: c.WORK_LEASE_SECONDS,
+    videoPollSeconds: c.VIDEO_POLL_SECONDS,
     secrets: env,
   };
 }

@@ -173,7 +173,7 @@ describe('images', () => {
     form.set('prompt', 'x');
     const res = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` }, body: form });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.param).toBe('image');
+    expect(((await res.json()) as any).error.param).toBe('image');
   });
 
   test('[policy] is refused by a standard model (422, nothing charged) but not by a creative one', async () => {
@@ -256,7 +256,7 @@ describe('permissions, limits and caps', () => {
     expect(last!.status).toBe(429);
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last!.headers.get('x-ratelimit-remaining-requests')).toBe('0');
-    expect((await last!.json()).error.type).toBe('rate_limit_exceeded');
+    expect(((await last!.json()) as any).error.type).toBe('rate_limit_exceeded');
     // model listing is not counted against the image group
     expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } })).status).toBe(200);
   });

@@ -16,6 +16,11 @@ const route = z.object({
   /** Name of the environment variable holding the upstream API key (never the key itself). */
   apiKeyEnv: z.string().regex(/^[A-Z][A-Z0-9_]*$/).optional(),
   timeoutSeconds: z.number().positive().max(600).default(60),
+}).superRefine((r, ctx) => {
+  // Only the built-in simulator runs in-process; every other provider is reached over HTTP.
+  if (r.provider !== 'simulator' && r.baseUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required when provider is '${r.provider}'` });
+  }
 });
 
 const base = z.object({

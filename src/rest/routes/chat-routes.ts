@@ -13,12 +13,21 @@ function chunk(info: ChatCallInfo, delta: Record<string, unknown>, finishReason:
 
 /** Writes one SSE event, waiting for the socket to drain so a slow client cannot grow our memory. */
 async function send(res: Response, data: unknown): Promise<void> {
-  if (!res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`)) {
+  // A response whose client already left answers write() with false and never emits 'drain'
+  // (nor 'close' again): waiting for either would hang this handler forever.
+  if (!res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) && !res.destroyed) {
     await new Promise<void>((resolve) => {
       res.once('drain', resolve);
       res.once('close', resolve);
     });
   }
+}
+
+/** Puts an already-read first result back in front of the rest of a generator. */
+async function* prepend<T>(first: IteratorResult<T, unknown>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
 }
 
 /** POST /v1/chat/completions, plain JSON or server-sent events with `data: [DONE]`. */
@@ -47,7 +56,11 @@ export function chatRoutes(chat: ChatService): Router {
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const { info, items } = await chat.stream(key, req.body, abort.signal);
+    const { info, items: rest } = await chat.stream(key, req.body, abort.signal);
+    // Wait for the provider's first event before committing to a 200: an upstream that fails
+    // before sending anything (refused, reset, timed out) is then an ordinary HTTP error
+    // (502 upstream_error, nothing charged) instead of an error event inside a 200 stream.
+    const items = prepend(await rest.next(), rest);
     res.status(200).set(info.headers).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
     try {
@@ -67,7 +80,8 @@ export function chatRoutes(chat: ChatService): Router {
       const e = toDomainError(err) ?? new DomainError('internal_error', 'The server had an error while processing the request.');
       if (!abort.signal.aborted) await send(res, { error: { message: e.message, type: e.type, code: e.code, param: e.param } });
     } finally {
-      if (abort.signal.aborted) await items.return(undefined);
+      // `rest`, not `items`: a wrapper stopped before it reached `yield*` would not pass the return on.
+      if (abort.signal.aborted) await rest.return(undefined);
       res.end();
     }
   });

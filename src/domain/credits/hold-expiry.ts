@@ -1,0 +1,17 @@
+import type { Database } from '../ports/database';
+import type { WorkItem, WorkQueue } from '../work/work-queue';
+import * as ledger from './ledger';
+
+/**
+ * The `hold_expiry` work handler: a hold still open long after its call (the instance died
+ * mid-call) is released in full. The caller is not charged for a call we cannot account for.
+ */
+export function holdExpiryHandler(db: Database, queue: WorkQueue) {
+  return async (item: WorkItem): Promise<void> => {
+    const { accountId, keyId } = item.payload as { accountId: string; keyId: string };
+    await db.transaction(async (tx) => {
+      await ledger.settleHold(tx, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
+      await queue.done(tx, item);
+    });
+  };
+}

@@ -1,0 +1,58 @@
+import type { Database } from '../ports/database';
+import type { JobEventBus } from '../events/job-events';
+import type { WorkQueue } from '../work/work-queue';
+import * as ledger from '../credits/ledger';
+import { scheduleJobWebhook } from '../webhooks/webhook-events';
+import { creditsToMicro } from '../shared/money';
+import type { VideoJob } from './video-job';
+import type { VideoJobRepository } from './video-job-repository';
+
+/**
+ * The only way a job leaves PROCESSING. One transaction moves the state (only from PROCESSING,
+ * so a second finisher does nothing), refunds a failure exactly once, schedules the webhook and
+ * drops the job's polling row; the event is published after commit.
+ */
+export class JobFinisher {
+  constructor(
+    private readonly db: Database,
+    private readonly jobs: VideoJobRepository,
+    private readonly queue: WorkQueue,
+    private readonly events: JobEventBus,
+    private readonly onFinished: (job: VideoJob, webhook: boolean) => void = () => undefined,
+  ) {}
+
+  async complete(jobId: string, mediaId: string): Promise<VideoJob | undefined> {
+    return this.finish(jobId, async (tx, job) =>
+      this.jobs.finish(tx, job.id, { status: 'COMPLETED', mediaId, usedMicro: creditsToMicro(job.creditsCharged) }),
+    );
+  }
+
+  async fail(jobId: string, reason: string): Promise<VideoJob | undefined> {
+    return this.finish(jobId, async (tx, job) => {
+      const failed = await this.jobs.finish(tx, job.id, { status: 'FAILED', reason });
+      if (failed && !failed.testMode) await ledger.refundOnce(tx, { accountId: job.accountId, reference: job.id, reason: `video job failed: ${reason}` });
+      return failed;
+    });
+  }
+
+  private async finish(
+    jobId: string,
+    transition: (tx: Parameters<Parameters<Database['transaction']>[0]>[0], job: VideoJob) => Promise<VideoJob | undefined>,
+  ): Promise<VideoJob | undefined> {
+    let webhook = false;
+    const finished = await this.db.transaction(async (tx) => {
+      const job = await this.jobs.get(tx, jobId, { forUpdate: true });
+      if (!job || job.status !== 'PROCESSING') return undefined;
+      const done = await transition(tx, job);
+      if (!done) return undefined;
+      webhook = await scheduleJobWebhook(tx, this.queue, done);
+      await tx.run(`delete from work_items where kind = 'video_poll' and ref = ?`, [jobId]);
+      return done;
+    });
+    if (finished) {
+      this.onFinished(finished, webhook);
+      await this.events.publish({ job: finished }).catch(() => undefined);
+    }
+    return finished;
+  }
+}

@@ -1,0 +1,122 @@
+import type { SqlExecutor } from '../ports/database';
+import type { VideoJobSpec } from '../../providers/ports';
+import { microToCredits } from '../shared/money';
+import type { VideoJob, VideoJobStatus } from './video-job';
+
+interface JobRow {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  test_mode: boolean;
+  model: string;
+  kind: 'video' | 'motion-control';
+  provider: string;
+  spec: VideoJobSpec;
+  queue_id: string;
+  status: VideoJobStatus;
+  credits_charged_micro: string | number;
+  credits_used_micro: string | number | null;
+  media_id: string | null;
+  reason: string | null;
+  submitted_at: Date | null;
+  deadline_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro,
+  credits_used_micro, media_id, reason, submitted_at, deadline_at, created_at, updated_at`;
+
+/** Rows ↔ jobs. The media URL is derived from the media id, so it is never stored stale. */
+export class VideoJobRepository {
+  constructor(private readonly mediaUrl: (mediaId: string) => string) {}
+
+  private toJob(r: JobRow): VideoJob {
+    return {
+      id: r.id,
+      accountId: r.account_id,
+      apiKeyId: r.api_key_id,
+      testMode: r.test_mode,
+      model: r.model,
+      kind: r.kind,
+      provider: r.provider,
+      spec: typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec,
+      queueId: r.queue_id,
+      status: r.status,
+      creditsCharged: microToCredits(r.credits_charged_micro),
+      creditsUsed: r.credits_used_micro === null ? null : microToCredits(r.credits_used_micro),
+      url: r.media_id ? this.mediaUrl(r.media_id) : null,
+      reason: r.reason,
+      submittedAt: r.submitted_at ? new Date(r.submitted_at) : null,
+      deadlineAt: new Date(r.deadline_at),
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    };
+  }
+
+  async insert(
+    tx: SqlExecutor,
+    j: { id: string; accountId: string; apiKeyId: string; testMode: boolean; model: string; kind: string; provider: string; spec: VideoJobSpec; chargedMicro: number; timeoutSeconds: number },
+  ): Promise<VideoJob> {
+    const row = await tx.one<JobRow>(
+      `insert into video_jobs (id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro, deadline_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, '', 'PROCESSING', ?, now() + make_interval(secs => ?)) returning ${COLUMNS}`,
+      [j.id, j.accountId, j.apiKeyId, j.testMode, j.model, j.kind, j.provider, JSON.stringify(j.spec), j.chargedMicro, j.timeoutSeconds],
+    );
+    return this.toJob(row!);
+  }
+
+  async get(tx: SqlExecutor, id: string, opts: { forUpdate?: boolean } = {}): Promise<VideoJob | undefined> {
+    const row = await tx.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ?${opts.forUpdate ? ' for update' : ''}`, [id]);
+    return row ? this.toJob(row) : undefined;
+  }
+
+  /** The job only when it belongs to the account: another account's job is as missing as none. */
+  async getOwned(tx: SqlExecutor, id: string, accountId: string): Promise<VideoJob | undefined> {
+    const row = await tx.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ? and account_id = ?`, [id, accountId]);
+    return row ? this.toJob(row) : undefined;
+  }
+
+  async setSubmitted(tx: SqlExecutor, id: string, queueId: string): Promise<VideoJob | undefined> {
+    const row = await tx.one<JobRow>(
+      `update video_jobs set queue_id = ?, submitted_at = now(), updated_at = now() where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
+      [queueId, id],
+    );
+    return row ? this.toJob(row) : undefined;
+  }
+
+  /** PROCESSING → COMPLETED | FAILED, once: answers undefined when the job was already terminal. */
+  async finish(
+    tx: SqlExecutor,
+    id: string,
+    outcome: { status: 'COMPLETED'; mediaId: string; usedMicro: number } | { status: 'FAILED'; reason: string },
+  ): Promise<VideoJob | undefined> {
+    const row =
+      outcome.status === 'COMPLETED'
+        ? await tx.one<JobRow>(
+            `update video_jobs set status = 'COMPLETED', media_id = ?, credits_used_micro = ?, updated_at = now()
+             where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
+            [outcome.mediaId, outcome.usedMicro, id],
+          )
+        : await tx.one<JobRow>(
+            `update video_jobs set status = 'FAILED', reason = ?, credits_used_micro = 0, updated_at = now()
+             where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
+            [outcome.reason, id],
+          );
+    return row ? this.toJob(row) : undefined;
+  }
+
+  /** Keyset pagination, newest first; `after` is the id of the last job of the previous page. */
+  async list(tx: SqlExecutor, accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]> {
+    const params: unknown[] = [accountId];
+    let where = 'account_id = ?';
+    if (opts.status) (where += ' and status = ?'), params.push(opts.status);
+    if (opts.after) {
+      where += ' and (created_at, id) < (select created_at, id from video_jobs where id = ? and account_id = ?)';
+      params.push(opts.after, accountId);
+    }
+    params.push(opts.first);
+    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where ${where} order by created_at desc, id desc limit ?`, params);
+    return rows.map((r) => this.toJob(r));
+  }
+}

@@ -1,0 +1,37 @@
+import type { VideoJobSpec } from '../../providers/ports';
+
+export type VideoJobStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+/** A video or motion-control job as the domain sees it (credits, not micro-credits). */
+export interface VideoJob {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  testMode: boolean;
+  model: string;
+  kind: 'video' | 'motion-control';
+  provider: string;
+  spec: VideoJobSpec;
+  queueId: string;
+  status: VideoJobStatus;
+  creditsCharged: number;
+  creditsUsed: number | null;
+  url: string | null;
+  reason: string | null;
+  submittedAt: Date | null;
+  deadlineAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** SPEC's retrieve shape, by state. */
+export function retrieveView(job: VideoJob): Record<string, unknown> {
+  if (job.status === 'COMPLETED') return { id: job.id, status: job.status, url: job.url, credits_used: job.creditsUsed };
+  if (job.status === 'FAILED') return { id: job.id, status: job.status, reason: job.reason };
+  return { id: job.id, status: job.status };
+}
+
+/** SPEC's queue / motion-control response. */
+export function acceptedView(job: VideoJob): Record<string, unknown> {
+  return { id: job.id, queue_id: job.queueId, model: job.model, status: job.status, credits_charged: job.creditsCharged };
+}

@@ -1,0 +1,23 @@
+import type { Catalog } from '../catalog/catalog';
+import type { MotionModel, VideoModel } from '../catalog/model';
+
+/** Members get ~55% more credits per currency unit, so a credit costs them 1/1.55 as much. */
+export const MEMBER_CREDIT_FACTOR = 1.55;
+
+export type VideoDuration = '5s' | '10s';
+export type VideoResolution = '480p' | '720p' | '1080p';
+
+export function videoCredits(model: VideoModel, duration: VideoDuration, resolution: VideoResolution): number {
+  return model.credits[duration][resolution];
+}
+
+export function motionCredits(model: MotionModel, durationSeconds: number): number {
+  return model.creditsPerSecond * durationSeconds;
+}
+
+export function estimatedCostUsd(catalog: Catalog, credits: number): { member: number; nonMember: number } {
+  const nonMember = credits * catalog.usdPerCredit;
+  return { member: nonMember / MEMBER_CREDIT_FACTOR, nonMember };
+}
+
+export const durationSeconds = (d: VideoDuration): number => (d === '5s' ? 5 : 10);

@@ -1,0 +1,169 @@
+import type { Catalog } from '../catalog/catalog';
+import type { Database } from '../ports/database';
+import type { UrlGuard } from '../ports/url-guard';
+import type { JobEventBus } from '../events/job-events';
+import type { KeyPrincipal } from '../keys/principal';
+import { assertModelAllowed } from '../keys/permissions';
+import type { RateLimiter } from '../ratelimit/rate-limiter';
+import { enforceRateLimit } from '../ratelimit/enforce';
+import type { WorkQueue } from '../work/work-queue';
+import * as ledger from '../credits/ledger';
+import { DomainError, invalidRequest, notFound, upstreamError } from '../errors/domain-error';
+import { parseInput } from '../shared/validate';
+import { creditsToMicro } from '../shared/money';
+import { newId } from '../shared/ids';
+import type { VideoJobSpec } from '../../providers/ports';
+import type { ProviderRegistry } from '../../providers/provider-registry';
+import type { VideoJob, VideoJobStatus } from './video-job';
+import type { VideoJobRepository } from './video-job-repository';
+import type { JobFinisher } from './job-finisher';
+import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
+import { motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
+
+export const MOTION_MODEL_ID = 'svc-v3-motion-control';
+
+export interface VideoQuote {
+  model: string;
+  duration: string;
+  resolution: string;
+  credits: number;
+  estimatedCostUsd: { member: number; nonMember: number };
+}
+
+export interface AcceptedJob {
+  job: VideoJob;
+  headers: Record<string, string>;
+}
+
+/** Quote, queue, motion control, retrieve and list: the asynchronous video API. */
+export class VideoService {
+  constructor(
+    private readonly deps: {
+      db: Database;
+      catalog: Catalog;
+      providers: ProviderRegistry;
+      limiter: RateLimiter;
+      urls: UrlGuard;
+      jobs: VideoJobRepository;
+      queue: WorkQueue;
+      finisher: JobFinisher;
+      events: JobEventBus;
+      timeoutSeconds: number;
+      /** How soon the first poll of a newly submitted job runs. */
+      firstPollSeconds: (provider: string) => number;
+      /** Wakes the local worker after a job row is written. */
+      nudge: () => void;
+    },
+  ) {}
+
+  quote(key: KeyPrincipal, input: unknown): VideoQuote {
+    const v = parseInput(quoteSchema, input);
+    if (v.model === MOTION_MODEL_ID) {
+      const model = this.deps.catalog.require(v.model, 'motion-control');
+      assertModelAllowed(key, model.id);
+      if (v.duration_seconds === undefined) throw invalidRequest("Invalid 'duration_seconds': is required for motion control.", 'duration_seconds');
+      const credits = motionCredits(model, v.duration_seconds);
+      return { model: model.id, duration: `${v.duration_seconds}s`, resolution: v.resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
+    }
+    const model = this.deps.catalog.require(v.model, 'video');
+    assertModelAllowed(key, model.id);
+    const credits = videoCredits(model, v.duration, v.resolution);
+    return { model: model.id, duration: v.duration, resolution: v.resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
+  }
+
+  async queue(key: KeyPrincipal, input: unknown): Promise<AcceptedJob> {
+    const v = parseInput(queueSchema, input);
+    const model = this.deps.catalog.require(v.model, 'video');
+    assertModelAllowed(key, model.id);
+    if (model.input !== 'image' && !v.prompt) throw invalidRequest("Invalid 'prompt': is required for this model.", 'prompt');
+    if (model.input === 'image' && !v.image_url) throw invalidRequest("Invalid 'image_url': is required for image-to-video models.", 'image_url');
+    if (model.input !== 'image' && v.image_url) throw invalidRequest(`Invalid 'image_url': ${model.id} does not take an image.`, 'image_url');
+    if (model.input === 'reference' && !v.reference_image_urls) throw invalidRequest("Invalid 'reference_image_urls': 1 to 4 URLs are required for reference-to-video.", 'reference_image_urls');
+    if (model.input !== 'reference' && v.reference_image_urls) throw invalidRequest(`Invalid 'reference_image_urls': ${model.id} does not take reference images.`, 'reference_image_urls');
+    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, 'image_url') : undefined;
+    const referenceImageUrls = v.reference_image_urls
+      ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, `reference_image_urls[${i}]`)))
+      : undefined;
+    const spec: Omit<VideoJobSpec, 'jobId'> = {
+      upstreamModel: model.route.upstreamModel,
+      kind: 'video',
+      prompt: v.prompt,
+      durationSeconds: durationSeconds(v.duration),
+      resolution: v.resolution,
+      aspectRatio: v.aspect_ratio,
+      audio: v.audio,
+      imageUrl,
+      referenceImageUrls,
+    };
+    return this.accept(key, model.id, 'video', spec, videoCredits(model, v.duration, v.resolution));
+  }
+
+  async motionControl(key: KeyPrincipal, input: unknown): Promise<AcceptedJob> {
+    const v = parseInput(motionSchema, input);
+    const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
+    assertModelAllowed(key, model.id);
+    const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, 'image_url');
+    const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, 'video_url');
+    const spec: Omit<VideoJobSpec, 'jobId'> = {
+      upstreamModel: model.route.upstreamModel,
+      kind: 'motion-control',
+      prompt: v.prompt || undefined,
+      durationSeconds: v.duration_seconds,
+      imageUrl,
+      videoUrl,
+      keepOriginalSound: v.keep_original_sound,
+      characterOrientation: v.character_orientation,
+    };
+    return this.accept(key, model.id, 'motion-control', spec, motionCredits(model, v.duration_seconds));
+  }
+
+  /**
+   * Charge, job row and its polling row in one transaction; then hand the job to the provider.
+   * A crash between the two leaves a PROCESSING job with no queue id, which the poller submits.
+   */
+  private async accept(key: KeyPrincipal, modelId: string, kind: VideoJob['kind'], partial: Omit<VideoJobSpec, 'jobId'>, credits: number): Promise<AcceptedJob> {
+    const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
+    const id = newId('vid');
+    const spec: VideoJobSpec = { jobId: id, ...partial };
+    const model = this.deps.catalog.find(modelId)!;
+    const provider = this.deps.providers.providerName(model, key.mode);
+    const chargedMicro = creditsToMicro(credits);
+    await this.deps.db.transaction(async (tx) => {
+      if (key.mode === 'live') {
+        await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id });
+      }
+      await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: modelId, kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
+      await this.deps.queue.schedule(tx, 'video_poll', id, {}, this.deps.firstPollSeconds(provider));
+    });
+    let queueId: string;
+    try {
+      queueId = (await this.deps.providers.video(model, provider).submit(spec)).queueId;
+    } catch (err) {
+      await this.deps.finisher.fail(id, 'The video provider refused the job.');
+      throw err instanceof DomainError ? err : upstreamError('The video provider failed to accept the job.', err);
+    }
+    const job = await this.deps.db.transaction((tx) => this.deps.jobs.setSubmitted(tx, id, queueId));
+    if (!job) throw upstreamError('The video job ended before it was accepted.');
+    this.deps.nudge();
+    await this.deps.events.publish({ job }).catch(() => undefined);
+    return { job, headers };
+  }
+
+  /** A job of the caller's account (any of its keys); another account's job answers 404. */
+  async get(accountId: string, jobId: string): Promise<VideoJob> {
+    const job = await this.deps.jobs.getOwned(this.deps.db, jobId, accountId);
+    if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', 'id');
+    return job;
+  }
+
+  async retrieve(key: KeyPrincipal, input: unknown): Promise<VideoJob> {
+    const v = parseInput(retrieveSchema, input);
+    return this.get(key.accountId, v.id);
+  }
+
+  async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
+    const first = Math.min(Math.max(opts.first ?? 20, 1), 100);
+    const rows = await this.deps.jobs.list(this.deps.db, accountId, { first: first + 1, after: opts.after, status: opts.status });
+    return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };
+  }
+}

@@ -1,0 +1,55 @@
+import type { Database } from '../ports/database';
+import type { WebhookSender } from '../ports/webhook-sender';
+import type { WorkItem, WorkQueue } from '../work/work-queue';
+import { unixSeconds } from '../shared/time';
+import { signWebhook } from './webhook-signature';
+import { logAttempt } from './delivery-log';
+import type { DeliveryPayload } from './webhook-events';
+
+/**
+ * One delivery attempt per work item run: sign with the secret captured at event time, POST,
+ * log the attempt, then finish (2xx, or attempts used up) or reschedule after the next delay
+ * (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key stops the retries.
+ */
+export class WebhookDeliverer {
+  constructor(
+    private readonly db: Database,
+    private readonly queue: WorkQueue,
+    private readonly sender: WebhookSender,
+    private readonly retryDelaysSeconds: number[],
+    private readonly onAttempt: (outcome: 'success' | 'failure') => void = () => undefined,
+  ) {}
+
+  get maxAttempts(): number {
+    return this.retryDelaysSeconds.length + 1;
+  }
+
+  handle = async (item: WorkItem): Promise<void> => {
+    const p = item.payload as unknown as DeliveryPayload;
+    const key = await this.db.one<{ webhook_url: string | null }>(`select webhook_url from api_keys where id = ? and revoked_at is null`, [p.keyId]);
+    if (!key?.webhook_url) {
+      await this.queue.done(this.db, item);
+      return;
+    }
+    const started = Date.now();
+    const result = await this.sender.post(
+      p.url,
+      {
+        'Content-Type': 'application/json',
+        'User-Agent': 'Svc-Webhook/1.0',
+        'X-Svc-Event': p.event,
+        'X-Svc-Signature': signWebhook(p.secret, unixSeconds(), p.body),
+        'X-Svc-Delivery-Id': p.deliveryId,
+        'X-Svc-Delivery-Attempt': String(p.attempt),
+      },
+      p.body,
+    );
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    this.onAttempt(ok ? 'success' : 'failure');
+    await this.db.transaction(async (tx) => {
+      await logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error: ok ? null : result.error ?? `HTTP ${result.statusCode}`, durationMs: Date.now() - started });
+      if (ok || p.attempt >= this.maxAttempts) await this.queue.done(tx, item);
+      else await this.queue.retryLater(tx, item, this.retryDelaysSeconds[p.attempt - 1]!, { ...p, attempt: p.attempt + 1 });
+    });
+  };
+}

@@ -1,0 +1,59 @@
+import type { SqlExecutor } from '../ports/database';
+import type { VideoJob } from '../video/video-job';
+import type { WorkQueue } from '../work/work-queue';
+import { newId } from '../shared/ids';
+import { unixSeconds } from '../shared/time';
+
+export interface DeliveryPayload {
+  eventId: string;
+  deliveryId: string;
+  event: 'video.completed' | 'video.failed';
+  keyId: string;
+  accountId: string;
+  jobId: string;
+  url: string;
+  /** The secret at the time of the event: in-flight retries keep it after a regeneration. */
+  secret: string;
+  /** The exact bytes sent on every attempt. */
+  body: string;
+  attempt: number;
+}
+
+/** SPEC's event payload for a terminal job. */
+export function eventBody(job: VideoJob, created: number): { id: string; event: DeliveryPayload['event']; body: string } {
+  const completed = job.status === 'COMPLETED';
+  const event = completed ? 'video.completed' : 'video.failed';
+  const id = `wh_${job.id}_${completed ? 'completed' : 'failed'}`;
+  const data: Record<string, unknown> = { id: job.id, status: job.status };
+  if (completed) data.url = job.url;
+  else data.reason = job.reason;
+  data.credits_used = job.creditsUsed ?? 0;
+  return { id, event, body: JSON.stringify({ id, event, created, data }) };
+}
+
+/**
+ * Called in the transaction that made the job terminal: when the job's key has a webhook, the
+ * first delivery attempt is scheduled now, so a crash can never lose the event.
+ */
+export async function scheduleJobWebhook(tx: SqlExecutor, queue: WorkQueue, job: VideoJob): Promise<boolean> {
+  const key = await tx.one<{ webhook_url: string | null; webhook_secret: string | null }>(
+    `select webhook_url, webhook_secret from api_keys where id = ? and revoked_at is null`,
+    [job.apiKeyId],
+  );
+  if (!key?.webhook_url || !key.webhook_secret) return false;
+  const { id, event, body } = eventBody(job, unixSeconds());
+  const payload: DeliveryPayload = {
+    eventId: id,
+    deliveryId: newId('dlv'),
+    event,
+    keyId: job.apiKeyId,
+    accountId: job.accountId,
+    jobId: job.id,
+    url: key.webhook_url,
+    secret: key.webhook_secret,
+    body,
+    attempt: 1,
+  };
+  await queue.schedule(tx, 'webhook_delivery', payload.deliveryId, payload);
+  return true;
+}

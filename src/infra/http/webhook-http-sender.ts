@@ -1,0 +1,30 @@
+import type { WebhookSender } from '../../domain/ports/webhook-sender';
+import { OutboundRequestError, SafeHttpClient } from './safe-http-client';
+
+/** Webhook POSTs through the SSRF-safe client: no redirects, WEBHOOK_TIMEOUT_SECONDS, small replies. */
+export class WebhookHttpSender implements WebhookSender {
+  private readonly client: SafeHttpClient;
+
+  constructor(private readonly options: { allowLocal: boolean; timeoutSeconds: number }) {
+    this.client = new SafeHttpClient({
+      allowLocal: options.allowLocal,
+      defaultTimeoutMs: options.timeoutSeconds * 1000,
+      maxResponseBytes: 64 * 1024,
+      userAgent: 'Svc-Webhook/1.0',
+    });
+  }
+
+  async post(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
+    try {
+      const res = await this.client.request(url, { method: 'POST', headers, body, allowHttp: this.options.allowLocal });
+      return { statusCode: res.status, error: null };
+    } catch (err) {
+      const reason = err instanceof OutboundRequestError ? err.reason : 'network';
+      return { statusCode: null, error: reason };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}

@@ -1,0 +1,27 @@
+import { Router } from 'express';
+import type { Database } from '../../domain/ports/database';
+import type { KeyService } from '../../domain/keys/key-service';
+import { listDeliveries } from '../../domain/webhooks/delivery-log';
+import { accountIdOf } from '../auth';
+
+/** The delivery log: owners see their key's; operators filter by key and/or job. */
+export function accountDeliveryRoutes(deps: { db: Database; keys: KeyService }): Router {
+  const r = Router();
+  r.get('/account/api-keys/:id/webhook/deliveries', async (req, res) => {
+    const accountId = accountIdOf(res);
+    await deps.keys.get(accountId, req.params.id);
+    res.json({ object: 'list', data: await listDeliveries(deps.db, { keyId: req.params.id, accountId }) });
+  });
+  return r;
+}
+
+export function adminDeliveryRoutes(db: Database) {
+  return (r: Router) => {
+    r.get('/admin/webhook-deliveries', async (req, res) => {
+      const q = req.query as Record<string, unknown>;
+      const keyId = typeof q.keyId === 'string' && q.keyId ? q.keyId : undefined;
+      const jobId = typeof q.jobId === 'string' && q.jobId ? q.jobId : undefined;
+      res.json({ object: 'list', data: await listDeliveries(db, { keyId, jobId, limit: 500 }) });
+    });
+  };
+}

@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import type { Config } from './config';
+import type { Database } from './domain/ports/database';
+import type { Logger } from './infra/observability/logger';
+import type { Metrics } from './infra/observability/metrics';
+import { Catalog } from './domain/catalog/catalog';
+import { AccountService } from './domain/accounts/account-service';
+import { AccountAuthenticator } from './domain/accounts/account-authenticator';
+import { KeyService } from './domain/keys/key-service';
+import type { IdentityVerifier } from './domain/ports/identity';
+import { MediaLibrary } from './domain/media/media-library';
+import { Billing } from './domain/credits/billing';
+import { holdExpiryHandler } from './domain/credits/hold-expiry';
+import { ChatService } from './domain/chat/chat-service';
+import { ImageService } from './domain/images/image-service';
+import { VideoService } from './domain/video/video-service';
+import { VideoJobRepository } from './domain/video/video-job-repository';
+import { JobFinisher } from './domain/video/job-finisher';
+import { VideoJobRunner } from './domain/video/video-job-runner';
+import { WorkQueue } from './domain/work/work-queue';
+import { Worker } from './domain/work/worker';
+import { WebhookDeliverer } from './domain/webhooks/webhook-deliverer';
+import type { JobEventBus } from './domain/events/job-events';
+import { DevIdentityProvider } from './infra/identity/dev-identity-provider';
+import { OidcVerifier } from './infra/identity/oidc-verifier';
+import { CallerUrlGuard } from './infra/http/caller-url-guard';
+import { SafeHttpClient } from './infra/http/safe-http-client';
+import { WebhookHttpSender } from './infra/http/webhook-http-sender';
+import { DiskBlobStore } from './infra/media/disk-blob-store';
+import { FlexibleRateLimiter } from './infra/ratelimit/flexible-rate-limiter';
+import { LocalJobEventBus } from './infra/events/local-event-bus';
+import { RedisJobEventBus } from './infra/events/redis-event-bus';
+import { ProviderRegistry } from './providers/provider-registry';
+
+/** Every domain service, built once from the config with the port implementations it picked. */
+export type Services = Awaited<ReturnType<typeof buildServices>>;
+
+export async function buildServices(deps: {
+  config: Config;
+  db: Database;
+  redis?: Redis;
+  logger: Logger;
+  metrics: Metrics;
+  publicBaseUrl: () => string;
+}) {
+  const { config, db, redis, logger, metrics } = deps;
+  const catalog = Catalog.load(config.modelsFile);
+
+  let devIdentity: DevIdentityProvider | undefined;
+  let identity: IdentityVerifier;
+  if (config.oidc) identity = new OidcVerifier(config.oidc);
+  else identity = devIdentity = await DevIdentityProvider.open(db);
+
+  const limiter = new FlexibleRateLimiter(redis);
+  const events: JobEventBus = redis ? new RedisJobEventBus(redis) : new LocalJobEventBus();
+  // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
+  const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });
+  const webhookSender = new WebhookHttpSender({ allowLocal: config.webhook.allowLocal, timeoutSeconds: config.webhook.timeoutSeconds });
+  const providers = new ProviderRegistry({
+    simulatorVideoSeconds: config.simulatorVideoSeconds,
+    secrets: config.secrets,
+    fetchMedia: (url) => outbound.fetchMedia(url),
+  });
+  const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
+  const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
+  const accounts = new AccountService(db);
+  const keys = new KeyService(db, (id) => catalog.has(id), urls);
+  const accountAuth = new AccountAuthenticator(identity, accounts);
+  const billing = new Billing(db);
+  const chat = new ChatService(catalog, providers, billing, limiter);
+  const images = new ImageService(catalog, providers, billing, limiter, media);
+
+  const queue = new WorkQueue(db, config.workLeaseSeconds);
+  const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));
+  const finisher = new JobFinisher(db, jobs, queue, events, (job, webhook) => {
+    metrics.videoJobs.inc({ status: job.status });
+    logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
+  });
+  // The simulator finishes after SIMULATOR_VIDEO_SECONDS: poll it briskly; upstreams every VIDEO_POLL_SECONDS.
+  const pollEverySeconds = (provider: string) => (provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds);
+  const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
+  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, events, pollEverySeconds });
+  const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (outcome) =>
+    metrics.webhookAttempts.inc({ outcome }),
+  );
+  const worker = new Worker(
+    queue,
+    { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },
+    logger,
+    { batchSize: 20, maxIdleMs: 500, concurrency: 32 },
+  );
+  const video = new VideoService({
+    db,
+    catalog,
+    providers,
+    limiter,
+    urls,
+    jobs,
+    queue,
+    finisher,
+    events,
+    timeoutSeconds: config.videoJobTimeoutSeconds,
+    firstPollSeconds,
+    nudge: () => worker.nudge(),
+  });
+
+  return {
+    catalog,
+    identity,
+    devIdentity,
+    accounts,
+    accountAuth,
+    keys,
+    media,
+    billing,
+    chat,
+    images,
+    video,
+    events,
+    worker,
+    async close(): Promise<void> {
+      await worker.stop();
+      await events.close();
+      await providers.close();
+      await outbound.close();
+      await webhookSender.close();
+    },
+  };
+}
