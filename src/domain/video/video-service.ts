@@ -133,7 +133,8 @@ export class VideoService {
         await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id });
       }
       await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: modelId, kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
-      await this.deps.queue.schedule(tx, 'video_poll', id, {}, this.deps.firstPollSeconds(provider));
+      // The first look is at the expected finish, never later than the deadline.
+      await this.deps.queue.schedule(tx, 'video_poll', id, {}, Math.min(this.deps.firstPollSeconds(provider), this.deps.timeoutSeconds));
     });
     let queueId: string;
     try {
