@@ -1,0 +1,52 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Compiles the service once so tests can run it as a real process (`node dist/src/main.js`). */
+export function buildOnce(): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+}
+
+export interface ChildGateway {
+  proc: ChildProcess;
+  url: string;
+  output: () => string;
+  /** SIGKILL: no shutdown hooks, no draining. */
+  kill(): Promise<void>;
+  /** SIGTERM: the graceful path. Answers the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `npm start`'s entry point as a child process and waits for /healthz. */
+export async function startChildGateway(env: Record<string, string | undefined>, port: number): Promise<ChildGateway> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
+  const proc = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`gateway exited during start:\n${out}`);
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`gateway did not become healthy:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    proc,
+    url,
+    output: () => out,
+    kill: async () => {
+      proc.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
