@@ -53,6 +53,8 @@ const schema = z.object({
   VIDEO_JOB_TIMEOUT_SECONDS: positiveSeconds(900),
   /** Internal tuning (not in CONTRACT): how long a claimed work row stays leased to one instance. */
   WORK_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /** Internal tuning: concurrent work items per instance; 0 runs an API-only instance with no worker. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(32),
   /** Internal tuning: how often an upstream video job is polled. */
   VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -74,6 +76,7 @@ export interface Config {
   videoJobTimeoutSeconds: number;
   logLevel: string;
   workLeaseSeconds: number;
+  workerConcurrency: number;
   videoPollSeconds: number;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
@@ -116,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
     logLevel: c.LOG_LEVEL,
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
+    workerConcurrency: c.WORKER_CONCURRENCY,
     videoPollSeconds: c.VIDEO_POLL_SECONDS,
     secrets: env,
   };

@@ -16,6 +16,7 @@ import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-rout
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
 import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
+import { createGraphQLDoor } from './graphql/door';
 
 /**
  * The composition root: opens the database (PostgreSQL or PGlite) and Redis (or none), builds
@@ -47,6 +48,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   const s = services;
 
   let draining = false;
+  const graphql = await createGraphQLDoor({ services: s, logger, production: config.env === 'production' });
   const app = createHttpApp({
     logger,
     metrics,
@@ -60,8 +62,10 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes({ db: database.db, keys: s.keys })],
       admin: [adminRoutes({ accounts: s.accounts, extra: adminDeliveryRoutes(database.db) })],
     },
+    graphql: graphql.mount,
   });
   const server = createServer(app);
+  graphql.attach(server);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 15 * 60_000;
 
@@ -81,12 +85,14 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         server.listen(config.port, config.host, () => {
           const { port } = server.address() as AddressInfo;
           boundOrigin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-          s.worker.start();
+          if (config.workerConcurrency > 0) s.worker.start();
           resolve(boundOrigin);
         });
       }),
     close: async () => {
       draining = true;
+      // WebSockets first: an upgraded socket would keep server.close() waiting.
+      await graphql.close();
       // Stop accepting, let in-flight requests finish, stop the worker, then release connections.
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

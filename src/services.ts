@@ -88,7 +88,7 @@ export async function buildServices(deps: {
     queue,
     { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },
     logger,
-    { batchSize: 20, maxIdleMs: 500, concurrency: 32 },
+    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency },
   );
   const video = new VideoService({
     db,

@@ -58,7 +58,8 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
   };
   let gw: ChildGateway | undefined = await startChildGateway(env, port);
   try {
-    const out = gw.output();
+    // /healthz answers as soon as the server listens; the demo credentials are printed just after.
+    const out = await pollUntil(async () => gw!.output(), (o) => o.includes('test key:'), 20_000, 50);
     const idToken = /ID token:\s+(\S+)/.exec(out)![1]!;
     const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
     const keyId = /^(svc_live_[A-Za-z0-9]+)_/.exec(liveKey)![1]!;
