@@ -77,7 +77,7 @@ export class Catalog {
     }
     const parsed = catalogSchema.safeParse(input);
     if (!parsed.success) {
-      const lines = parsed.error.issues.map((i) => `  models.${i.path.join('.')}: ${i.message}`);
+      const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new Error(`MODELS_FILE: invalid catalog:\n${lines.join('\n')}`);
     }
     return new Catalog(parsed.data);

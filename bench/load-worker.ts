@@ -1,0 +1,50 @@
+/**
+ * Worker-thread entry: one autocannon run, so the load generator never shares an event loop
+ * with the gateway (main thread) or the upstream (its own worker). Rotates the Authorization
+ * header over a pool of keys, checks every response body, keeps every 2xx latency (autocannon's
+ * own histogram counts whole milliseconds, too coarse for a sub-millisecond upstream) and posts
+ * back a PhaseResult.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import autocannon from 'autocannon';
+import { summarize, type LoadJob, type PhaseResult } from './phase';
+
+async function main(job: LoadJob): Promise<PhaseResult> {
+  let next = 0;
+  let invalidBodies = 0;
+  const latencies: number[] = [];
+  const options: autocannon.Options = {
+    url: job.url,
+    title: job.title,
+    connections: job.connections,
+    duration: job.durationSeconds,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: job.path,
+        headers: { 'content-type': 'application/json' },
+        body: job.body,
+        setupRequest: (request) => {
+          request.headers = { ...request.headers, authorization: `Bearer ${job.keys[next++ % job.keys.length]}` };
+          return request;
+        },
+        onResponse: (status, body) => {
+          if (status >= 200 && status < 300 && !body.includes(job.expectInBody)) invalidBodies++;
+        },
+      },
+    ],
+  };
+  const instance = autocannon(options);
+  instance.on('response', (_client, status, _bytes, ms) => {
+    if (status >= 200 && status < 300) latencies.push(ms);
+  });
+  // In a worker thread autocannon resolves to its raw per-worker result: aggregate it ourselves.
+  const result = autocannon.aggregateResult([await instance], options);
+  return summarize(job, result, latencies, invalidBodies);
+}
+
+main(workerData as LoadJob).then(
+  (result) => parentPort!.postMessage({ result }),
+  (err: unknown) => parentPort!.postMessage({ error: (err as Error).stack ?? String(err) }),
+);

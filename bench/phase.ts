@@ -1,0 +1,83 @@
+/** What a bench phase asks of the load worker, and what it reports back. */
+import type autocannon from 'autocannon';
+
+export interface LoadJob {
+  id: string;
+  title: string;
+  target: 'direct' | 'gateway';
+  streamed: boolean;
+  url: string;
+  path: string;
+  body: string;
+  /** API keys rotated request by request (the direct phases use one dummy key). */
+  keys: string[];
+  /** A response body without this text counts as invalid (`[DONE]` for streams). */
+  expectInBody: string;
+  connections: number;
+  durationSeconds: number;
+}
+
+export interface LatencySummary {
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface PhaseResult {
+  id: string;
+  title: string;
+  target: 'direct' | 'gateway';
+  streamed: boolean;
+  connections: number;
+  durationSeconds: number;
+  /** 2xx responses per second over the run. */
+  requestsPerSecond: number;
+  completed2xx: number;
+  /** Milliseconds, from every 2xx response (fractional; autocannon's own are whole ms). */
+  latencyMs: LatencySummary;
+  /** autocannon's own histogram, for comparison. */
+  autocannonLatencyMs: { p50: number; p99: number };
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  invalidBodies: number;
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export function summarize(job: LoadJob, result: autocannon.Result, latencies: number[], invalidBodies: number): PhaseResult {
+  const sorted = Float64Array.from(latencies).sort();
+  const sum = latencies.reduce((a, b) => a + b, 0);
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]));
+  return {
+    id: job.id,
+    title: job.title,
+    target: job.target,
+    streamed: job.streamed,
+    connections: job.connections,
+    durationSeconds: round(result.duration, 2),
+    requestsPerSecond: round(latencies.length / result.duration, 1),
+    completed2xx: latencies.length,
+    latencyMs: {
+      mean: round(latencies.length ? sum / latencies.length : 0),
+      p50: round(percentile(sorted, 50)),
+      p90: round(percentile(sorted, 90)),
+      p99: round(percentile(sorted, 99)),
+      max: round(sorted.length ? sorted[sorted.length - 1]! : 0),
+    },
+    autocannonLatencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
+    statusCodes,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    invalidBodies,
+  };
+}

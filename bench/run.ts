@@ -1,0 +1,290 @@
+/**
+ * `npm run bench`: what the gateway adds to an OpenAI-compatible chat call.
+ *
+ * Three parties, three event loops: an "instant" upstream (worker thread, answers at once), the
+ * gateway under test (this thread, built with createGateway exactly as `npm start` builds it, on a
+ * fresh embedded PGlite, or on DATABASE_URL / REDIS_URL when those are set), and autocannon
+ * (a worker thread per phase). Four phases of BENCH_SECONDS (default 10) each, at
+ * BENCH_CONNECTIONS (default 10) concurrent connections:
+ *   (a) non-streamed chat straight to the upstream, (b) the same through the gateway,
+ *   (c) streamed chat straight to the upstream,     (d) the same through the gateway;
+ * then the same four for BENCH_UNLOADED_SECONDS (default 3) on one connection (a1…d1), where
+ * nothing queues. Added latency = gateway minus direct, per percentile. Results go to
+ * bench/results/latest.{json,md}.
+ *
+ * Rate limits stay on (60 chat requests per minute per key): the gateway phases rotate the
+ * Authorization header over a pool of live keys (10 per account, several accounts) big enough
+ * that no key reaches its limit during the run (BENCH_KEYS, default 300: 18,000 gateway requests a
+ * minute). Any 429 would show in the status-code column, and the run warns about it.
+ */
+import 'reflect-metadata';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { loadConfig } from '../src/config';
+import { createGateway, type Gateway } from '../src/gateway';
+import { BUILTIN_CATALOG } from '../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../src/domain/catalog/model';
+import * as ledger from '../src/domain/credits/ledger';
+import { creditsToMicro } from '../src/domain/shared/money';
+import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
+import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
+import type { LoadJob, PhaseResult } from './phase';
+import { renderMarkdown, type BenchReport } from './report';
+
+const SECONDS = positiveInt('BENCH_SECONDS', 10);
+const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 10);
+/** Live keys in the rotation; 60 chat requests a minute each, shared by phases (b) and (d). */
+const KEY_POOL = positiveInt('BENCH_KEYS', 300);
+/** The short single-connection pass that shows the added latency without queueing. */
+const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
+const UPSTREAM_KEY = 'sk-bench-upstream';
+const RESULTS_DIR = resolve(__dirname, '..', '..', 'bench', 'results');
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  return n;
+}
+
+const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
+
+async function startUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+  const worker = new Worker(join(__dirname, 'upstream-worker.js'));
+  const port = await new Promise<number>((ok, fail) => {
+    worker.once('message', (m: { port: number }) => ok(m.port));
+    worker.once('error', fail);
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((ok) => {
+        worker.once('exit', () => ok());
+        worker.postMessage('close');
+        setTimeout(() => void worker.terminate(), 2000).unref();
+      }),
+  };
+}
+
+/** With DATABASE_URL, a database of the bench's own, dropped afterwards (as the test harness does). */
+async function benchDatabase(baseUrl: string | undefined): Promise<{ url?: string; drop: () => Promise<void> }> {
+  if (!baseUrl) return { drop: async () => undefined };
+  const name = `gw_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** Accounts with a large balance and MAX_ACTIVE_KEYS live keys each; answers the key secrets. */
+async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
+  const accounts = Math.ceil(size / MAX_ACTIVE_KEYS);
+  const makeAccount = async (i: number): Promise<string[]> => {
+    const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: `bench-${i}` });
+    await gateway.database.db.transaction((tx) =>
+      ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }),
+    );
+    const secrets: string[] = [];
+    const n = Math.min(MAX_ACTIVE_KEYS, size - i * MAX_ACTIVE_KEYS);
+    for (let k = 0; k < n; k++) secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live' })).secret);
+    return secrets;
+  };
+  const perAccount: string[][] = [];
+  for (let i = 0; i < accounts; i += 8) {
+    perAccount.push(...(await Promise.all(Array.from({ length: Math.min(8, accounts - i) }, (_, j) => makeAccount(i + j)))));
+  }
+  // Interleave accounts, so consecutive requests never queue on one account's balance row.
+  const pool: string[] = [];
+  for (let k = 0; k < MAX_ACTIVE_KEYS; k++) for (const secrets of perAccount) if (secrets[k]) pool.push(secrets[k]!);
+  return pool;
+}
+
+function runPhase(job: LoadJob): Promise<PhaseResult> {
+  return new Promise((ok, fail) => {
+    const worker = new Worker(join(__dirname, 'load-worker.js'), { workerData: job });
+    worker.once('message', (m: { result?: PhaseResult; error?: string }) => (m.result ? ok(m.result) : fail(new Error(m.error))));
+    worker.once('error', fail);
+    worker.once('exit', (code) => fail(new Error(`load worker exited with code ${code} before reporting`)));
+  });
+}
+
+/** One call of each kind through the gateway before measuring: it must answer, and bill. */
+async function smokeTest(gatewayUrl: string, key: string, bodies: { plain: string; streamed: string }): Promise<void> {
+  for (const [kind, body, expected] of [['plain', bodies.plain, '"chat.completion"'], ['streamed', bodies.streamed, '[DONE]']] as const) {
+    const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+    });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes(expected)) throw new Error(`smoke test (${kind}) failed: ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+async function holdsSettled(gateway: Gateway, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const row = await gateway.database.db.one<{ open: string }>(
+      `select count(*) filter (where kind = 'hold') - count(*) filter (where kind = 'release') as open from ledger_entries`,
+    );
+    if (Number(row!.open) === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Balance = sum of entries for every account, and every hold released: the load left the books straight. */
+async function ledgerCheck(gateway: Gateway): Promise<{ consistent: boolean; charges: number; openHolds: number }> {
+  const { db } = gateway.database;
+  const drift = await db.all(
+    `select a.id from accounts a left join ledger_entries e on e.account_id = a.id
+      group by a.id, a.balance_micro having a.balance_micro <> coalesce(sum(e.amount_micro), 0) or a.balance_micro < 0`,
+  );
+  const row = await db.one<{ charges: string; holds: string; releases: string }>(
+    `select count(*) filter (where kind = 'charge') as charges, count(*) filter (where kind = 'hold') as holds,
+            count(*) filter (where kind = 'release') as releases from ledger_entries`,
+  );
+  return { consistent: drift.length === 0, charges: Number(row!.charges), openHolds: Number(row!.holds) - Number(row!.releases) };
+}
+
+const fmt = (r: PhaseResult) =>
+  `${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms` +
+  (Object.keys(r.statusCodes).some((c) => c !== '200') || r.errors || r.invalidBodies
+    ? ` (status ${JSON.stringify(r.statusCodes)}, errors ${r.errors}, invalid bodies ${r.invalidBodies})`
+    : '');
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+  const upstream = await startUpstream();
+  const database = await benchDatabase(process.env.DATABASE_URL);
+  let gateway: Gateway | undefined;
+  try {
+    const catalog: CatalogInput = {
+      ...BUILTIN_CATALOG,
+      models: BUILTIN_CATALOG.models.map((m) =>
+        m.id === 'svc-chat-1'
+          ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'bench-chat', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY', timeoutSeconds: 30 } }
+          : m,
+      ),
+    };
+    const modelsFile = join(dataDir, 'models.json');
+    writeFileSync(modelsFile, JSON.stringify(catalog));
+    gateway = await createGateway(
+      loadConfig({
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATA_DIR: dataDir,
+        DATABASE_URL: database.url,
+        REDIS_URL: process.env.REDIS_URL,
+        MODELS_FILE: modelsFile,
+        // Calls cut off at the end of a phase log upstream_error warnings: not news here.
+        LOG_LEVEL: 'error',
+        BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
+      }),
+    );
+    const gatewayUrl = await gateway.listen();
+    const store = `${database.url ? 'PostgreSQL' : 'embedded PGlite'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process'} rate limits`;
+    log(`gateway ${gatewayUrl} (${store}), upstream ${upstream.url}`);
+
+    const keys = await keyPool(gateway, KEY_POOL);
+    log(`${keys.length} live keys over ${Math.ceil(keys.length / MAX_ACTIVE_KEYS)} accounts (${RATE_LIMITS.chat} chat requests/min each)`);
+
+    const messages = [{ role: 'user', content: 'Say hello in five words.' }];
+    const plain = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16 });
+    const streamed = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
+    await smokeTest(gatewayUrl, keys[0]!, { plain, streamed });
+
+    // The smoke test spent two requests of keys[0]: start the rotation after it.
+    const gatewayKeys = [...keys.slice(1), keys[0]!];
+    const direct = { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] };
+    const viaGateway = { target: 'gateway' as const, url: gatewayUrl, keys: gatewayKeys };
+    const nonStreamed = { streamed: false, body: plain, expectInBody: '"chat.completion"' };
+    const stream = { streamed: true, body: streamed, expectInBody: 'data: [DONE]' };
+    const path = '/v1/chat/completions';
+    const pass = (suffix: string, connections: number, durationSeconds: number): LoadJob[] => [
+      { id: `a${suffix}`, title: 'direct, non-streamed', ...direct, ...nonStreamed, path, connections, durationSeconds },
+      { id: `b${suffix}`, title: 'gateway, non-streamed', ...viaGateway, ...nonStreamed, path, connections, durationSeconds },
+      { id: `c${suffix}`, title: 'direct, streamed', ...direct, ...stream, path, connections, durationSeconds },
+      { id: `d${suffix}`, title: 'gateway, streamed', ...viaGateway, ...stream, path, connections, durationSeconds },
+    ];
+    const jobs = [...pass('', CONNECTIONS, SECONDS), ...pass('1', 1, UNLOADED_SECONDS)];
+    const results: PhaseResult[] = [];
+    for (const [i, job] of jobs.entries()) {
+      log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s, ${job.connections} connection${job.connections > 1 ? 's' : ''}…`);
+      const r = await runPhase(job);
+      results.push(r);
+      log(`(${job.id}) ${fmt(r)}`);
+    }
+    const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
+    if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
+
+    // Calls cut off at the end of the last phase settle their holds after the client left.
+    await holdsSettled(gateway, 5000);
+    const ledgerState = await ledgerCheck(gateway);
+    const byId = Object.fromEntries(results.map((r) => [r.id, r])) as Record<string, PhaseResult>;
+    const delta = (gw: PhaseResult, d: PhaseResult) => ({
+      p50: Math.round((gw.latencyMs.p50 - d.latencyMs.p50) * 1000) / 1000,
+      p99: Math.round((gw.latencyMs.p99 - d.latencyMs.p99) * 1000) / 1000,
+    });
+    const added = (suffix: string) => ({
+      connections: byId[`b${suffix}`]!.connections,
+      nonStreamed: delta(byId[`b${suffix}`]!, byId[`a${suffix}`]!),
+      streamed: delta(byId[`d${suffix}`]!, byId[`c${suffix}`]!),
+    });
+    const gatewayCalls2xx = results.filter((r) => r.target === 'gateway').reduce((n, r) => n + r.completed2xx, 0) + 2; // + the smoke test
+    const report: BenchReport = {
+      date: new Date().toISOString(),
+      environment: {
+        node: process.version,
+        platform: `${process.platform} ${process.arch}`,
+        cpu: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`,
+        database: database.url ? 'postgresql' : 'pglite',
+        redis: Boolean(process.env.REDIS_URL),
+      },
+      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, connections: CONNECTIONS, keyPool: keys.length, maxTokens: 16 },
+      phases: results,
+      addedLatencyMs: [added(''), added('1')],
+      ledger: { ...ledgerState, gatewayCalls2xx },
+      totalSeconds: Math.round((Date.now() - started) / 100) / 10,
+    };
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report));
+    for (const a of report.addedLatencyMs) {
+      log(`added latency at ${a.connections} connection(s): non-streamed p50 +${a.nonStreamed.p50} ms, p99 +${a.nonStreamed.p99} ms; ` +
+        `streamed p50 +${a.streamed.p50} ms, p99 +${a.streamed.p99} ms`);
+    }
+    log(`ledger ${ledgerState.consistent ? 'consistent' : 'INCONSISTENT'}: ${ledgerState.charges} charges for ${gatewayCalls2xx} answered calls, ${ledgerState.openHolds} open holds`);
+    log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
+  } finally {
+    await gateway?.close();
+    await upstream.close();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

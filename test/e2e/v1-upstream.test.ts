@@ -1,0 +1,375 @@
+/**
+ * The OpenAI-compatible provider end to end, THROUGH the gateway: a MODELS_FILE re-routes the
+ * chat model, one standard image model and the edit model to a fake upstream on a real socket,
+ * and the `openai` SDK drives the gateway with a live key. Covers what the upstream receives
+ * (its own key, its own model id, multipart edits), what the caller is billed (the upstream's
+ * usage, n × price), and that every upstream failure is a 502 (or 422) that charges nothing
+ * and never shows the upstream's key.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI, { toFile } from 'openai';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { decodePng } from '../support/png';
+import {
+  FAKE_CHAT_DELTAS,
+  FAKE_CHAT_REPLY,
+  FAKE_USAGE,
+  makePng,
+  startFakeOpenAIUpstream,
+  type FakeOpenAIMode,
+  type FakeOpenAIUpstream,
+} from '../support/fake-openai-upstream';
+
+const UPSTREAM_SECRET = 'sk-upstream-secret';
+const UPSTREAM_MODELS: Record<string, string> = {
+  'svc-chat-1': 'up-chat-model',
+  'flux-pro': 'up-flux-model',
+  'svc-image-edit-1': 'up-edit-model',
+};
+const FLUX_PRO_PRICE = 6;
+const EDIT_PRICE = 2;
+const USAGE_CREDITS = FAKE_USAGE.total_tokens / 10_000;
+
+let upstream: FakeOpenAIUpstream;
+let gw: TestGateway;
+let dir: string;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'gw-models-'));
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      UPSTREAM_MODELS[m.id]
+        ? {
+            ...m,
+            route: {
+              provider: 'openai-compatible' as const,
+              upstreamModel: UPSTREAM_MODELS[m.id]!,
+              baseUrl: upstream.url,
+              apiKeyEnv: 'UPSTREAM_TEST_KEY',
+              timeoutSeconds: 1,
+            },
+          }
+        : m,
+    ),
+  };
+  const modelsFile = join(dir, 'models.json');
+  writeFileSync(modelsFile, JSON.stringify(catalog));
+  gw = await startTestGateway({ MODELS_FILE: modelsFile, UPSTREAM_TEST_KEY: UPSTREAM_SECRET });
+});
+
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  upstream.setMode('ok');
+  upstream.requests.length = 0;
+});
+
+const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+
+async function liveClient(credits: number): Promise<{ acct: TestAccount; openai: OpenAI; key: { id: string; secret: string } }> {
+  const acct = await gw.newAccount(credits);
+  const key = await gw.newKey(acct);
+  return { acct, openai: client(key.secret), key };
+}
+
+const chatBody = { model: 'svc-chat-1', messages: [{ role: 'user' as const, content: 'Say hello to the world' }] };
+
+/** What the upstream got for its last request: our key and its own model id, never ours. */
+function expectUpstreamSaw(path: string, upstreamModel: string): void {
+  expect(upstream.requests).toHaveLength(1);
+  const r = upstream.requests[0]!;
+  expect(r.method).toBe('POST');
+  expect(r.path).toBe(path);
+  expect(r.headers.authorization).toBe(`Bearer ${UPSTREAM_SECRET}`);
+  if (r.json) expect(r.json.model).toBe(upstreamModel);
+  else expect(r.parts?.find((p) => p.name === 'model')?.data.toString()).toBe(upstreamModel);
+}
+
+/** The caller's key must never reach the upstream either. */
+function expectCallerKeyNotForwarded(secret: string): void {
+  for (const r of upstream.requests) expect(r.raw.toString('latin1') + JSON.stringify(r.headers)).not.toContain(secret);
+}
+
+/** Waits until every hold of the account has been settled (a streamed call settles after the response). */
+async function settledHolds(acct: TestAccount): Promise<{ heldMicro: number }> {
+  const db = gw.gateway.database.db;
+  for (let i = 0; i < 200; i++) {
+    const row = await db.one<{ holds: string; releases: string; held: string | null }>(
+      `select count(*) filter (where kind = 'hold') as holds, count(*) filter (where kind = 'release') as releases,
+              -sum(amount_micro) filter (where kind = 'hold') as held
+         from ledger_entries where account_id = ?`,
+      [acct.id],
+    );
+    if (Number(row!.holds) > 0 && row!.holds === row!.releases) return { heldMicro: Number(row!.held) };
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the hold was never settled');
+}
+
+describe('chat through an OpenAI-compatible upstream', () => {
+  test('a completion relays the upstream answer and is billed the upstream usage', async () => {
+    const { acct, openai, key } = await liveClient(10);
+    const res = await openai.chat.completions.create(chatBody);
+    expect(res.model).toBe('svc-chat-1');
+    expect(res.choices[0]!.message.content).toBe(FAKE_CHAT_REPLY);
+    expect(res.usage).toMatchObject(FAKE_USAGE);
+    expectUpstreamSaw('/v1/chat/completions', 'up-chat-model');
+    expectCallerKeyNotForwarded(key.secret);
+    expect(await gw.balance(acct)).toBeCloseTo(10 - USAGE_CREDITS, 9);
+  });
+
+  test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
+    const { acct, openai } = await liveClient(10);
+    const stream = await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });
+    const deltas: string[] = [];
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (choice?.delta?.content) deltas.push(choice.delta.content);
+      if (choice?.finish_reason) finish = choice.finish_reason;
+    }
+    expect(deltas.join('')).toBe(FAKE_CHAT_DELTAS.join(''));
+    expect(finish).toBe('stop');
+    expect(usage).toMatchObject(FAKE_USAGE);
+    expectUpstreamSaw('/v1/chat/completions', 'up-chat-model');
+    expect(upstream.requests[0]!.json.stream).toBe(true);
+    await settledHolds(acct);
+    expect(await gw.balance(acct)).toBeCloseTo(10 - USAGE_CREDITS, 9);
+  });
+
+  test('a test key on the re-routed model is served by the simulator: the upstream sees nothing', async () => {
+    const acct = await gw.newAccount(1);
+    const key = await gw.newKey(acct, { mode: 'test' });
+    const openai = client(key.secret);
+    const res = await openai.chat.completions.create(chatBody);
+    expect(res.choices[0]!.message.content).not.toBe(FAKE_CHAT_REPLY);
+    let streamed = '';
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) streamed += c.choices[0]?.delta?.content ?? '';
+    expect(streamed.length).toBeGreaterThan(0);
+    const img = await openai.images.generate({ model: 'flux-pro', prompt: 'a cat', size: '64x64' });
+    expect(img.data).toHaveLength(1);
+    await openai.images.edit({ model: 'svc-image-edit-1', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), prompt: 'blue' });
+    expect(upstream.requests).toEqual([]);
+    expect(await gw.balance(acct)).toBe(1);
+  });
+
+  const failures: [FakeOpenAIMode, string][] = [
+    ['error-500', 'upstream 500'],
+    ['malformed-json', 'malformed JSON'],
+    ['reset', 'connection reset'],
+    ['hang', 'no answer within the 1 s timeout'],
+  ];
+  for (const [mode, label] of failures) {
+    test(`${label} answers 502 upstream_error, charges nothing and never shows the upstream key`, async () => {
+      const { acct, key } = await liveClient(10);
+      upstream.setMode(mode);
+      const started = Date.now();
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(chatBody),
+      });
+      const text = await res.text();
+      expect(res.status).toBe(502);
+      expect(JSON.parse(text).error).toMatchObject({ type: 'upstream_error', message: expect.any(String) });
+      expect(text).not.toContain(UPSTREAM_SECRET);
+      expect(text).not.toContain('sk-upstream');
+      if (mode === 'hang') expect(Date.now() - started).toBeLessThan(10_000);
+      expect(upstream.requests.length).toBeGreaterThanOrEqual(1);
+      expect(await gw.balance(acct)).toBe(10);
+    });
+
+    test(`${label} on a streamed call (before any byte) answers 502 upstream_error and charges nothing`, async () => {
+      const { acct, openai } = await liveClient(10);
+      upstream.setMode(mode);
+      const err = await (async () => {
+        const stream = await openai.chat.completions.create({ ...chatBody, stream: true });
+        for await (const _ of stream) void _;
+      })().catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err.status).toBe(502);
+      expect(err.error).toMatchObject({ type: 'upstream_error' });
+      expect(JSON.stringify(err.error) + String(err.message)).not.toContain(UPSTREAM_SECRET);
+      expect(await gw.balance(acct)).toBe(10);
+    });
+  }
+
+  test('the SDK sees the 502 as an APIError with the upstream_error type', async () => {
+    const { acct, openai } = await liveClient(10);
+    upstream.setMode('error-500');
+    const err = await openai.chat.completions.create(chatBody).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.status).toBe(502);
+    expect(err.error).toMatchObject({ type: 'upstream_error' });
+    expect(String(err.message)).not.toContain(UPSTREAM_SECRET);
+    expect(await gw.balance(acct)).toBe(10);
+  });
+
+  test('an upstream that dies mid-stream ends the stream with an upstream_error event, charging nothing', async () => {
+    const { acct, openai } = await liveClient(10);
+    upstream.setMode('die-mid-stream');
+    let text = '';
+    const err = await (async () => {
+      for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) text += c.choices[0]?.delta?.content ?? '';
+    })().catch((e) => e);
+    expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.error).toMatchObject({ type: 'upstream_error' });
+    await settledHolds(acct);
+    expect(await gw.balance(acct)).toBe(10);
+  });
+
+  test('a stalled stream that the client aborts (SDK AbortController) is charged for what was sent, at most the hold', async () => {
+    const { acct, openai } = await liveClient(10);
+    upstream.setMode('stall-mid-stream');
+    const abort = new AbortController();
+    let text = '';
+    const err = await (async () => {
+      const stream = await openai.chat.completions.create({ ...chatBody, stream: true }, { signal: abort.signal });
+      for await (const c of stream) {
+        text += c.choices[0]?.delta?.content ?? '';
+        if (text) abort.abort();
+      }
+    })().catch((e) => e);
+    // The v6 SDK ends the iteration quietly on its own abort (older versions threw APIUserAbortError).
+    if (err !== undefined) expect(err).toBeInstanceOf(OpenAI.APIUserAbortError);
+    expect(abort.signal.aborted).toBe(true);
+    expect(text).toBe(FAKE_CHAT_DELTAS[0]);
+    const { heldMicro } = await settledHolds(acct);
+    const spent = 10 - (await gw.balance(acct));
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(heldMicro / 1_000_000);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  });
+
+  test('a client that gives up before the upstream sent anything has its hold settled, at most the hold charged', async () => {
+    const { acct, key } = await liveClient(10);
+    upstream.setMode('hang');
+    const abort = new AbortController();
+    const pending = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...chatBody, stream: true }),
+      signal: abort.signal,
+    }).catch((e) => e);
+    while (upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    abort.abort();
+    expect(await pending).toMatchObject({ name: 'AbortError' });
+    const { heldMicro } = await settledHolds(acct);
+    const spent = 10 - (await gw.balance(acct));
+    expect(spent).toBeGreaterThanOrEqual(0);
+    expect(spent).toBeLessThanOrEqual(heldMicro / 1_000_000);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  });
+
+  test('a stalled stream that a raw fetch aborts after the first delta is charged the same way', async () => {
+    const { acct, key } = await liveClient(10);
+    upstream.setMode('stall-mid-stream');
+    const abort = new AbortController();
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...chatBody, stream: true }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes(JSON.stringify(FAKE_CHAT_DELTAS[0]))) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended before the first delta');
+      seen += Buffer.from(value).toString('utf8');
+    }
+    abort.abort();
+    const { heldMicro } = await settledHolds(acct);
+    const spent = 10 - (await gw.balance(acct));
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(heldMicro / 1_000_000);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  });
+});
+
+describe('images through an OpenAI-compatible upstream', () => {
+  test('generations are billed n × price, arrive as decodable PNGs, and the upstream got its model and key', async () => {
+    const { acct, openai, key } = await liveClient(20);
+    const res = await openai.images.generate({ model: 'flux-pro', prompt: 'a lighthouse at dusk', n: 2, size: '96x64', response_format: 'b64_json' });
+    expect(res.data).toHaveLength(2);
+    for (const item of res.data!) expect(decodePng(Buffer.from(item.b64_json!, 'base64'))).toEqual({ width: 96, height: 64 });
+    expectUpstreamSaw('/v1/images/generations', 'up-flux-model');
+    expect(upstream.requests[0]!.json).toMatchObject({ prompt: 'a lighthouse at dusk', n: 2, size: '96x64' });
+    expectCallerKeyNotForwarded(key.secret);
+    expect(await gw.balance(acct)).toBe(20 - 2 * FLUX_PRO_PRICE);
+  });
+
+  test('url images from the upstream are stored and served by the gateway', async () => {
+    const { acct, openai } = await liveClient(10);
+    const res = await openai.images.generate({ model: 'flux-pro', prompt: 'a fox', size: '80x64' });
+    const url = res.data![0]!.url!;
+    expect(url.startsWith(`${gw.url}/media/`)).toBe(true);
+    const got = await fetch(url);
+    expect(got.headers.get('content-type')).toBe('image/png');
+    expect(decodePng(Buffer.from(await got.arrayBuffer()))).toEqual({ width: 80, height: 64 });
+    expect(await gw.balance(acct)).toBe(10 - FLUX_PRO_PRICE);
+  });
+
+  test('edits arrive at the upstream as multipart with the image, the prompt and the upstream model', async () => {
+    const { acct, openai } = await liveClient(10);
+    const input = makePng(24, 16);
+    const res = await openai.images.edit({
+      model: 'svc-image-edit-1',
+      image: await toFile(input, 'input.png', { type: 'image/png' }),
+      prompt: 'make it blue',
+      size: '128x64' as any,
+      response_format: 'b64_json',
+    });
+    expect(decodePng(Buffer.from(res.data![0]!.b64_json!, 'base64'))).toEqual({ width: 128, height: 64 });
+    expectUpstreamSaw('/v1/images/edits', 'up-edit-model');
+    const r = upstream.requests[0]!;
+    expect(r.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const part = (name: string) => r.parts!.find((p) => p.name === name);
+    expect(part('prompt')?.data.toString()).toBe('make it blue');
+    expect(part('image')).toMatchObject({ filename: 'input.png', contentType: 'image/png' });
+    expect(part('image')!.data.equals(input)).toBe(true);
+    expect(await gw.balance(acct)).toBe(10 - EDIT_PRICE);
+  });
+
+  test('a content-policy 400 from the upstream answers 422 content_policy_violation and charges nothing', async () => {
+    const { acct, openai } = await liveClient(10);
+    upstream.setMode('content-policy');
+    await expect(openai.images.generate({ model: 'flux-pro', prompt: 'something refused', size: '64x64' })).rejects.toMatchObject({
+      status: 422,
+      error: { type: 'content_policy_violation' },
+    });
+    await expect(
+      openai.images.edit({ model: 'svc-image-edit-1', image: await toFile(makePng(8, 8), 'a.png', { type: 'image/png' }), prompt: 'refused' }),
+    ).rejects.toMatchObject({ status: 422, error: { type: 'content_policy_violation' } });
+    expect(upstream.requests).toHaveLength(2);
+    expect(await gw.balance(acct)).toBe(10);
+  });
+
+  for (const mode of ['error-500', 'malformed-json', 'reset', 'hang'] as const) {
+    test(`images: ${mode} answers 502 upstream_error, charges nothing, never shows the upstream key`, async () => {
+      const { acct, openai } = await liveClient(10);
+      upstream.setMode(mode);
+      const err = await openai.images.generate({ model: 'flux-pro', prompt: 'x', size: '64x64' }).catch((e) => e);
+      expect(err.status).toBe(502);
+      expect(err.error).toMatchObject({ type: 'upstream_error' });
+      expect(JSON.stringify(err.error) + String(err.message)).not.toContain(UPSTREAM_SECRET);
+      expect(await gw.balance(acct)).toBe(10);
+    });
+  }
+});
