@@ -1,0 +1,116 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { DomainError, unauthenticated } from '../domain/errors/domain-error';
+import type { Logger } from '../infra/observability/logger';
+import { bearerToken } from '../rest/auth';
+import { asGraphQLError, type FormatError } from './errors';
+import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
+import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';
+
+/**
+ * Before execution: a subscription is refused (HTTP cannot carry it; graphql-js would run its
+ * resolver without an event), and so is an operation whose cost, known once the variables are,
+ * passes the bound.
+ */
+function operationLimitsPlugin(schema: GraphQLSchema): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, operation, request }) {
+          if (operation?.operation === 'subscription') {
+            throw new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql.', {
+              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+            });
+          }
+          const error = costError(schema, document, request.variables, request.operationName);
+          if (error) throw error;
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The shape bounds (depth, aliases, fields) before Apollo validates: Apollo has no hook between
+ * parsing and validation that may answer the request (an exception there is a 500), and as a
+ * validation rule they would only report, leaving graphql-js's quadratic overlapping-fields check
+ * to run on the document anyway. Parsing twice is cheap next to that: it stops at maxTokens.
+ * A document that does not parse is left to Apollo, which answers GRAPHQL_PARSE_FAILED.
+ */
+function shapeGuard(formatError: FormatError): RequestHandler {
+  return (req, res, next) => {
+    const source = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
+    if (typeof source !== 'string') return next();
+    let document: DocumentNode;
+    try {
+      document = parse(source, PARSE_OPTIONS);
+    } catch {
+      return next();
+    }
+    const error = documentLimitError(document);
+    if (!error) return next();
+    res.status(400).json({ errors: [formatError(error.toJSON(), error)] });
+  };
+}
+
+/** Body-parser failures on /graphql answer in the GraphQL error shape, not REST's. */
+const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
+  const type = (err as { type?: string }).type;
+  if (type === 'entity.too.large') {
+    res.status(413).json({ errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }] });
+  } else if (type === 'entity.parse.failed') {
+    res.status(400).json({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+  } else next(err);
+};
+
+/**
+ * POST /graphql through Apollo Server. No batching (a JSON array is refused before any work),
+ * no persisted queries; introspection and the landing page only outside production.
+ */
+export async function createHttpDoor(deps: {
+  schema: GraphQLSchema;
+  services: GraphQLServices;
+  formatError: FormatError;
+  logger: Logger;
+  production: boolean;
+}): Promise<{ mount: (app: Express) => void; stop: () => Promise<void> }> {
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: deps.schema,
+    // Apollo's own warnings go to the service log, as structured lines like every other.
+    logger: deps.logger,
+    formatError: deps.formatError,
+    parseOptions: PARSE_OPTIONS,
+    allowBatchedHttpRequests: false,
+    persistedQueries: false,
+    introspection: !deps.production,
+    hideSchemaDetailsFromClientErrors: deps.production,
+    includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false,
+    plugins: [operationLimitsPlugin(deps.schema), ...(deps.production ? [ApolloServerPluginLandingPageDisabled()] : [])],
+  });
+  await apollo.start();
+
+  // A bad credential answers 401 at once; none at all leaves the operation to refuse what needs one.
+  const context = async ({ req }: { req: express.Request }): Promise<GraphQLContext> => {
+    const header = req.headers.authorization;
+    if (!header) return { principal: null, services: deps.services };
+    const token = bearerToken(header);
+    try {
+      if (!token) throw unauthenticated('Malformed Authorization header; expected "Bearer <API key or ID token>".');
+      return { principal: await authenticateBearer(token, deps.services), services: deps.services };
+    } catch (err) {
+      if (err instanceof DomainError) throw asGraphQLError(err, err.status);
+      throw err instanceof GraphQLError ? err : new GraphQLError('Context creation failed', { originalError: err as Error });
+    }
+  };
+
+  return {
+    mount: (app) => {
+      app.use('/graphql', express.json({ limit: LIMITS.maxBodyBytes }), bodyErrors, shapeGuard(deps.formatError), expressMiddleware(apollo, { context }));
+    },
+    stop: () => apollo.stop(),
+  };
+}

@@ -1,0 +1,132 @@
+import { DomainError } from '../domain/errors/domain-error';
+import type { JobEventBus } from '../domain/events/job-events';
+import type { VideoJob } from '../domain/video/video-job';
+
+const RANK = { PROCESSING: 0, COMPLETED: 1, FAILED: 1 } as const;
+export const isTerminal = (job: VideoJob): boolean => job.status !== 'PROCESSING';
+
+/** Later by updated_at, or the same instant but further along (a state never moves back). */
+function isNewer(a: VideoJob, b: VideoJob): boolean {
+  const dt = a.updatedAt.getTime() - b.updatedAt.getTime();
+  return dt > 0 || (dt === 0 && RANK[a.status] > RANK[b.status]);
+}
+
+export interface JobStreamOptions {
+  /** Which events this subscriber sees (its account, its job). */
+  accept: (job: VideoJob) => boolean;
+  /** Events held for a slow reader; past this the stream ends with an error instead of growing. */
+  maxBuffer: number;
+  /** One job: drop states older than the last one queued, end after COMPLETED or FAILED. */
+  singleJob?: boolean;
+}
+
+/**
+ * The job events one subscription sees, as an async iterator. Hand-written rather than an async
+ * generator on purpose: a generator's return() waits behind a pending next(), so a client that
+ * unsubscribes while no event comes would keep its bus listener forever; here return() ends the
+ * stream at once, unsubscribes and settles the pending read.
+ */
+export class JobStream implements AsyncIterableIterator<VideoJob> {
+  private buffer: VideoJob[] = [];
+  private latest: VideoJob | null = null;
+  private reader: ((r: IteratorResult<VideoJob>) => void) | null = null;
+  private failure: DomainError | null = null;
+  private closed = false;
+  private endAfterBuffer = false;
+  private unsubscribe: (() => void) | null;
+
+  constructor(bus: JobEventBus, private readonly opts: JobStreamOptions) {
+    this.unsubscribe = bus.subscribe(({ job }) => {
+      if (opts.accept(job)) this.push(job);
+    });
+  }
+
+  /** The state read after subscribing goes first; buffered events it already covers are dropped. */
+  startWith(job: VideoJob): void {
+    if (this.closed) return;
+    const later = this.buffer.filter((e) => isNewer(e, job));
+    this.buffer = [];
+    this.latest = null;
+    this.endAfterBuffer = false;
+    for (const j of [job, ...later]) this.push(j);
+  }
+
+  private push(job: VideoJob): void {
+    if (this.closed || this.endAfterBuffer) return;
+    if (this.opts.singleJob) {
+      if (this.latest && !isNewer(job, this.latest)) return;
+      this.latest = job;
+      if (isTerminal(job)) {
+        // Nothing follows a terminal state: stop listening now, deliver what is queued, then end.
+        this.endAfterBuffer = true;
+        this.stopListening();
+      }
+    }
+    if (this.reader) {
+      const deliver = this.reader;
+      this.reader = null;
+      deliver({ value: job, done: false });
+      return;
+    }
+    if (this.buffer.length >= this.opts.maxBuffer) {
+      // A reader is never waiting when the buffer is full; the error surfaces at the next read.
+      this.failure = new DomainError('service_unavailable', 'This subscription fell too far behind its events; subscribe again.');
+      this.stopListening();
+      this.buffer = [];
+      return;
+    }
+    this.buffer.push(job);
+  }
+
+  next(): Promise<IteratorResult<VideoJob>> {
+    const job = this.buffer.shift();
+    if (job) return Promise.resolve({ value: job, done: false });
+    if (this.failure) {
+      const err = this.failure;
+      this.failure = null;
+      this.closed = true;
+      return Promise.reject(err);
+    }
+    if (this.closed || this.endAfterBuffer) {
+      this.close();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => {
+      this.reader = resolve;
+    });
+  }
+
+  return(): Promise<IteratorResult<VideoJob>> {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(err?: unknown): Promise<IteratorResult<VideoJob>> {
+    this.close();
+    return Promise.reject(err);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** True once nothing listens on the bus for this stream any more. */
+  get isListening(): boolean {
+    return this.unsubscribe !== null;
+  }
+
+  private stopListening(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopListening();
+    this.buffer = [];
+    const reader = this.reader;
+    this.reader = null;
+    reader?.({ value: undefined, done: true });
+  }
+}

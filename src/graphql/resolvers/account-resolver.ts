@@ -1,0 +1,65 @@
+import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { requireAccount, type GraphQLContext } from '../context';
+import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
+import { CreateApiKeyInput, createKeyBody, permissionsBody } from '../types/inputs';
+
+/** An ArgsType (not three @Arg) so the SDL lists the arguments in CONTRACT's order. */
+@ArgsType()
+class PermissionsArgs {
+  @Field(() => ID) id!: string;
+  @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
+}
+
+@ArgsType()
+class WebhookArgs {
+  @Field(() => ID) keyId!: string;
+  @Field(() => String, { nullable: true, description: 'An https URL; null removes the webhook.' }) url?: string | null;
+}
+
+/** /account and /account/api-keys: the owner's ID token, the same AccountService and KeyService calls. */
+@Resolver()
+export class AccountResolver {
+  @Query(() => AccountType)
+  async account(@Ctx() ctx: GraphQLContext): Promise<AccountType> {
+    return toAccountType(await ctx.services.accounts.get(requireAccount(ctx).accountId));
+  }
+
+  @Query(() => [ApiKeyType], { description: 'Active keys, never a secret.' })
+  async apiKeys(@Ctx() ctx: GraphQLContext): Promise<ApiKeyType[]> {
+    return (await ctx.services.keys.list(requireAccount(ctx).accountId)).map(toApiKeyType);
+  }
+
+  @Mutation(() => CreatedApiKey, { description: 'An 11th active key answers key_limit_reached.' })
+  async createApiKey(@Arg('input', () => CreateApiKeyInput) input: CreateApiKeyInput, @Ctx() ctx: GraphQLContext): Promise<CreatedApiKey> {
+    const { key, secret } = await ctx.services.keys.create(requireAccount(ctx).accountId, createKeyBody(input));
+    return { ...toApiKeyType(key), key: secret };
+  }
+
+  @Mutation(() => Boolean, { description: 'The key answers authentication_error from then on.' })
+  async revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    await ctx.services.keys.revoke(requireAccount(ctx).accountId, id);
+    return true;
+  }
+
+  @Mutation(() => ApiKeyType, { description: 'null or [] clears a list; an omitted argument leaves it as it is.' })
+  async updateApiKeyPermissions(
+    @Args(() => PermissionsArgs) { id, allowedModels, blockedModels }: PermissionsArgs,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<ApiKeyType> {
+    const key = await ctx.services.keys.update(requireAccount(ctx).accountId, id, permissionsBody(allowedModels, blockedModels));
+    return toApiKeyType(key);
+  }
+
+  @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })
+  async setWebhook(@Args(() => WebhookArgs) { keyId, url }: WebhookArgs, @Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
+    const result = await ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { url: url ?? null });
+    return { url: result.url, secret: result.secret ?? null };
+  }
+
+  @Mutation(() => WebhookConfig, { description: 'In-flight retries keep the old secret; new events use the new one.' })
+  async regenerateWebhookSecret(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
+    const result = await ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { regenerateSecret: true });
+    return { url: result.url, secret: result.secret ?? null };
+  }
+}

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'type-graphql';
+import { DateTimeScalar } from './scalars';
+// Import order is declaration order, and so the SDL's: the key's powers, then the account's.
+import { CatalogResolver } from './resolvers/catalog-resolver';
+import { VideoResolver } from './resolvers/video-resolver';
+import { AccountResolver } from './resolvers/account-resolver';
+import { SubscriptionResolver } from './resolvers/subscription-resolver';
+
+/**
+ * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
+ * own `subscribe` (a JobStream over the domain's event bus). This one makes a topic-based
+ * subscription, should one ever be declared by mistake, fail loudly.
+ */
+const noTopics = {
+  publish(): void {
+    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+  },
+  subscribe(): AsyncIterable<unknown> {
+    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+  },
+};
+
+/**
+ * The schema, built from the decorated classes (code first). This module is the only way in to
+ * them, so it loads reflect-metadata before any decorator runs.
+ */
+export function buildGraphQLSchema(): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [CatalogResolver, VideoResolver, AccountResolver, SubscriptionResolver],
+    scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
+    // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
+    validate: false,
+    pubSub: noTopics,
+  });
+}
+
+/**
+ * The SDL kept in schema/schema.graphql. Not sorted: types and fields keep the order of the code
+ * (roots first, fields as declared), which is deterministic and reads like CONTRACT.md.
+ */
+export function schemaSDL(schema: GraphQLSchema): string {
+  return `${printSchema(schema)}\n`;
+}

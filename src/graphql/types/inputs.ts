@@ -1,0 +1,96 @@
+import { Field, Float, InputType, Int, registerEnumType } from 'type-graphql';
+import { ApiKeyMode } from './account';
+
+/**
+ * Inputs carry the REST fields in camelCase. Each converter builds the REST (snake_case) body and
+ * hands it to the same domain function REST calls, so validation, defaults and the `param` of an
+ * error are the REST ones. Absent or null fields are left out, as if the REST client omitted them.
+ */
+function body(entries: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined && v !== null));
+}
+
+export enum CharacterOrientation {
+  IMAGE = 'image',
+  VIDEO = 'video',
+}
+registerEnumType(CharacterOrientation, { name: 'CharacterOrientation' });
+
+@InputType('VideoQuoteInput')
+export class VideoQuoteInput {
+  @Field(() => String) model!: string;
+  @Field(() => String, { nullable: true, description: '5s or 10s' }) duration?: string | null;
+  @Field(() => String, { nullable: true, description: '480p, 720p or 1080p' }) resolution?: string | null;
+  @Field(() => Int, { nullable: true, description: 'Motion control: 1 to 30' }) durationSeconds?: number | null;
+}
+
+export const quoteBody = (i: VideoQuoteInput) =>
+  body({ model: i.model, duration: i.duration, resolution: i.resolution, duration_seconds: i.durationSeconds });
+
+@InputType('QueueVideoInput')
+export class QueueVideoInput {
+  @Field(() => String) model!: string;
+  @Field(() => String, { nullable: true }) prompt?: string | null;
+  @Field(() => String, { nullable: true }) duration?: string | null;
+  @Field(() => String, { nullable: true }) resolution?: string | null;
+  @Field(() => String, { nullable: true }) aspectRatio?: string | null;
+  @Field(() => Boolean, { nullable: true }) audio?: boolean | null;
+  @Field(() => String, { nullable: true }) imageUrl?: string | null;
+  @Field(() => [String], { nullable: true }) referenceImageUrls?: string[] | null;
+}
+
+export const queueBody = (i: QueueVideoInput) =>
+  body({
+    model: i.model,
+    prompt: i.prompt,
+    duration: i.duration,
+    resolution: i.resolution,
+    aspect_ratio: i.aspectRatio,
+    audio: i.audio,
+    image_url: i.imageUrl,
+    reference_image_urls: i.referenceImageUrls,
+  });
+
+@InputType('MotionControlInput')
+export class MotionControlInput {
+  @Field(() => String) imageUrl!: string;
+  @Field(() => String) videoUrl!: string;
+  @Field(() => Int) durationSeconds!: number;
+  @Field(() => String, { nullable: true }) prompt?: string | null;
+  @Field(() => Boolean, { nullable: true }) keepOriginalSound?: boolean | null;
+  @Field(() => CharacterOrientation, { nullable: true }) characterOrientation?: CharacterOrientation | null;
+}
+
+export const motionBody = (i: MotionControlInput) =>
+  body({
+    image_url: i.imageUrl,
+    video_url: i.videoUrl,
+    duration_seconds: i.durationSeconds,
+    prompt: i.prompt,
+    keep_original_sound: i.keepOriginalSound,
+    character_orientation: i.characterOrientation,
+  });
+
+@InputType('CreateApiKeyInput')
+export class CreateApiKeyInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => ApiKeyMode, { nullable: true }) mode?: ApiKeyMode | null;
+  @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
+  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+}
+
+/** POST /account/api-keys takes camelCase already; nulls are dropped like the other inputs. */
+export const createKeyBody = (i: CreateApiKeyInput) =>
+  body({ name: i.name, mode: i.mode, allowedModels: i.allowedModels, blockedModels: i.blockedModels, dailySpendCap: i.dailySpendCap });
+
+/**
+ * PATCH /account/api-keys/<id>: here null means "clear the list" and an absent argument means
+ * "leave it", so nulls are kept and only undefined is dropped.
+ */
+export function permissionsBody(allowedModels: string[] | null | undefined, blockedModels: string[] | null | undefined) {
+  const out: Record<string, unknown> = {};
+  if (allowedModels !== undefined) out.allowedModels = allowedModels;
+  if (blockedModels !== undefined) out.blockedModels = blockedModels;
+  return out;
+}

@@ -1,0 +1,202 @@
+import WebSocket from 'ws';
+import { createClient, type Client } from 'graphql-ws';
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+
+/** graphql-transport-ws against the running server: jobs watched from queueing to their end. */
+let gw: TestGateway;
+let wsUrl: string;
+const clients: Client[] = [];
+beforeAll(async () => {
+  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
+  wsUrl = `${gw.url.replace(/^http/, 'ws')}/graphql`;
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+});
+afterAll(() => gw.close());
+
+const TEXT_MODEL = 'svc-2.5-preview-text-to-video';
+const JOB_FIELDS = 'id status url reason creditsCharged creditsUsed updatedAt';
+
+function connect(token?: string, on?: { closed?: (e: unknown) => void }): Client {
+  const client = createClient({
+    url: wsUrl,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    on,
+  });
+  clients.push(client);
+  return client;
+}
+
+interface Outcome {
+  results: any[];
+  error?: any;
+  completed: boolean;
+}
+
+/** Runs one operation to its end (complete or error), collecting every result. */
+function run(client: Client, query: string, variables?: Record<string, unknown>, onResult?: (r: any) => void): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const out: Outcome = { results: [], completed: false };
+    client.subscribe(
+      { query, variables },
+      {
+        next: (r) => {
+          out.results.push(r);
+          onResult?.(r);
+        },
+        error: (e) => resolve({ ...out, error: e }),
+        complete: () => resolve({ ...out, completed: true }),
+      },
+    );
+  });
+}
+
+async function queue(client: Client, prompt: string): Promise<any> {
+  const q = `mutation($input: QueueVideoInput!) { queueVideo(input: $input) { ${JOB_FIELDS} } }`;
+  const out = await run(client, q, { input: { model: TEXT_MODEL, prompt, resolution: '480p' } });
+  expect(out.results[0].errors).toBeUndefined();
+  return out.results[0].data.queueVideo;
+}
+
+const watch = (client: Client, id: string, onResult?: (r: any) => void) =>
+  run(client, `subscription($id: ID!) { videoJobUpdated(id: $id) { ${JOB_FIELDS} } }`, { id }, onResult);
+
+let acct: TestAccount;
+let key: { id: string; secret: string };
+// Video requests are rate limited per key (5 a minute): each test gets an account and key of its own.
+beforeEach(async () => {
+  acct = await gw.newAccount(1000);
+  key = await gw.newKey(acct);
+});
+
+test('a job queued by mutation is watched to COMPLETED, then the subscription completes', async () => {
+  const client = connect(key.secret);
+  const job = await queue(client, 'a lighthouse at dusk');
+  expect(job.status).toBe('PROCESSING');
+  const out = await watch(client, job.id);
+  expect(out.completed).toBe(true);
+  const states = out.results.map((r) => r.data.videoJobUpdated);
+  expect(states.map((s) => s.status)).toEqual(['PROCESSING', 'COMPLETED']);
+  const done = states[1];
+  expect(done.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+  expect(done.creditsUsed).toBe(job.creditsCharged);
+  const video = await fetch(done.url);
+  expect(video.status).toBe(200);
+  expect(video.headers.get('content-type')).toBe('video/mp4');
+});
+
+test('a failed job is seen FAILED with its reason, and refunded', async () => {
+  const client = connect(key.secret);
+  const before = await gw.balance(acct);
+  const job = await queue(client, 'this one will [fail]');
+  const out = await watch(client, job.id);
+  expect(out.completed).toBe(true);
+  const last = out.results.at(-1).data.videoJobUpdated;
+  expect(last.status).toBe('FAILED');
+  expect(last.reason).toEqual(expect.any(String));
+  expect(last.url).toBeNull();
+  expect(await gw.balance(acct)).toBe(before);
+});
+
+test('a finished job answers its final state at once and completes', async () => {
+  const client = connect(key.secret);
+  const job = await queue(client, 'quick');
+  await watch(client, job.id);
+  const again = await watch(client, job.id);
+  expect(again.results.map((r) => r.data.videoJobUpdated.status)).toEqual(['COMPLETED']);
+  expect(again.completed).toBe(true);
+});
+
+test("videoJobsUpdated carries every change to the account's jobs, and only those", async () => {
+  const idTokenClient = connect(acct.idToken);
+  const seen: any[] = [];
+  const waiters: Array<() => void> = [];
+  const watcher = run(idTokenClient, `subscription { videoJobsUpdated { ${JOB_FIELDS} } }`, undefined, (r) => {
+    seen.push(r.data.videoJobsUpdated);
+    waiters.forEach((w) => w());
+  });
+  const until = (ok: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = () => ok() && resolve();
+      waiters.push(check);
+      check();
+    });
+  const client = connect(key.secret);
+  // The subscription is live once it sees a probe job; nothing is sent until then.
+  const probe = await queue(client, 'probe');
+  await until(() => seen.some((j) => j.id === probe.id && j.status === 'COMPLETED'));
+
+  const stranger = await gw.newAccount(100);
+  const theirs = await queue(connect((await gw.newKey(stranger)).secret), 'not yours');
+  const a = await queue(client, 'first');
+  const b = await queue(client, 'second [fail]');
+  await until(() => [a.id, b.id].every((id) => seen.some((j) => j.id === id && j.status !== 'PROCESSING')));
+  expect(seen.map((j) => j.id)).not.toContain(theirs.id);
+  expect(seen.filter((j) => j.id === a.id).map((j) => j.status)).toEqual(['PROCESSING', 'COMPLETED']);
+  expect(seen.filter((j) => j.id === b.id).map((j) => j.status)).toEqual(['PROCESSING', 'FAILED']);
+  await idTokenClient.dispose();
+  await watcher;
+});
+
+test("another account's job id answers not_found_error", async () => {
+  const job = await queue(connect(key.secret), 'mine');
+  const stranger = connect((await gw.newKey(await gw.newAccount())).secret);
+  const out = await watch(stranger, job.id);
+  const errors = out.results[0]?.errors ?? out.error;
+  expect(errors[0].extensions).toMatchObject({ code: 'not_found_error', param: 'id' });
+  expect(out.results.every((r) => !r.data?.videoJobUpdated)).toBe(true);
+});
+
+test.each([
+  ['no credential', undefined],
+  ['a revoked-looking key', 'svc_live_doesnotexist_0123456789'],
+  ['a bad ID token', 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln'],
+])('%s: the socket is closed before any operation runs', async (_name, token) => {
+  let closeCode: number | undefined;
+  const client = connect(token, { closed: (e) => (closeCode = (e as { code: number }).code) });
+  const out = await run(client, 'subscription { videoJobsUpdated { id } }');
+  expect(out.results).toEqual([]);
+  expect(out.completed).toBe(false);
+  expect(closeCode).toBe(4403);
+});
+
+test('a key revoked after connecting can start no new operation', async () => {
+  const k = await gw.newKey(acct);
+  const client = connect(k.secret);
+  // An open subscription keeps the (lazy) client on the same socket.
+  const holding = run(client, 'subscription { videoJobsUpdated { id } }');
+  expect((await run(client, '{ models { id } }')).results[0].data.models.length).toBeGreaterThan(0);
+  await gw.api('DELETE', `/account/api-keys/${k.id}`, { token: acct.idToken });
+  const out = await run(client, 'subscription { videoJobsUpdated { id } }');
+  expect(out.error[0].extensions.code).toBe('authentication_error');
+  await client.dispose();
+  await holding;
+});
+
+test('limits hold over the socket: depth, and 20 operations per connection', async () => {
+  const client = connect(key.secret);
+  const deep = await run(client, `{ ${'models { '.repeat(12)}id${' }'.repeat(12)} }`);
+  expect(deep.error[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  expect(deep.error.map((e: any) => e.message).join()).toMatch(/levels deep/);
+
+  // Messages are registered in the order they arrive, so the 21st meets 20 running ones.
+  const open = Array.from({ length: 20 }, () => run(client, 'subscription { videoJobsUpdated { id } }'));
+  const extra = await run(client, 'subscription { videoJobsUpdated { id } }');
+  expect(extra.error[0].extensions.code).toBe('rate_limit_exceeded');
+  await client.dispose();
+  await Promise.all(open);
+});
+
+test('errors over the socket hide internals like HTTP does', async () => {
+  const client = connect(key.secret);
+  const out = await run(client, `mutation { queueVideo(input: { model: "${TEXT_MODEL}", prompt: "x", resolution: "4k" }) { id } }`);
+  expect(out.results[0].errors[0]).toEqual({
+    message: expect.stringContaining('resolution'),
+    locations: expect.any(Array),
+    path: ['queueVideo'],
+    extensions: { code: 'invalid_request_error', param: 'resolution' },
+  });
+});

@@ -1,0 +1,78 @@
+import { LocalJobEventBus } from '../../src/infra/events/local-event-bus';
+import { JobStream } from '../../src/graphql/job-stream';
+import type { VideoJob } from '../../src/domain/video/video-job';
+
+/** A bus that counts its listeners, to see that every stream lets go of it. */
+class CountingBus extends LocalJobEventBus {
+  listeners = 0;
+  override subscribe(listener: Parameters<LocalJobEventBus['subscribe']>[0]): () => void {
+    this.listeners++;
+    const off = super.subscribe(listener);
+    return () => {
+      this.listeners--;
+      off();
+    };
+  }
+}
+
+const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+const job = (id: string, status: VideoJob['status'], second: number, accountId = 'acct_1') =>
+  ({ id, accountId, status, updatedAt: at(second), createdAt: at(0) }) as VideoJob;
+
+let bus: CountingBus;
+beforeEach(() => {
+  bus = new CountingBus();
+});
+
+test('one job: the state read first, buffered events it covers dropped, then the end after a terminal state', async () => {
+  const stream = new JobStream(bus, { accept: (j) => j.id === 'vid_1', maxBuffer: 10, singleJob: true });
+  await bus.publish({ job: job('vid_1', 'PROCESSING', 1) }); // raced the read: already covered by it
+  await bus.publish({ job: job('vid_2', 'PROCESSING', 1) }); // another job
+  stream.startWith(job('vid_1', 'PROCESSING', 1));
+  expect((await stream.next()).value.status).toBe('PROCESSING');
+  const pending = stream.next();
+  await bus.publish({ job: job('vid_1', 'COMPLETED', 2) });
+  expect((await pending).value.status).toBe('COMPLETED');
+  expect(bus.listeners).toBe(0); // nothing follows a terminal state
+  expect(await stream.next()).toEqual({ value: undefined, done: true });
+});
+
+test('one job: a terminal event that raced the read still ends the stream, in order', async () => {
+  const stream = new JobStream(bus, { accept: (j) => j.id === 'vid_1', maxBuffer: 10, singleJob: true });
+  await bus.publish({ job: job('vid_1', 'FAILED', 3) });
+  stream.startWith(job('vid_1', 'PROCESSING', 1));
+  const seen = [];
+  for await (const j of stream) seen.push(j.status);
+  expect(seen).toEqual(['PROCESSING', 'FAILED']);
+  expect(bus.listeners).toBe(0);
+});
+
+test('return() while a read waits ends it at once and unsubscribes', async () => {
+  const stream = new JobStream(bus, { accept: () => true, maxBuffer: 10 });
+  expect(bus.listeners).toBe(1);
+  const pending = stream.next();
+  await stream.return();
+  expect(await pending).toEqual({ value: undefined, done: true });
+  expect(bus.listeners).toBe(0);
+  await bus.publish({ job: job('vid_1', 'PROCESSING', 1) });
+  expect(await stream.next()).toEqual({ value: undefined, done: true });
+});
+
+test('a reader that falls too far behind gets an error, not an ever-growing buffer', async () => {
+  const stream = new JobStream(bus, { accept: () => true, maxBuffer: 3 });
+  for (let i = 0; i < 5; i++) await bus.publish({ job: job(`vid_${i}`, 'PROCESSING', i) });
+  expect(bus.listeners).toBe(0);
+  await expect(stream.next()).rejects.toMatchObject({ type: 'service_unavailable' });
+  expect(await stream.next()).toEqual({ value: undefined, done: true });
+});
+
+test('an account stream passes only what it accepts, in order', async () => {
+  const stream = new JobStream(bus, { accept: (j) => j.accountId === 'acct_1', maxBuffer: 10 });
+  await bus.publish({ job: job('vid_1', 'PROCESSING', 1) });
+  await bus.publish({ job: job('vid_2', 'PROCESSING', 1, 'acct_2') });
+  await bus.publish({ job: job('vid_1', 'COMPLETED', 2) });
+  expect((await stream.next()).value).toMatchObject({ id: 'vid_1', status: 'PROCESSING' });
+  expect((await stream.next()).value).toMatchObject({ id: 'vid_1', status: 'COMPLETED' });
+  await stream.return();
+  expect(bus.listeners).toBe(0);
+});

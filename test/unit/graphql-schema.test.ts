@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildGraphQLSchema, schemaSDL } from '../../src/graphql/schema';
+
+/** schema/schema.graphql is the published SDL: it must be what the code builds. */
+test('schema/schema.graphql matches the schema built from the code (run `npm run schema` after a change)', async () => {
+  const file = readFileSync(join(__dirname, '..', '..', 'schema', 'schema.graphql'), 'utf8');
+  expect(schemaSDL(await buildGraphQLSchema())).toBe(file);
+});
+
+test("the schema has CONTRACT's operations, exactly", async () => {
+  const schema = await buildGraphQLSchema();
+  const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
+  expect(names(schema.getQueryType())).toEqual(['account', 'apiKeys', 'models', 'videoJob', 'videoJobs', 'videoQuote']);
+  expect(names(schema.getMutationType())).toEqual(
+    ['createApiKey', 'queueMotionControl', 'queueVideo', 'regenerateWebhookSecret', 'revokeApiKey', 'setWebhook', 'updateApiKeyPermissions'],
+  );
+  expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
+  const sdl = schemaSDL(schema);
+  expect(sdl).toContain('enum VideoJobStatus {\n  PROCESSING\n  COMPLETED\n  FAILED\n}');
+  for (const field of ['id: ID!', 'queueId: String!', 'creditsCharged: Float!', 'creditsUsed: Float', 'createdAt: DateTime!', 'updatedAt: DateTime!']) {
+    expect(sdl).toMatch(new RegExp(`type VideoJob \\{[^}]*${field.replace(/[!]/g, '\\!')}`, 's'));
+  }
+});
