@@ -1,0 +1,103 @@
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { Client as PgClient } from 'pg';
+import { createClient, type Client } from 'graphql-ws';
+import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { pollUntil } from '../support/poll';
+
+/**
+ * Two gateway processes behind one PostgreSQL and one Redis: a subscriber on instance A sees
+ * every change of a job whose work ran on instance B, exactly once each. Needs real servers, so
+ * it runs in CI's second pass (DATABASE_URL and REDIS_URL set) and is skipped in the embedded one.
+ */
+const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
+jest.setTimeout(120_000);
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+shared('two instances sharing PostgreSQL and Redis', () => {
+  let a: ChildGateway | undefined;
+  let b: ChildGateway | undefined;
+  let dbName: string;
+  let dataDir: string;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    buildOnce();
+    dbName = `gw_two_${randomBytes(4).toString('hex')}`;
+    const admin = new PgClient({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${dbName}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${dbName}`;
+    dataDir = mkdtempSync(join(tmpdir(), 'gw-two-'));
+    const env = { DATABASE_URL: url.toString(), REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, SIMULATOR_VIDEO_SECONDS: '1', ADMIN_TOKEN: 'two-instance-admin-token', LOG_LEVEL: 'info' };
+    // A serves requests and subscriptions only; B runs all the work.
+    a = await startChildGateway({ ...env, WORKER_CONCURRENCY: '0' }, await freePort());
+    b = await startChildGateway(env, await freePort());
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.dispose()));
+    await a?.stop();
+    await b?.stop();
+    const admin = new PgClient({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a subscriber on A sees each change of a job worked on B, once', async () => {
+    const out = await pollUntil(async () => a!.output(), (o) => o.includes('test key:'), 20_000, 50);
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+    const client = createClient({ url: `${a!.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${liveKey}` } });
+    clients.push(client);
+
+    // Every change of the account's jobs, from before the job exists.
+    const accountEvents: any[] = [];
+    let ready!: () => void;
+    const subscribed = new Promise<void>((r) => (ready = r));
+    client.subscribe({ query: 'subscription { videoJobsUpdated { id status url } }' }, { next: (r) => accountEvents.push(r.data?.videoJobsUpdated), error: () => undefined, complete: () => undefined });
+    // graphql-ws has no "subscribed" acknowledgement: a round trip on the same socket orders it.
+    client.subscribe({ query: '{ models { id } }' }, { next: () => undefined, error: () => undefined, complete: () => ready() });
+    await subscribed;
+
+    const queued = await fetch(`${b!.url}/v1/video/queue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-2.5-preview-text-to-video', prompt: 'two instances', resolution: '480p' }),
+    }).then((r) => r.json() as Promise<any>);
+    expect(queued.status).toBe('PROCESSING');
+
+    const jobEvents: any[] = [];
+    const finished = new Promise<void>((resolve, reject) =>
+      client.subscribe(
+        { query: 'subscription($id: ID!) { videoJobUpdated(id: $id) { id status url } }', variables: { id: queued.id } },
+        { next: (r) => jobEvents.push(r.data?.videoJobUpdated ?? r.errors), error: reject, complete: resolve },
+      ),
+    );
+    await finished;
+    expect(jobEvents.map((e) => e.status)).toEqual(['PROCESSING', 'COMPLETED']);
+    expect(jobEvents[1].url).toContain('/media/');
+
+    await pollUntil(async () => accountEvents.length, (n) => n >= 2, 10_000);
+    await new Promise((r) => setTimeout(r, 500)); // a duplicate would have arrived by now
+    expect(accountEvents.filter((e) => e.id === queued.id).map((e) => e.status)).toEqual(['PROCESSING', 'COMPLETED']);
+    // The work ran on B (A runs no worker): only B logged the job's end.
+    expect(b!.output()).toMatch(new RegExp(`"jobId":"${queued.id}".*video job finished`));
+    expect(a!.output()).not.toContain(queued.id);
+  });
+});
