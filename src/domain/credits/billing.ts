@@ -3,9 +3,6 @@ import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
 import * as ledger from './ledger';
 
-/** A hold not settled within this time (the instance crashed mid-call) is released by the worker. */
-export const HOLD_EXPIRY_SECONDS = 15 * 60;
-
 export interface Hold {
   id: string;
   amountMicro: number;
@@ -25,18 +22,13 @@ export class Billing {
   async hold(principal: KeyPrincipal, amountMicro: number): Promise<Hold> {
     const hold: Hold = { id: newId('hold'), amountMicro, live: principal.mode === 'live', principal };
     if (!hold.live || amountMicro <= 0) return hold;
-    await this.db.transaction(async (tx) => {
-      await ledger.placeHold(tx, {
-        accountId: principal.accountId,
-        key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
-        amountMicro,
-        reference: hold.id,
-      });
-      // The outbox row that releases the hold if this instance dies before settling it.
-      await tx.run(
-        `insert into work_items (kind, ref, payload, due_at) values ('hold_expiry', ?, ?::jsonb, now() + make_interval(secs => ?))`,
-        [hold.id, JSON.stringify({ accountId: principal.accountId, keyId: principal.keyId }), HOLD_EXPIRY_SECONDS],
-      );
+    // One atomic call: the debit, its ledger entry and the expiry row that releases the hold
+    // if this instance dies before settling it.
+    await ledger.placeHold(this.db, {
+      accountId: principal.accountId,
+      key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
+      amountMicro,
+      reference: hold.id,
     });
     return hold;
   }
@@ -45,14 +37,11 @@ export class Billing {
   async settle(hold: Hold, actualMicro: number): Promise<void> {
     if (!hold.live || hold.amountMicro <= 0) return;
     const { principal } = hold;
-    await this.db.transaction(async (tx) => {
-      await ledger.settleHold(tx, {
-        accountId: principal.accountId,
-        key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
-        holdId: hold.id,
-        actualMicro,
-      });
-      await tx.run(`delete from work_items where kind = 'hold_expiry' and ref = ?`, [hold.id]);
+    await ledger.settleHold(this.db, {
+      accountId: principal.accountId,
+      key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
+      holdId: hold.id,
+      actualMicro,
     });
   }
 }

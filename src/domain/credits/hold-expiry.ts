@@ -9,9 +9,8 @@ import * as ledger from './ledger';
 export function holdExpiryHandler(db: Database, queue: WorkQueue) {
   return async (item: WorkItem): Promise<void> => {
     const { accountId, keyId } = item.payload as { accountId: string; keyId: string };
-    await db.transaction(async (tx) => {
-      await ledger.settleHold(tx, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
-      await queue.done(tx, item);
-    });
+    // Settling deletes the expiry row too; `done` covers a hold that was settled meanwhile.
+    await ledger.settleHold(db, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
+    await queue.done(db, item);
   };
 }

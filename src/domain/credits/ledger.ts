@@ -51,12 +51,13 @@ async function addDailySpend(tx: SqlExecutor, key: SpendingKey, amountMicro: num
          where key_daily_spend.spent_micro + excluded.spent_micro <= ?`,
         [key.id, day, amountMicro, key.dailySpendCapMicro],
       );
-  if (touched === 0) {
-    const retryAfter = secondsUntilNextUtcMidnight(now);
-    throw new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
-      retryAfterSeconds: retryAfter,
-    });
-  }
+  if (touched === 0) throw dailyCapExceeded(now);
+}
+
+function dailyCapExceeded(now: Date): DomainError {
+  return new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
+    retryAfterSeconds: secondsUntilNextUtcMidnight(now),
+  });
 }
 
 async function reduceDailySpend(tx: SqlExecutor, keyId: string, day: string, amountMicro: number): Promise<void> {
@@ -132,42 +133,47 @@ export async function grant(tx: SqlExecutor, input: { accountId: string; amountM
   return applied;
 }
 
+/** A hold not settled within this time (the instance died mid-call) is released by the worker. */
+export const HOLD_EXPIRY_SECONDS = 15 * 60;
+
 /**
- * Reserves `amountMicro` before a call whose price is known only afterwards (chat). The hold is
- * a real debit, so concurrent requests can never together overdraw the balance.
+ * Reserves `amountMicro` before a call whose price is known only afterwards (chat, images). The
+ * hold is a real debit, so concurrent requests can never together overdraw the balance; it also
+ * schedules the `hold_expiry` work row that releases it if nobody settles it. One round trip:
+ * the SQL function svc_place_hold (migration 20261122000100) does it atomically.
  */
 export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<void> {
   const now = input.now ?? new Date();
-  await addDailySpend(tx, input.key, input.amountMicro, now);
-  await debit(tx, input.accountId, input.amountMicro);
-  await appendEntry(tx, { ...input, amountMicro: -input.amountMicro, kind: 'hold', keyId: input.key.id });
+  const row = await tx.one<{ status: number }>(`select svc_place_hold(?, ?, ?, ?, ?, ?::date, ?, ?::jsonb) as status`, [
+    input.accountId,
+    input.key.id,
+    input.key.dailySpendCapMicro,
+    input.amountMicro,
+    input.reference,
+    utcDay(now),
+    HOLD_EXPIRY_SECONDS,
+    JSON.stringify({ accountId: input.accountId, keyId: input.key.id }),
+  ]);
+  const status = Number(row?.status);
+  if (status === 1) throw insufficientCredits();
+  if (status === 2) throw dailyCapExceeded(now);
 }
 
 /**
- * Ends a hold: releases it and charges the actual amount (at most the hold), once. Answers false
- * when the hold was already settled (e.g. by the expiry sweeper after a crash).
+ * Ends a hold: releases it and charges the actual amount (at most the hold), once, and drops its
+ * expiry row. Answers false when the hold was already settled (e.g. by the expiry sweeper).
  */
 export async function settleHold(
   tx: SqlExecutor,
-  input: { accountId: string; key: SpendingKey; holdId: string; actualMicro: number; now?: Date },
+  input: { accountId: string; key: SpendingKey; holdId: string; actualMicro: number },
 ): Promise<boolean> {
-  const hold = await tx.one<{ amount_micro: string; day: string }>(
-    `select -amount_micro as amount_micro, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day
-       from ledger_entries where kind = 'hold' and reference = ? and account_id = ?`,
-    [input.holdId, input.accountId],
-  );
-  if (!hold) return false;
-  const held = Number(hold.amount_micro);
-  const released = await tx.run(
-    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id) values (?, ?, 'release', ?, ?) on conflict do nothing`,
-    [input.accountId, held, input.holdId, input.key.id],
-  );
-  if (released === 0) return false;
-  const actual = Math.min(Math.max(0, input.actualMicro), held);
-  await reduceDailySpend(tx, input.key.id, hold.day, held - actual);
-  await credit(tx, input.accountId, held - actual);
-  if (actual > 0) await appendEntry(tx, { accountId: input.accountId, amountMicro: -actual, kind: 'charge', reference: input.holdId, keyId: input.key.id });
-  return true;
+  const row = await tx.one<{ settled: boolean }>(`select svc_settle_hold(?, ?, ?, ?) as settled`, [
+    input.accountId,
+    input.key.id,
+    input.holdId,
+    Math.round(input.actualMicro),
+  ]);
+  return row?.settled === true;
 }
 
 export async function balanceMicro(tx: SqlExecutor, accountId: string): Promise<number> {

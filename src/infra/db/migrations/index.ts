@@ -1,4 +1,8 @@
 import { Migration20261122000000 } from './Migration20261122000000';
+import { Migration20261122000100 } from './Migration20261122000100';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
-export const migrationsList = [{ name: 'Migration20261122000000', class: Migration20261122000000 }];
+export const migrationsList = [
+  { name: 'Migration20261122000000', class: Migration20261122000000 },
+  { name: 'Migration20261122000100', class: Migration20261122000100 },
+];
