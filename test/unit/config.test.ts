@@ -1,0 +1,45 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('configuration', () => {
+  test('defaults follow CONTRACT.md', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: './data',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      adminToken: undefined,
+      oidc: undefined,
+      webhook: { retryDelaysSeconds: [5, 25], timeoutSeconds: 10, allowLocal: false },
+      simulatorVideoSeconds: 5,
+      videoJobTimeoutSeconds: 900,
+    });
+  });
+
+  test.each([
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'http://x'],
+    ['WEBHOOK_RETRY_DELAYS', '5,soon'],
+    ['ADMIN_TOKEN', 'short'],
+    ['VIDEO_JOB_TIMEOUT_SECONDS', '-1'],
+  ])('a wrong %s stops start-up with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  test('the development identity provider is refused under NODE_ENV=production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/OIDC_ISSUER/);
+    expect(loadConfig({ NODE_ENV: 'production', OIDC_ISSUER: 'https://id.example.com' }).oidc).toEqual({
+      issuer: 'https://id.example.com',
+      audience: undefined,
+      jwksUrl: undefined,
+    });
+  });
+
+  test('WEBHOOK_ALLOW_LOCAL=1 and custom retry delays', () => {
+    const c = loadConfig({ WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '1, 2,3' });
+    expect(c.webhook).toMatchObject({ allowLocal: true, retryDelaysSeconds: [1, 2, 3] });
+  });
+});
