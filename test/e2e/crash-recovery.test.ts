@@ -1,25 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { pollUntil } from '../support/poll';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { openDatabase } from '../../src/infra/db/orm';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { freePort } from '../support/free-port';
 
 jest.setTimeout(180_000);
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 async function call(url: string, path: string, token: string, body?: unknown) {
   const res = await fetch(url + path, {
@@ -33,17 +23,8 @@ async function call(url: string, path: string, token: string, body?: unknown) {
 test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job ends, refunds happen once, webhooks arrive', async () => {
   buildOnce();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
-  let databaseUrl: string | undefined;
-  const dbName = `gw_crash_${randomBytes(4).toString('hex')}`;
-  if (process.env.DATABASE_URL) {
-    const admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${dbName}`);
-    await admin.end();
-    const u = new URL(process.env.DATABASE_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
+  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_crash') : undefined;
+  const databaseUrl = scratch?.url;
   const receiver = await startWebhookReceiver();
   const port = await freePort();
   const env = {
@@ -121,12 +102,7 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
   } finally {
     await gw?.kill();
     await receiver.close();
-    if (databaseUrl) {
-      const admin = new Client({ connectionString: process.env.DATABASE_URL });
-      await admin.connect();
-      await admin.query(`drop database if exists ${dbName} with (force)`);
-      await admin.end();
-    }
+    await scratch?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -1,13 +1,12 @@
-import { createServer } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { Client as PgClient } from 'pg';
 import { createClient, type Client } from 'graphql-ws';
 import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { pollUntil } from '../support/poll';
+import { freePort } from '../support/free-port';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 
 /**
  * Two gateway processes behind one PostgreSQL and one Redis: a subscriber on instance A sees
@@ -17,33 +16,18 @@ import { pollUntil } from '../support/poll';
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
 jest.setTimeout(120_000);
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
 shared('two instances sharing PostgreSQL and Redis', () => {
   let a: ChildGateway | undefined;
   let b: ChildGateway | undefined;
-  let dbName: string;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
   let dataDir: string;
   const clients: Client[] = [];
 
   beforeAll(async () => {
     buildOnce();
-    dbName = `gw_two_${randomBytes(4).toString('hex')}`;
-    const admin = new PgClient({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${dbName}`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${dbName}`;
+    scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_two');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-two-'));
-    const env = { DATABASE_URL: url.toString(), REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, SIMULATOR_VIDEO_SECONDS: '1', ADMIN_TOKEN: 'two-instance-admin-token', LOG_LEVEL: 'info' };
+    const env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, SIMULATOR_VIDEO_SECONDS: '1', ADMIN_TOKEN: 'two-instance-admin-token', LOG_LEVEL: 'info' };
     // A serves requests and subscriptions only; B runs all the work.
     a = await startChildGateway({ ...env, WORKER_CONCURRENCY: '0' }, await freePort());
     b = await startChildGateway(env, await freePort());
@@ -53,10 +37,7 @@ shared('two instances sharing PostgreSQL and Redis', () => {
     await Promise.all(clients.map((c) => c.dispose()));
     await a?.stop();
     await b?.stop();
-    const admin = new PgClient({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

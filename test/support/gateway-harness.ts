@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { loadConfig } from '../../src/config';
 import { createGateway, type Gateway } from '../../src/gateway';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -32,33 +32,11 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/**
- * With DATABASE_URL set (CI's second run) every gateway gets a database of its own, created
- * here and dropped on close, so test files running side by side never share jobs or work rows.
- */
-async function freshDatabaseUrl(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `gw_test_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
 export async function startTestGateway(env: Record<string, string | undefined> = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const baseDbUrl = process.env.DATABASE_URL;
-  const db = baseDbUrl ? await freshDatabaseUrl(baseDbUrl) : undefined;
+  // With DATABASE_URL set (CI's second run) every gateway gets a database of its own.
+  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test') : undefined;
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',

@@ -4,6 +4,7 @@
  * a failed poll usually just means "ask again later").
  */
 import { Agent, type Dispatcher, request } from 'undici';
+import { readText } from '../shared/read-text';
 
 export type FalOutcome =
   | { kind: 'ok'; status: number; json: unknown }
@@ -56,7 +57,7 @@ export class FalHttp {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       status = response.statusCode;
-      text = await readCapped(response.body, MAX_BODY_BYTES);
+      text = await readText(response.body, MAX_BODY_BYTES);
     } catch (error) {
       return { kind: 'unreachable', error };
     }
@@ -69,16 +70,3 @@ export class FalHttp {
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new Error(`Upstream response larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}

@@ -19,7 +19,9 @@ export interface UpstreamHttpOptions {
   dispatcher?: Dispatcher;
 }
 
-export type ResponseBody = Dispatcher.ResponseData['body'];
+import { readText, type ResponseBody } from '../shared/read-text';
+
+export type { ResponseBody };
 
 /** An upstream that answers with more than this is broken; refuse it rather than run out of memory. */
 const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
@@ -120,25 +122,6 @@ export class UpstreamHttp {
       deadline.dispose();
     }
   }
-}
-
-/**
- * Reads a body as UTF-8 up to `limit` bytes. Past the limit it either throws (a success body
- * must be whole) or, for error bodies, keeps what it has and drops the rest.
- */
-async function readText(body: ResponseBody, limit: number, truncate: boolean): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      if (truncate) break;
-      throw new Error(`Upstream response larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** undici's own headers/body timeouts (used by streams) carry these codes. */
