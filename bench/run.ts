@@ -16,14 +16,16 @@
  * Authorization header over a pool of live keys (10 per account, several accounts) big enough
  * that no key reaches its limit during the run (BENCH_KEYS, default 300: 18,000 gateway requests a
  * minute). Any 429 would show in the status-code column, and the run warns about it.
+ *
+ * Then the subscription fan-out phase (bench/fanout.ts): 1,000 graphql-ws subscribers in a child
+ * process on the same gateway, memory per idle connection, and job completion → each subscriber.
+ * SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
  */
 import 'reflect-metadata';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { loadConfig } from '../src/config';
 import { createGateway, type Gateway } from '../src/gateway';
 import { BUILTIN_CATALOG } from '../src/domain/catalog/builtin-catalog';
@@ -34,6 +36,8 @@ import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import type { LoadJob, PhaseResult } from './phase';
 import { renderMarkdown, type BenchReport } from './report';
+import { renderFanoutMarkdown, runFanoutPhase, type FanoutResult } from './fanout';
+import { createScratchDatabase } from '../src/infra/db/scratch-database';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 10);
@@ -42,6 +46,8 @@ const KEY_POOL = positiveInt('BENCH_KEYS', 300);
 /** The short single-connection pass that shows the added latency without queueing. */
 const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
 const UPSTREAM_KEY = 'sk-bench-upstream';
+/** Simulated video length for the fan-out phase's jobs (test keys: the simulator). */
+const SIMULATOR_VIDEO_SECONDS = process.env.SIMULATOR_VIDEO_SECONDS || '0.5';
 const RESULTS_DIR = resolve(__dirname, '..', '..', 'bench', 'results');
 
 function positiveInt(name: string, fallback: number): number {
@@ -68,27 +74,6 @@ async function startUpstream(): Promise<{ url: string; close: () => Promise<void
         worker.postMessage('close');
         setTimeout(() => void worker.terminate(), 2000).unref();
       }),
-  };
-}
-
-/** With DATABASE_URL, a database of the bench's own, dropped afterwards (as the test harness does). */
-async function benchDatabase(baseUrl: string | undefined): Promise<{ url?: string; drop: () => Promise<void> }> {
-  if (!baseUrl) return { drop: async () => undefined };
-  const name = `gw_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
   };
 }
 
@@ -172,7 +157,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const upstream = await startUpstream();
-  const database = await benchDatabase(process.env.DATABASE_URL);
+  // With DATABASE_URL, a database of the bench's own, dropped afterwards.
+  const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
   let gateway: Gateway | undefined;
   try {
     const catalog: CatalogInput = {
@@ -197,6 +183,7 @@ async function main(): Promise<void> {
         // Calls cut off at the end of a phase log upstream_error warnings: not news here.
         LOG_LEVEL: 'error',
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
+        SIMULATOR_VIDEO_SECONDS,
       }),
     );
     const gatewayUrl = await gateway.listen();
@@ -238,6 +225,8 @@ async function main(): Promise<void> {
     // Calls cut off at the end of the last phase settle their holds after the client left.
     await holdsSettled(gateway, 5000);
     const ledgerState = await ledgerCheck(gateway);
+    // Subscription fan-out (bench/fanout.ts), after the chat phases and their ledger check.
+    const fanout: FanoutResult = await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
     const byId = Object.fromEntries(results.map((r) => [r.id, r])) as Record<string, PhaseResult>;
     const delta = (gw: PhaseResult, d: PhaseResult) => ({
       p50: Math.round((gw.latencyMs.p50 - d.latencyMs.p50) * 1000) / 1000,
@@ -249,7 +238,7 @@ async function main(): Promise<void> {
       streamed: delta(byId[`d${suffix}`]!, byId[`c${suffix}`]!),
     });
     const gatewayCalls2xx = results.filter((r) => r.target === 'gateway').reduce((n, r) => n + r.completed2xx, 0) + 2; // + the smoke test
-    const report: BenchReport = {
+    const report: BenchReport & { fanout: FanoutResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -263,16 +252,18 @@ async function main(): Promise<void> {
       addedLatencyMs: [added(''), added('1')],
       ledger: { ...ledgerState, gatewayCalls2xx },
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
+      fanout,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report));
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + renderFanoutMarkdown(fanout));
     for (const a of report.addedLatencyMs) {
       log(`added latency at ${a.connections} connection(s): non-streamed p50 +${a.nonStreamed.p50} ms, p99 +${a.nonStreamed.p99} ms; ` +
         `streamed p50 +${a.streamed.p50} ms, p99 +${a.streamed.p99} ms`);
     }
     log(`ledger ${ledgerState.consistent ? 'consistent' : 'INCONSISTENT'}: ${ledgerState.charges} charges for ${gatewayCalls2xx} answered calls, ${ledgerState.openHolds} open holds`);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
+    if (fanout.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
   } finally {
     await gateway?.close();
     await upstream.close();
