@@ -60,7 +60,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       v1Raw: [imageEditRoutes(s.images)],
       v1: [modelsRoutes(s.catalog), chatRoutes(s.chat), imageGenerationRoutes(s.images), videoRoutes(s.video)],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes({ db: database.db, keys: s.keys })],
-      admin: [adminRoutes({ accounts: s.accounts, extra: adminDeliveryRoutes(database.db) })],
+      admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
   });

@@ -80,7 +80,7 @@ export async function buildServices(deps: {
   // The simulator finishes after SIMULATOR_VIDEO_SECONDS: poll it briskly; upstreams every VIDEO_POLL_SECONDS.
   const pollEverySeconds = (provider: string) => (provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds);
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
-  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, events, pollEverySeconds });
+  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds });
   const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (outcome) =>
     metrics.webhookAttempts.inc({ outcome }),
   );

@@ -175,8 +175,3 @@ export async function settleHold(
   ]);
   return row?.settled === true;
 }
-
-export async function balanceMicro(tx: SqlExecutor, accountId: string): Promise<number> {
-  const row = await tx.one<{ balance_micro: string }>(`select balance_micro from accounts where id = ?`, [accountId]);
-  return Number(row?.balance_micro ?? 0);
-}

@@ -23,11 +23,6 @@ const modelList = (isKnown: (id: string) => boolean) =>
 
 const cap = z.number().positive().max(1e9).nullable().optional();
 
-export interface KeyCacheInvalidator {
-  /** Tells every instance that cached data for this key is stale (revocation, permissions). */
-  keyChanged(keyId: string): void;
-}
-
 export class KeyService {
   private readonly createSchema;
   private readonly updateSchema;
@@ -37,7 +32,6 @@ export class KeyService {
     private readonly db: Database,
     isKnownModel: (id: string) => boolean,
     private readonly urls: UrlGuard,
-    private readonly invalidator: KeyCacheInvalidator = { keyChanged: () => undefined },
   ) {
     this.createSchema = z
       .object({
@@ -124,7 +118,6 @@ export class KeyService {
       [...params, keyId, accountId],
     );
     if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
-    this.invalidator.keyChanged(keyId);
     return toApiKey(row);
   }
 
@@ -135,7 +128,6 @@ export class KeyService {
       [keyId, accountId],
     );
     if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
-    this.invalidator.keyChanged(keyId);
   }
 
   /**

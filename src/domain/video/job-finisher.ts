@@ -1,4 +1,4 @@
-import type { Database } from '../ports/database';
+import type { Database, SqlExecutor } from '../ports/database';
 import type { JobEventBus } from '../events/job-events';
 import type { WorkQueue } from '../work/work-queue';
 import * as ledger from '../credits/ledger';
@@ -37,7 +37,7 @@ export class JobFinisher {
 
   private async finish(
     jobId: string,
-    transition: (tx: Parameters<Parameters<Database['transaction']>[0]>[0], job: VideoJob) => Promise<VideoJob | undefined>,
+    transition: (tx: SqlExecutor, job: VideoJob) => Promise<VideoJob | undefined>,
   ): Promise<VideoJob | undefined> {
     let webhook = false;
     const finished = await this.db.transaction(async (tx) => {

@@ -2,7 +2,6 @@ import type { Database } from '../ports/database';
 import type { Catalog } from '../catalog/catalog';
 import type { MediaLibrary } from '../media/media-library';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
-import type { JobEventBus } from '../events/job-events';
 import { DomainError } from '../errors/domain-error';
 import type { ProviderRegistry } from '../../providers/provider-registry';
 import type { VideoJobRepository } from './video-job-repository';
@@ -25,7 +24,6 @@ export class VideoJobRunner {
       queue: WorkQueue;
       finisher: JobFinisher;
       media: MediaLibrary;
-      events: JobEventBus;
       pollEverySeconds: (provider: string) => number;
     },
   ) {}

@@ -1,4 +1,5 @@
 import type { Catalog } from '../catalog/catalog';
+import type { MotionModel, VideoModel } from '../catalog/model';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import type { JobEventBus } from '../events/job-events';
@@ -95,7 +96,7 @@ export class VideoService {
       imageUrl,
       referenceImageUrls,
     };
-    return this.accept(key, model.id, 'video', spec, videoCredits(model, v.duration, v.resolution));
+    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution));
   }
 
   async motionControl(key: KeyPrincipal, input: unknown): Promise<AcceptedJob> {
@@ -114,25 +115,24 @@ export class VideoService {
       keepOriginalSound: v.keep_original_sound,
       characterOrientation: v.character_orientation,
     };
-    return this.accept(key, model.id, 'motion-control', spec, motionCredits(model, v.duration_seconds));
+    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds));
   }
 
   /**
    * Charge, job row and its polling row in one transaction; then hand the job to the provider.
    * A crash between the two leaves a PROCESSING job with no queue id, which the poller submits.
    */
-  private async accept(key: KeyPrincipal, modelId: string, kind: VideoJob['kind'], partial: Omit<VideoJobSpec, 'jobId'>, credits: number): Promise<AcceptedJob> {
+  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number): Promise<AcceptedJob> {
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
     const id = newId('vid');
     const spec: VideoJobSpec = { jobId: id, ...partial };
-    const model = this.deps.catalog.find(modelId)!;
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
     await this.deps.db.transaction(async (tx) => {
       if (key.mode === 'live') {
         await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id });
       }
-      await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: modelId, kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
+      await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: model.id, kind: partial.kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
       // The first look is at the expected finish, never later than the deadline.
       await this.deps.queue.schedule(tx, 'video_poll', id, {}, Math.min(this.deps.firstPollSeconds(provider), this.deps.timeoutSeconds));
     });

@@ -22,14 +22,13 @@ function revive(raw: string): JobEvent {
 export class RedisJobEventBus implements JobEventBus {
   private readonly local = new LocalJobEventBus();
   private readonly subscriber: Redis;
-  private ready: Promise<unknown>;
 
   constructor(private readonly publisher: Redis) {
     this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events' });
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === CHANNEL) void this.local.publish(revive(message));
     });
-    this.ready = this.subscriber.subscribe(CHANNEL);
+    void this.subscriber.subscribe(CHANNEL);
   }
 
   async publish(event: JobEvent): Promise<void> {
@@ -38,11 +37,6 @@ export class RedisJobEventBus implements JobEventBus {
 
   subscribe(listener: (event: JobEvent) => void): () => void {
     return this.local.subscribe(listener);
-  }
-
-  /** Resolves once this instance listens on Redis (tests wait for it before publishing). */
-  whenReady(): Promise<unknown> {
-    return this.ready;
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,7 @@ const creditsBody = z.object({
 const memberBody = z.object({ member: z.boolean() }).strict();
 
 /** Operator endpoints (ADMIN_TOKEN checked by the caller of this router). */
-export function adminRoutes(deps: { accounts: AccountService; extra?: (r: Router) => void }): Router {
+export function adminRoutes(deps: { accounts: AccountService }): Router {
   const r = Router();
 
   r.post('/admin/accounts/:accountId/credits', async (req, res) => {
@@ -26,6 +26,5 @@ export function adminRoutes(deps: { accounts: AccountService; extra?: (r: Router
     res.json(accountRecord(await deps.accounts.setMember(req.params.accountId, v.member)));
   });
 
-  deps.extra?.(r);
   return r;
 }

@@ -15,13 +15,13 @@ export function accountDeliveryRoutes(deps: { db: Database; keys: KeyService }):
   return r;
 }
 
-export function adminDeliveryRoutes(db: Database) {
-  return (r: Router) => {
-    r.get('/admin/webhook-deliveries', async (req, res) => {
-      const q = req.query as Record<string, unknown>;
-      const keyId = typeof q.keyId === 'string' && q.keyId ? q.keyId : undefined;
-      const jobId = typeof q.jobId === 'string' && q.jobId ? q.jobId : undefined;
-      res.json({ object: 'list', data: await listDeliveries(db, { keyId, jobId, limit: 500 }) });
-    });
-  };
+export function adminDeliveryRoutes(db: Database): Router {
+  const r = Router();
+  r.get('/admin/webhook-deliveries', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    const keyId = typeof q.keyId === 'string' && q.keyId ? q.keyId : undefined;
+    const jobId = typeof q.jobId === 'string' && q.jobId ? q.jobId : undefined;
+    res.json({ object: 'list', data: await listDeliveries(db, { keyId, jobId, limit: 500 }) });
+  });
+  return r;
 }
