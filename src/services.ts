@@ -11,6 +11,7 @@ import { KeyService } from './domain/keys/key-service';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
+import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
 import { ImageService } from './domain/images/image-service';
@@ -67,6 +68,7 @@ export async function buildServices(deps: {
   const accounts = new AccountService(db);
   const keys = new KeyService(db, (id) => catalog.has(id), urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  const history = new AccountHistory(db, keys);
   const billing = new Billing(db);
   const chat = new ChatService(catalog, providers, billing, limiter);
   const images = new ImageService(catalog, providers, billing, limiter, media);
@@ -80,7 +82,7 @@ export async function buildServices(deps: {
   // The simulator finishes after SIMULATOR_VIDEO_SECONDS: poll it briskly; upstreams every VIDEO_POLL_SECONDS.
   const pollEverySeconds = (provider: string) => (provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds);
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
-  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds });
+  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
   const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (outcome) =>
     metrics.webhookAttempts.inc({ outcome }),
   );
@@ -98,10 +100,8 @@ export async function buildServices(deps: {
     urls,
     jobs,
     queue,
-    finisher,
     events,
     timeoutSeconds: config.videoJobTimeoutSeconds,
-    firstPollSeconds,
     nudge: () => worker.nudge(),
   });
 
@@ -112,6 +112,7 @@ export async function buildServices(deps: {
     accounts,
     accountAuth,
     keys,
+    history,
     media,
     billing,
     chat,

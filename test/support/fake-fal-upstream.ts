@@ -29,6 +29,8 @@ export interface FakeFalMode {
     | 'media-missing';
   /** Status calls answered IN_QUEUE / IN_PROGRESS before the outcome shows. */
   pollsBeforeDone: number;
+  /** How long a submit takes to answer (an upstream slower than the gateway's poll interval). */
+  submitDelayMs: number;
 }
 
 export interface RecordedFalRequest {
@@ -49,7 +51,7 @@ export interface FakeFalUpstream {
 export const FAKE_VIDEO_BYTES = Buffer.concat([Buffer.from('000000186674797069736f6d00000200', 'hex'), Buffer.alloc(64, 1)]);
 
 export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
-  let mode: FakeFalMode = { submit: 'ok', outcome: 'completed', pollsBeforeDone: 1 };
+  let mode: FakeFalMode = { submit: 'ok', outcome: 'completed', pollsBeforeDone: 1, submitDelayMs: 0 };
   const requests: RecordedFalRequest[] = [];
   const jobs = new Map<string, { model: string; polls: number; outcome: FakeFalMode['outcome'] }>();
   let nextId = 1;
@@ -82,7 +84,10 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
     if (r.method === 'GET' && status) return answerStatus(res, status[1], status[2]);
     const result = /^\/(.+)\/requests\/([^/]+)$/.exec(r.path);
     if (r.method === 'GET' && result) return answerResult(res, result[2]);
-    if (r.method === 'POST') return answerSubmit(res, r.path.slice(1));
+    if (r.method === 'POST') {
+      if (mode.submitDelayMs > 0) return void setTimeout(() => answerSubmit(res, r.path.slice(1)), mode.submitDelayMs);
+      return answerSubmit(res, r.path.slice(1));
+    }
     req.socket.destroy();
   }
 

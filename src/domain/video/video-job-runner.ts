@@ -6,8 +6,13 @@ import { DomainError } from '../errors/domain-error';
 import type { ProviderRegistry } from '../../providers/provider-registry';
 import type { VideoJobRepository } from './video-job-repository';
 import type { JobFinisher } from './job-finisher';
+import type { VideoJob } from './video-job';
+import type { VideoProvider } from '../../providers/ports';
 
 export const TIMEOUT_REASON = 'timeout';
+export const SUBMIT_FAILED_REASON = 'The video provider failed to accept the job.';
+/** A submission was started under an earlier lease and never recorded (crash mid-call). */
+export const SUBMIT_LOST_REASON = 'The video provider did not confirm the submission.';
 
 /**
  * The `video_poll` work handler: asks the provider where a job is and moves it on. It keeps no
@@ -25,6 +30,8 @@ export class VideoJobRunner {
       finisher: JobFinisher;
       media: MediaLibrary;
       pollEverySeconds: (provider: string) => number;
+      /** How soon after submission the first poll runs (the expected finish). */
+      firstPollSeconds: (provider: string) => number;
     },
   ) {}
 
@@ -48,14 +55,7 @@ export class VideoJobRunner {
     const later = Math.min(this.deps.pollEverySeconds(job.provider), Math.max(0.05, (job.deadlineAt.getTime() - Date.now()) / 1000));
 
     if (!job.queueId || !job.submittedAt) {
-      // The instance that accepted the job died before recording the provider's queue id.
-      try {
-        const { queueId } = await provider.submit(job.spec);
-        await db.transaction((tx) => jobs.setSubmitted(tx, job.id, queueId));
-      } catch (err) {
-        if (err instanceof DomainError && err.type !== 'upstream_error') await finisher.fail(job.id, err.message);
-        else await db.transaction((tx) => queue.retryLater(tx, item, later));
-      }
+      await this.submit(item, job, provider);
       return;
     }
 
@@ -72,4 +72,31 @@ export class VideoJobRunner {
     const saved = await this.deps.media.save(job.accountId, result.video.data, result.video.contentType || 'video/mp4');
     await finisher.complete(job.id, saved.id);
   };
+
+  /**
+   * Submits a job upstream at most once. The row's payload records, under this claim's fence,
+   * that a submission is starting; a later claim that finds the mark without a queue id knows an
+   * earlier attempt died mid-call (the provider may have the job) and fails the job with a refund
+   * rather than risk a second submission. A submission refused or not answered fails the job
+   * (refund and webhook by the finisher): retrying an unanswered submit could create a duplicate.
+   */
+  private async submit(item: WorkItem, job: VideoJob, provider: VideoProvider): Promise<void> {
+    const { db, jobs, queue, finisher } = this.deps;
+    if (item.payload.submitStarted) {
+      await finisher.fail(job.id, SUBMIT_LOST_REASON);
+      return;
+    }
+    if (!(await queue.fence(db, item, { ...item.payload, submitStarted: true }))) return;
+    let queueId: string;
+    try {
+      queueId = (await provider.submit(job.spec)).queueId;
+    } catch (err) {
+      await finisher.fail(job.id, err instanceof DomainError && err.type !== 'upstream_error' ? err.message : SUBMIT_FAILED_REASON);
+      return;
+    }
+    const remaining = Math.max(0.05, (job.deadlineAt.getTime() - Date.now()) / 1000);
+    await db.transaction(async (tx) => {
+      if (await jobs.setSubmitted(tx, job.id, queueId)) await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
+    });
+  }
 }

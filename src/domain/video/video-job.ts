@@ -31,7 +31,11 @@ export function retrieveView(job: VideoJob): Record<string, unknown> {
   return { id: job.id, status: job.status };
 }
 
-/** SPEC's queue / motion-control response. */
+/**
+ * SPEC's queue / motion-control response. The job is submitted upstream by the worker after the
+ * response, so at queue time `queue_id` is the gateway's own queue entry (the job id) unless the
+ * provider's id is already known.
+ */
 export function acceptedView(job: VideoJob): Record<string, unknown> {
-  return { id: job.id, queue_id: job.queueId, model: job.model, status: job.status, credits_charged: job.creditsCharged };
+  return { id: job.id, queue_id: job.queueId || job.id, model: job.model, status: job.status, credits_charged: job.creditsCharged };
 }

@@ -9,7 +9,7 @@ import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
 import * as ledger from '../credits/ledger';
-import { DomainError, invalidRequest, notFound, upstreamError } from '../errors/domain-error';
+import { invalidRequest, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { newId } from '../shared/ids';
@@ -17,7 +17,6 @@ import type { VideoJobSpec } from '../../providers/ports';
 import type { ProviderRegistry } from '../../providers/provider-registry';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
-import type { JobFinisher } from './job-finisher';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
 import { motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
@@ -47,11 +46,8 @@ export class VideoService {
       urls: UrlGuard;
       jobs: VideoJobRepository;
       queue: WorkQueue;
-      finisher: JobFinisher;
       events: JobEventBus;
       timeoutSeconds: number;
-      /** How soon the first poll of a newly submitted job runs. */
-      firstPollSeconds: (provider: string) => number;
       /** Wakes the local worker after a job row is written. */
       nudge: () => void;
     },
@@ -119,8 +115,9 @@ export class VideoService {
   }
 
   /**
-   * Charge, job row and its polling row in one transaction; then hand the job to the provider.
-   * A crash between the two leaves a PROCESSING job with no queue id, which the poller submits.
+   * Charge, job row and its work row in one transaction, and nothing else: the worker that
+   * claims the row submits the job upstream (VideoJobRunner), so there is one place that
+   * submits and the client gets PROCESSING without waiting for the provider.
    */
   private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number): Promise<AcceptedJob> {
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
@@ -128,23 +125,15 @@ export class VideoService {
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
-    await this.deps.db.transaction(async (tx) => {
+    const job = await this.deps.db.transaction(async (tx) => {
       if (key.mode === 'live') {
-        await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id });
+        await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id, model: model.id });
       }
-      await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: model.id, kind: partial.kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
-      // The first look is at the expected finish, never later than the deadline.
-      await this.deps.queue.schedule(tx, 'video_poll', id, {}, Math.min(this.deps.firstPollSeconds(provider), this.deps.timeoutSeconds));
+      const inserted = await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: model.id, kind: partial.kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
+      // Due now: the first run of the row submits the job.
+      await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
+      return inserted;
     });
-    let queueId: string;
-    try {
-      queueId = (await this.deps.providers.video(model, provider).submit(spec)).queueId;
-    } catch (err) {
-      await this.deps.finisher.fail(id, 'The video provider refused the job.');
-      throw err instanceof DomainError ? err : upstreamError('The video provider failed to accept the job.', err);
-    }
-    const job = await this.deps.db.transaction((tx) => this.deps.jobs.setSubmitted(tx, id, queueId));
-    if (!job) throw upstreamError('The video job ended before it was accepted.');
     this.deps.nudge();
     await this.deps.events.publish({ job }).catch(() => undefined);
     return { job, headers };

@@ -74,6 +74,20 @@ export class WorkQueue {
     ]);
   }
 
+  /**
+   * Records `payload` on an item only while this claim still holds it: `attempts` counts claims,
+   * so it is the fencing token of the lease. Answers false when the lease was lost (it ran out
+   * and another claim took the row, or the row is gone), in which case the caller must not act.
+   */
+  async fence(tx: SqlExecutor, item: WorkItem, payload: object): Promise<boolean> {
+    const row = await tx.one<{ id: string | number }>(
+      `update work_items set payload = ?::jsonb where id = ? and attempts = ? and locked_until > now() returning id`,
+      [JSON.stringify(payload), item.id, item.attempts],
+    );
+    if (row) item.payload = payload as Record<string, unknown>;
+    return row !== undefined;
+  }
+
   /** When the next item is due, to sleep until then (bounded by the caller). */
   async nextDueInMs(): Promise<number | null> {
     const row = await this.db.one<{ ms: string | number | null }>(

@@ -27,7 +27,7 @@ export class VideoJobType {
 export function toVideoJobType(job: VideoJob): VideoJobType {
   return {
     id: job.id,
-    queueId: job.queueId,
+    queueId: job.queueId || job.id,
     model: job.model,
     status: job.status as VideoJobStatus,
     creditsCharged: job.creditsCharged,

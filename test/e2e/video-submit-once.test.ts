@@ -1,0 +1,89 @@
+/**
+ * Video work is submitted upstream exactly once. A MODELS_FILE routes the text-to-video model to
+ * a fake fal-style queue whose submit answers far slower than the gateway's poll interval: the
+ * client still gets PROCESSING at once, the upstream sees one submission, the account one charge.
+ * A submission the upstream refuses ends the job FAILED with a refund.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { startFakeFalUpstream, type FakeFalUpstream } from '../support/fake-fal-upstream';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
+
+const MODEL = 'svc-2.5-preview-text-to-video';
+const PRICE = 10; // 5s 480p
+
+let fal: FakeFalUpstream;
+let gw: TestGateway;
+let dir: string;
+
+beforeAll(async () => {
+  fal = await startFakeFalUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'gw-fal-'));
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === MODEL ? { ...m, route: { provider: 'fal-queue' as const, upstreamModel: 'fal-ai/fake-video', baseUrl: fal.url, timeoutSeconds: 5 } } : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  // Polls every 0.2 s; the lease (10 s) outlives the 5 s upstream call timeout.
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), VIDEO_POLL_SECONDS: '0.2', WORK_LEASE_SECONDS: '10' });
+});
+
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+  await fal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  fal.requests.length = 0;
+});
+
+const submits = () => fal.requests.filter((r) => r.method === 'POST');
+const retrieve = (secret: string, id: string) => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id } });
+
+test('an upstream slower than the poll interval gets one submission, the client PROCESSING at once, one charge', async () => {
+  fal.setMode({ submit: 'ok', submitDelayMs: 1_500, pollsBeforeDone: 10_000 });
+  const acct = await gw.newAccount(100);
+  const { secret } = await gw.newKey(acct);
+  const started = Date.now();
+  const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: MODEL, prompt: 'a slow upstream', duration: '5s', resolution: '480p' } });
+  expect(Date.now() - started).toBeLessThan(1_000);
+  expect(queued.status).toBe(200);
+  expect(queued.body).toMatchObject({ id: expect.stringMatching(/^vid_/), status: 'PROCESSING', credits_charged: PRICE });
+
+  // Wait until the job has been polled a few times after the slow submission came back.
+  await pollUntil(async () => fal.requests.filter((r) => r.method === 'GET').length, (n) => n >= 3, 10_000, 50);
+  expect(submits()).toHaveLength(1);
+  expect(submits()[0]!.json).toMatchObject({ prompt: 'a slow upstream' });
+  const row = await gw.gateway.database.db.one<{ queue_id: string; n: string }>(
+    `select queue_id, (select count(*) from video_jobs where account_id = ?) as n from video_jobs where id = ?`,
+    [acct.id, queued.body.id],
+  );
+  expect(row).toEqual({ queue_id: 'req-1', n: expect.anything() });
+  expect(Number(row!.n)).toBe(1);
+  expect((await retrieve(secret, queued.body.id)).body.status).toBe('PROCESSING');
+  expect(await gw.balance(acct)).toBe(100 - PRICE);
+  const charges = await gw.gateway.database.db.all(`select kind from ledger_entries where reference = ?`, [queued.body.id]);
+  expect(charges).toHaveLength(1);
+});
+
+test('a submission the upstream refuses ends the job FAILED and refunds it', async () => {
+  fal.setMode({ submit: 'error-500', submitDelayMs: 300 });
+  const acct = await gw.newAccount(100);
+  const { secret } = await gw.newKey(acct);
+  const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: MODEL, prompt: 'refused', duration: '5s', resolution: '480p' } });
+  expect(queued.status).toBe(200);
+  expect(queued.body.status).toBe('PROCESSING');
+  const done = await pollUntil(() => retrieve(secret, queued.body.id), (r) => r.body.status !== 'PROCESSING', 10_000);
+  expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider failed to accept the job.' });
+  expect(submits()).toHaveLength(1);
+  expect(await gw.balance(acct)).toBe(100);
+});
