@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { leaseProblems } from './domain/work/lease-policy';
 
 /**
  * Configuration is read from the environment once, at start-up, into a typed object; nothing else
@@ -32,6 +33,8 @@ const schema = z.object({
   OIDC_ISSUER: optionalString,
   OIDC_AUDIENCE: optionalString,
   OIDC_JWKS_URL: optionalString,
+  /** The console's public client id for the authorization-code flow with PKCE. */
+  OIDC_CLIENT_ID: optionalString,
   MODELS_FILE: optionalString,
   WEBHOOK_RETRY_DELAYS: z
     .string()
@@ -69,7 +72,7 @@ export interface Config {
   dataDir: string;
   publicBaseUrl?: string;
   adminToken?: string;
-  oidc?: { issuer: string; audience?: string; jwksUrl?: string };
+  oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string };
   modelsFile?: string;
   webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
   simulatorVideoSeconds: number;
@@ -96,8 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'Invalid configuration:\n  OIDC_ISSUER: required when NODE_ENV=production (the development identity provider is refused)',
     );
   }
-  if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL) && !c.OIDC_ISSUER) {
-    throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE or OIDC_JWKS_URL is set');
+  const lease = leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
+  if (lease.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lease.join('\n  ')}`);
+  if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL || c.OIDC_CLIENT_ID) && !c.OIDC_ISSUER) {
+    throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE, OIDC_JWKS_URL or OIDC_CLIENT_ID is set');
   }
   return {
     env: c.NODE_ENV,
@@ -108,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: c.DATA_DIR,
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     adminToken: c.ADMIN_TOKEN,
-    oidc: c.OIDC_ISSUER ? { issuer: c.OIDC_ISSUER, audience: c.OIDC_AUDIENCE, jwksUrl: c.OIDC_JWKS_URL } : undefined,
+    oidc: c.OIDC_ISSUER ? { issuer: c.OIDC_ISSUER, audience: c.OIDC_AUDIENCE, jwksUrl: c.OIDC_JWKS_URL, clientId: c.OIDC_CLIENT_ID } : undefined,
     modelsFile: c.MODELS_FILE,
     webhook: {
       retryDelaysSeconds: c.WEBHOOK_RETRY_DELAYS,

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import type { Config } from './config';
+import { ConfigError, type Config } from './config';
+import { leaseProblems } from './domain/work/lease-policy';
 import type { Database } from './domain/ports/database';
 import type { Logger } from './infra/observability/logger';
 import type { Metrics } from './infra/observability/metrics';
@@ -47,6 +48,10 @@ export async function buildServices(deps: {
 }) {
   const { config, db, redis, logger, metrics } = deps;
   const catalog = Catalog.load(config.modelsFile);
+  // Provider calls made by the worker (video submit and polls) run under a work lease.
+  const leasedCalls = catalog.data.models.filter((m) => m.route.provider === 'fal-queue').map((m) => ({ name: `the timeoutSeconds of ${m.id}'s route`, seconds: m.route.timeoutSeconds }));
+  const leaseIssues = leaseProblems(config.workLeaseSeconds, leasedCalls);
+  if (leaseIssues.length > 0) throw new ConfigError(`Invalid configuration:\n  ${leaseIssues.join('\n  ')}`);
 
   let devIdentity: DevIdentityProvider | undefined;
   let identity: IdentityVerifier;
@@ -90,7 +95,7 @@ export async function buildServices(deps: {
     queue,
     { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },
     logger,
-    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency },
+    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency, leaseSeconds: config.workLeaseSeconds },
   );
   const video = new VideoService({
     db,

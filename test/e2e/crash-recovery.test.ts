@@ -35,6 +35,8 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
     WEBHOOK_ALLOW_LOCAL: '1',
     WEBHOOK_RETRY_DELAYS: '1,1',
     WORK_LEASE_SECONDS: '2',
+    // Every call made under a lease must be shorter than the lease (checked at start-up).
+    WEBHOOK_TIMEOUT_SECONDS: '1',
     ADMIN_TOKEN: 'crash-test-admin-token-0123',
   };
   let gw: ChildGateway | undefined = await startChildGateway(env, port);

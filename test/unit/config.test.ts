@@ -42,4 +42,9 @@ describe('configuration', () => {
     const c = loadConfig({ WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '1, 2,3' });
     expect(c.webhook).toMatchObject({ allowLocal: true, retryDelaysSeconds: [1, 2, 3] });
   });
+
+  test('a work lease shorter than the webhook timeout it guards stops start-up naming WORK_LEASE_SECONDS', () => {
+    expect(() => loadConfig({ WORK_LEASE_SECONDS: '10', WEBHOOK_TIMEOUT_SECONDS: '10' })).toThrow(/WORK_LEASE_SECONDS \(10\) must be longer than WEBHOOK_TIMEOUT_SECONDS \(10\)/);
+    expect(loadConfig({ WORK_LEASE_SECONDS: '11', WEBHOOK_TIMEOUT_SECONDS: '10' }).workLeaseSeconds).toBe(11);
+  });
 });

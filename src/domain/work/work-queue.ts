@@ -88,6 +88,30 @@ export class WorkQueue {
     return row !== undefined;
   }
 
+  /**
+   * Extends the leases of items this instance is still running; a row whose claim was lost
+   * (its `attempts` moved on) is left alone. Answers how many leases were extended.
+   */
+  async renew(items: WorkItem[]): Promise<number> {
+    if (items.length === 0) return 0;
+    const pairs = items.map(() => '(?, ?)').join(', ');
+    const rows = await this.db.all<{ id: string | number }>(
+      `update work_items set locked_until = now() + make_interval(secs => ?) where (id, attempts) in (${pairs}) and locked_until is not null returning id`,
+      [this.leaseSeconds, ...items.flatMap((i) => [i.id, i.attempts])],
+    );
+    return rows.length;
+  }
+
+  /**
+   * Gives leases back (clean shutdown): the rows become claimable at once by another instance
+   * instead of after their lease runs out.
+   */
+  async release(items: WorkItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const pairs = items.map(() => '(?, ?)').join(', ');
+    await this.db.run(`update work_items set locked_until = null where (id, attempts) in (${pairs})`, items.flatMap((i) => [i.id, i.attempts]));
+  }
+
   /** When the next item is due, to sleep until then (bounded by the caller). */
   async nextDueInMs(): Promise<number | null> {
     const row = await this.db.one<{ ms: string | number | null }>(
