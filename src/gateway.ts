@@ -16,6 +16,9 @@ import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-rout
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
 import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
+import { historyRoutes } from './rest/routes/history-routes';
+import { consoleRoutes } from './rest/routes/console-routes';
+import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { createGraphQLDoor } from './graphql/door';
 
 /**
@@ -56,10 +59,16 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     accounts: s.accountAuth,
     adminToken: config.adminToken,
     doors: {
-      open: [opsRoutes({ metrics, isDraining: () => draining }), mediaRoutes(s.media)],
+      open: [
+        opsRoutes({ metrics, isDraining: () => draining }),
+        mediaRoutes(s.media),
+        consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
+        // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
+        ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
+      ],
       v1Raw: [imageEditRoutes(s.images)],
       v1: [modelsRoutes(s.catalog), chatRoutes(s.chat), imageGenerationRoutes(s.images), videoRoutes(s.video)],
-      account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes({ db: database.db, keys: s.keys })],
+      account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,

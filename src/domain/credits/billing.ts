@@ -19,7 +19,8 @@ export interface Hold {
 export class Billing {
   constructor(private readonly db: Database) {}
 
-  async hold(principal: KeyPrincipal, amountMicro: number): Promise<Hold> {
+  /** `model`: the public model id paid for, recorded in the ledger (usage by model). */
+  async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null): Promise<Hold> {
     const hold: Hold = { id: newId('hold'), amountMicro, live: principal.mode === 'live', principal };
     if (!hold.live || amountMicro <= 0) return hold;
     // One atomic call: the debit, its ledger entry and the expiry row that releases the hold
@@ -29,6 +30,7 @@ export class Billing {
       key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
       amountMicro,
       reference: hold.id,
+      model,
     });
     return hold;
   }

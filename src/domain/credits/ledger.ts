@@ -24,11 +24,11 @@ export interface SpendingKey {
 
 async function appendEntry(
   tx: SqlExecutor,
-  e: { accountId: string; amountMicro: number; kind: EntryKind; reference?: string | null; keyId?: string | null; reason?: string | null },
+  e: { accountId: string; amountMicro: number; kind: EntryKind; reference?: string | null; keyId?: string | null; reason?: string | null; model?: string | null },
 ): Promise<void> {
   await tx.run(
-    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason) values (?, ?, ?, ?, ?, ?)`,
-    [e.accountId, e.amountMicro, e.kind, e.reference ?? null, e.keyId ?? null, e.reason ?? null],
+    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model) values (?, ?, ?, ?, ?, ?, ?)`,
+    [e.accountId, e.amountMicro, e.kind, e.reference ?? null, e.keyId ?? null, e.reason ?? null, e.model ?? null],
   );
 }
 
@@ -85,6 +85,8 @@ export interface ChargeInput {
   /** What is paid for: a job id, a hold id, an image request id. */
   reference: string;
   reason?: string;
+  /** The public model id paid for, recorded on the entry (usage by model); null when unknown. */
+  model?: string | null;
   now?: Date;
 }
 
@@ -102,17 +104,18 @@ export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void>
  * worker) finds the unique refund entry and does nothing. Answers whether this call refunded.
  */
 export async function refundOnce(tx: SqlExecutor, input: { accountId: string; reference: string; reason: string }): Promise<boolean> {
-  const charged = await tx.one<{ amount: string | number | null; key_id: string | null; day: string | null }>(
-    `select -sum(amount_micro) as amount, max(api_key_id) as key_id, to_char(min(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day
+  const charged = await tx.one<{ amount: string | number | null; key_id: string | null; day: string | null; model: string | null }>(
+    `select -sum(amount_micro) as amount, max(api_key_id) as key_id, to_char(min(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day,
+            max(model) as model
        from ledger_entries where kind = 'charge' and reference = ? and account_id = ?`,
     [input.reference, input.accountId],
   );
   const amount = Number(charged?.amount ?? 0);
   if (amount <= 0) return false;
   const inserted = await tx.run(
-    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason)
-     values (?, ?, 'refund', ?, ?, ?) on conflict do nothing`,
-    [input.accountId, amount, input.reference, charged?.key_id ?? null, input.reason],
+    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model)
+     values (?, ?, 'refund', ?, ?, ?, ?) on conflict do nothing`,
+    [input.accountId, amount, input.reference, charged?.key_id ?? null, input.reason, charged?.model ?? null],
   );
   if (inserted === 0) return false;
   if (charged?.key_id && charged.day) await reduceDailySpend(tx, charged.key_id, charged.day, amount);
@@ -144,7 +147,7 @@ export const HOLD_EXPIRY_SECONDS = 15 * 60;
  */
 export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<void> {
   const now = input.now ?? new Date();
-  const row = await tx.one<{ status: number }>(`select svc_place_hold(?, ?, ?, ?, ?, ?::date, ?, ?::jsonb) as status`, [
+  const row = await tx.one<{ status: number }>(`select svc_place_hold(?, ?, ?, ?, ?, ?::date, ?, ?::jsonb, ?) as status`, [
     input.accountId,
     input.key.id,
     input.key.dailySpendCapMicro,
@@ -153,6 +156,7 @@ export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<vo
     utcDay(now),
     HOLD_EXPIRY_SECONDS,
     JSON.stringify({ accountId: input.accountId, keyId: input.key.id }),
+    input.model ?? null,
   ]);
   const status = Number(row?.status);
   if (status === 1) throw insufficientCredits();

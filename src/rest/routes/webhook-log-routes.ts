@@ -1,16 +1,14 @@
 import { Router } from 'express';
 import type { Database } from '../../domain/ports/database';
-import type { KeyService } from '../../domain/keys/key-service';
+import type { AccountHistory } from '../../domain/history/account-history';
 import { listDeliveries } from '../../domain/webhooks/delivery-log';
 import { accountIdOf } from '../auth';
 
 /** The delivery log: owners see their key's; operators filter by key and/or job. */
-export function accountDeliveryRoutes(deps: { db: Database; keys: KeyService }): Router {
+export function accountDeliveryRoutes(history: AccountHistory): Router {
   const r = Router();
   r.get('/account/api-keys/:id/webhook/deliveries', async (req, res) => {
-    const accountId = accountIdOf(res);
-    await deps.keys.get(accountId, req.params.id);
-    res.json({ object: 'list', data: await listDeliveries(deps.db, { keyId: req.params.id, accountId }) });
+    res.json({ object: 'list', data: await history.deliveries(accountIdOf(res), req.params.id, { ...req.query }) });
   });
   return r;
 }

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { SqlExecutor } from '../ports/database';
+import type { EntryKind } from '../credits/ledger';
+import { microToCredits } from '../shared/money';
+import { parseInput } from '../shared/validate';
+
+/** One ledger entry as an owner may see it: signed credits, what it paid for, which key and model. */
+export interface LedgerEntry {
+  id: string;
+  kind: EntryKind;
+  credits: number;
+  reference: string | null;
+  keyId: string | null;
+  model: string | null;
+  reason: string | null;
+  created: Date;
+}
+
+export interface LedgerPage {
+  entries: LedgerEntry[];
+  hasNextPage: boolean;
+  endCursor: string | null;
+}
+
+export const MAX_LEDGER_PAGE = 100;
+
+const pageSchema = z
+  .object({
+    first: z.coerce.number().int().min(1).max(MAX_LEDGER_PAGE).default(20),
+    after: z.string().regex(/^\d{1,18}$/, 'must be the cursor of an entry').optional(),
+  })
+  .strict();
+
+interface Row {
+  id: string | number;
+  kind: EntryKind;
+  amount_micro: string | number;
+  reference: string | null;
+  api_key_id: string | null;
+  model: string | null;
+  reason: string | null;
+  created_at: Date | string;
+}
+
+/** The account's entries, newest first; `after` is the id of the last entry of the previous page. */
+export async function ledgerEntries(db: SqlExecutor, accountId: string, input: unknown): Promise<LedgerPage> {
+  const v = parseInput(pageSchema, input);
+  const params: unknown[] = [accountId];
+  if (v.after) params.push(v.after);
+  params.push(v.first + 1);
+  const rows = await db.all<Row>(
+    `select id, kind, amount_micro, reference, api_key_id, model, reason, created_at from ledger_entries
+      where account_id = ? ${v.after ? 'and id < ?::bigint' : ''} order by id desc limit ?`,
+    params,
+  );
+  const entries = rows.slice(0, v.first).map(
+    (r): LedgerEntry => ({
+      id: String(r.id),
+      kind: r.kind,
+      credits: microToCredits(r.amount_micro),
+      reference: r.reference,
+      keyId: r.api_key_id,
+      model: r.model,
+      reason: r.reason,
+      created: new Date(r.created_at),
+    }),
+  );
+  return { entries, hasNextPage: rows.length > v.first, endCursor: entries.at(-1)?.id ?? null };
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { SqlExecutor } from '../ports/database';
+import { invalidRequest } from '../errors/domain-error';
+import { microToCredits } from '../shared/money';
+import { utcDay } from '../shared/time';
+import { parseInput } from '../shared/validate';
+
+export type UsageGroupBy = 'day' | 'key' | 'model';
+
+/** Credits spent on one UTC day (net of refunds), for one key or model when grouped by them. */
+export interface UsageBucket {
+  day: string;
+  keyId: string | null;
+  model: string | null;
+  credits: number;
+}
+
+export interface UsageHistory {
+  from: string;
+  to: string;
+  groupBy: UsageGroupBy;
+  buckets: UsageBucket[];
+}
+
+export const MAX_USAGE_DAYS = 366;
+export const DEFAULT_USAGE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+const day = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && utcDay(new Date(`${v}T00:00:00Z`)) === v, 'must be a real date');
+
+const usageSchema = z
+  .object({
+    from: day.optional(),
+    to: day.optional(),
+    group_by: z.enum(['day', 'key', 'model']).default('day'),
+  })
+  .strict();
+
+/** `from`/`to` are UTC days, both included; by default the 30 days that end today. */
+export function parseUsageQuery(input: unknown, now = new Date()): { from: string; to: string; groupBy: UsageGroupBy } {
+  const v = parseInput(usageSchema, input);
+  const to = v.to ?? utcDay(now);
+  const from = v.from ?? utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
+  const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+  if (span < 1) throw invalidRequest("Invalid 'from': must not be after 'to'.", 'from');
+  if (span > MAX_USAGE_DAYS) throw invalidRequest(`Invalid 'from': the range is at most ${MAX_USAGE_DAYS} days.`, 'from');
+  return { from, to, groupBy: v.group_by };
+}
+
+/**
+ * Spending from the ledger: charges minus refunds per UTC day (holds and their releases are
+ * transient and left out). Test keys never touch the ledger, so their calls are not here.
+ */
+export async function usageHistory(db: SqlExecutor, accountId: string, input: unknown, now = new Date()): Promise<UsageHistory> {
+  const q = parseUsageQuery(input, now);
+  const keyCol = q.groupBy === 'key' ? 'api_key_id' : 'null';
+  const modelCol = q.groupBy === 'model' ? 'model' : 'null';
+  const end = new Date(Date.parse(`${q.to}T00:00:00Z`) + DAY_MS).toISOString();
+  const rows = await db.all<{ day: string; key_id: string | null; model: string | null; spent: string | number }>(
+    `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${keyCol} as key_id, ${modelCol} as model, -sum(amount_micro) as spent
+       from ledger_entries
+      where account_id = ? and kind in ('charge', 'refund') and created_at >= ?::timestamptz and created_at < ?::timestamptz
+      group by 1, 2, 3 order by 1, 2, 3`,
+    [accountId, `${q.from}T00:00:00Z`, end],
+  );
+  return {
+    ...q,
+    buckets: rows.map((r) => ({ day: r.day, keyId: r.key_id, model: r.model, credits: microToCredits(r.spent) })),
+  };
+}
