@@ -4,49 +4,24 @@
  * DomainError (upstream_error, content_policy_violation) and never leak upstream internals.
  */
 
-export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  /** Text content; array-of-parts content is flattened to text before it reaches a provider. */
-  content: string;
-  name?: string;
-}
-
-export interface ChatRequest {
-  /** The provider-side model id (the catalog's upstream model, not the public id). */
-  upstreamModel: string;
-  messages: ChatMessage[];
-  maxTokens: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
-  seed?: number;
-  signal?: AbortSignal;
-}
-
-export interface ChatUsage {
-  promptTokens: number;
-  completionTokens: number;
-}
-
-export type FinishReason = 'stop' | 'length';
-
-export interface ChatResult {
-  content: string;
-  finishReason: FinishReason;
-  /** Usage as reported by the provider (the simulator counts its own tokens honestly). */
-  usage: ChatUsage;
-}
-
-export type ChatStreamEvent =
-  | { type: 'delta'; text: string }
-  /** Last event of a stream; usage is present when the provider reported it. */
-  | { type: 'finish'; finishReason: FinishReason; usage?: ChatUsage };
-
-export interface ChatProvider {
-  complete(request: ChatRequest): Promise<ChatResult>;
-  /** Yields deltas then exactly one finish event. Aborting `signal` stops the upstream call. */
-  stream(request: ChatRequest): AsyncIterable<ChatStreamEvent>;
-}
+// The chat capability's types live with the domain that owns them.
+export type {
+  AssistantMessage,
+  ChatChoice,
+  ChatMessage,
+  ChatOptions,
+  ChatProvider,
+  ChatRequest,
+  ChatResult,
+  ChatStreamEvent,
+  ChatUsage,
+  ChoiceDelta,
+  ContentPart,
+  FinishReason,
+  FunctionTool,
+  ToolCall,
+  ToolCallDelta,
+} from '../domain/chat/chat-port';
 
 export interface GeneratedImage {
   data: Buffer;

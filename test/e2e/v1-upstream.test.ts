@@ -219,7 +219,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(await gw.balance(acct)).toBe(10);
   });
 
-  test('an upstream that dies mid-stream ends the stream with an upstream_error event, charging nothing', async () => {
+  test('an upstream that dies mid-stream ends the stream with an upstream_error event, charging the prompt and what was relayed', async () => {
     const { acct, openai } = await liveClient(10);
     upstream.setMode('die-mid-stream');
     let text = '';
@@ -229,8 +229,12 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.error).toMatchObject({ type: 'upstream_error' });
-    await settledHolds(acct);
-    expect(await gw.balance(acct)).toBe(10);
+    const { heldMicro } = await settledHolds(acct);
+    // As a client abort is: the prompt (our estimate) plus the relayed text's tokens, never more than the hold.
+    const spent = 10 - (await gw.balance(acct));
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(heldMicro / 1_000_000);
+    await expectLedgerInvariants(gw.gateway.database.db);
   });
 
   test('a stalled stream that the client aborts (SDK AbortController) is charged for what was sent, at most the hold', async () => {

@@ -45,6 +45,10 @@ export const BUILTIN_CATALOG: CatalogInput = {
       ownedBy: 'svc',
       description: 'Base creative chat model',
       creditsPer10kTokens: 1,
+      // The simulator reads image parts (it says how many it was shown); audio and files it cannot.
+      inputs: ['text', 'image'],
+      tools: true,
+      structuredOutputs: true,
       route: sim('sim-chat'),
     },
     ...CREATIVE_IMAGE_MODELS.map(([id, credits, description]) => ({

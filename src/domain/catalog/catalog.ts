@@ -12,6 +12,8 @@ export interface ModelRecord {
   created: number;
   owned_by: string;
   capabilities: string[];
+  /** Chat: what a prompt may contain (text, image, audio, file). */
+  input_modalities?: string[];
   provider?: string;
   description?: string;
   pricing: Record<string, number | Record<string, Record<string, number>>>;
@@ -25,15 +27,27 @@ const CAPABILITIES: Record<ModelGroup, string[]> = {
   'motion-control': ['motion-control'],
 };
 
+const INPUT_CAPABILITIES: Record<string, string> = { image: 'vision', audio: 'audio-input', file: 'file-input' };
+
+function capabilitiesOf(m: CatalogModel): string[] {
+  if (m.group !== 'chat') return CAPABILITIES[m.group];
+  const caps = [...CAPABILITIES.chat];
+  if (m.tools) caps.push('tools');
+  if (m.structuredOutputs) caps.push('structured-outputs');
+  for (const input of m.inputs) if (INPUT_CAPABILITIES[input]) caps.push(INPUT_CAPABILITIES[input]);
+  return caps;
+}
+
 function toRecord(m: CatalogModel): ModelRecord {
   const record: ModelRecord = {
     id: m.id,
     object: 'model',
     created: CATALOG_CREATED,
     owned_by: m.ownedBy,
-    capabilities: CAPABILITIES[m.group],
+    capabilities: capabilitiesOf(m),
     pricing: {},
   };
+  if (m.group === 'chat') record.input_modalities = m.inputs;
   if (m.description) record.description = m.description;
   switch (m.group) {
     case 'chat':

@@ -16,6 +16,11 @@ const route = z.object({
   /** Name of the environment variable holding the upstream API key (never the key itself). */
   apiKeyEnv: z.string().regex(/^[A-Z][A-Z0-9_]*$/).optional(),
   timeoutSeconds: z.number().positive().max(600).default(60),
+  /**
+   * Chat only: the name the output limit travels under. `as-sent` forwards the client's own
+   * (`max_tokens` when it sent none); `max_tokens` is for servers that know no other.
+   */
+  maxTokensParam: z.enum(['as-sent', 'max_tokens', 'max_completion_tokens']).default('as-sent'),
 }).superRefine((r, ctx) => {
   // Only the built-in simulator runs in-process; every other provider is reached over HTTP.
   if (r.provider !== 'simulator' && r.baseUrl === undefined) {
@@ -30,9 +35,18 @@ const base = z.object({
   route,
 });
 
+export const CHAT_INPUTS = ['text', 'image', 'audio', 'file'] as const;
+export type ChatInput = (typeof CHAT_INPUTS)[number];
+
 const chatModel = base.extend({
   group: z.literal('chat'),
   creditsPer10kTokens: z.number().int().positive(),
+  /** What a prompt may contain besides text: image, audio and file content parts. */
+  inputs: z.array(z.enum(CHAT_INPUTS)).min(1).default(['text']),
+  /** Function tools (`tools`, `tool_choice`, tool messages). */
+  tools: z.boolean().default(true),
+  /** `response_format` json_object and json_schema. */
+  structuredOutputs: z.boolean().default(true),
   defaultMaxTokens: z.number().int().positive().default(1024),
   maxOutputTokens: z.number().int().positive().default(8192),
 });

@@ -1,46 +1,105 @@
 import { z } from 'zod';
-import type { ChatMessage } from '../../providers/ports';
-
-const textPart = z.object({ type: z.literal('text'), text: z.string() }).passthrough();
-const anyPart = z.object({ type: z.string() }).passthrough();
-
-const message = z
-  .object({
-    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-    content: z.union([z.string().max(1_000_000), z.array(z.union([textPart, anyPart])).max(100)]).nullable().optional(),
-    name: z.string().max(64).optional(),
-  })
-  .passthrough();
 
 /**
- * The OpenAI chat request, as the SDK sends it. Fields this gateway does not use (logprobs,
- * tools, response_format, ...) are accepted and ignored, as OpenAI-compatible servers do.
+ * The OpenAI chat-completions request, field by field. Every field is either forwarded to the
+ * provider, used by the gateway, or refused: the object is strict, so an unknown or unsupported
+ * field is a 400 naming it, never silently dropped. Types are strict too (a number is a JSON
+ * number; nothing is coerced).
  */
-export const chatRequestSchema = z
-  .object({
-    model: z.string().min(1).max(100),
-    messages: z.array(message).min(1).max(1000),
-    max_tokens: z.number().int().positive().nullable().optional(),
-    max_completion_tokens: z.number().int().positive().nullable().optional(),
-    stream: z.boolean().nullable().optional(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
-    temperature: z.number().min(0).max(2).nullable().optional(),
-    top_p: z.number().min(0).max(1).nullable().optional(),
-    n: z.literal(1, { message: 'only n=1 is supported' }).nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
-    seed: z.number().int().nullable().optional(),
-    user: z.string().max(256).optional(),
-  })
-  .passthrough();
+
+const text = z.string().max(1_000_000);
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
+
+const toolCall = z.strictObject({
+  id: z.string().min(1).max(256),
+  type: z.literal('function'),
+  function: z.strictObject({ name: toolName, arguments: z.string().max(1_000_000) }),
+});
+
+/** Parts are checked one by one in content-parts.ts, so a bad one is named `messages[i].content[j]`. */
+const parts = z.array(z.object({ type: z.string() }).passthrough()).max(500);
+
+const message = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.enum(['system', 'developer']), content: z.union([text, parts]), name: z.string().max(64).optional() }),
+  z.strictObject({ role: z.literal('user'), content: z.union([text, parts]), name: z.string().max(64).optional() }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    content: z.union([text, parts]).nullable().optional(),
+    name: z.string().max(64).optional(),
+    refusal: z.string().max(100_000).nullable().optional(),
+    tool_calls: z.array(toolCall).max(128).optional(),
+  }),
+  z.strictObject({ role: z.literal('tool'), content: z.union([text, parts]), tool_call_id: z.string().min(1).max(256) }),
+]);
+
+const jsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const functionTool = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: toolName,
+    description: z.string().max(100_000).optional(),
+    parameters: jsonSchemaObject.optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+export const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: toolName }) }),
+]);
+
+export const responseFormat = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      name: toolName,
+      description: z.string().max(100_000).optional(),
+      schema: jsonSchemaObject.optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
+
+const unsupported = (what: string) => z.never({ message: what });
+
+export const chatRequestSchema = z.strictObject({
+  model: z.string().min(1).max(100),
+  messages: z.array(message).min(1).max(2000),
+  max_tokens: z.number().int().positive().nullable().optional(),
+  max_completion_tokens: z.number().int().positive().nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  n: z.number().int().min(1).max(8).nullable().optional(),
+  stop: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(4)]).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  tools: z.array(functionTool).max(128).optional(),
+  tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  response_format: responseFormat.optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+  logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),
+  user: z.string().max(256).optional(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+  reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  prediction: z.strictObject({ type: z.literal('content'), content: z.union([text, parts]) }).nullable().optional(),
+  verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
+  prompt_cache_key: z.string().max(1024).optional(),
+  safety_identifier: z.string().max(256).optional(),
+  modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(1).nullable().optional(),
+  audio: unsupported('audio output is not supported by this gateway').optional(),
+  web_search_options: unsupported('web search is not supported by this gateway').optional(),
+  functions: unsupported("'functions' is deprecated: send 'tools'").optional(),
+  function_call: unsupported("'function_call' is deprecated: send 'tool_choice'").optional(),
+});
 
 export type ChatRequestBody = z.output<typeof chatRequestSchema>;
-
-/** Array-of-parts content becomes text; a non-text part cannot be served by a text chat model. */
-export function toProviderMessages(body: ChatRequestBody): ChatMessage[] {
-  return body.messages.map((m) => {
-    let content = '';
-    if (typeof m.content === 'string') content = m.content;
-    else if (Array.isArray(m.content)) content = m.content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
-    return m.name ? { role: m.role, content, name: m.name } : { role: m.role, content };
-  });
-}

@@ -6,55 +6,58 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { Billing, Hold } from '../credits/billing';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
-import { invalidRequest } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { chatCostMicro, microToCredits } from '../shared/money';
-import type { ChatMessage, ChatProvider, ChatUsage, FinishReason } from '../../providers/ports';
-import type { ProviderRegistry } from '../../providers/provider-registry';
-import { countPromptTokens, countTokens } from './tokens';
-import { chatRequestSchema, toProviderMessages } from './chat-request';
+import type { ChatProvider, ChatRequest, ChatResult, ChatUsage, ChoiceDelta } from './chat-port';
+import { textOfChoices, textOfDelta } from './chat-port';
+import { readChatCall } from './chat-call';
+import { chatRequestSchema } from './chat-request';
+import { estimatePromptTokens } from './prompt-tokens';
+import { countTokens } from './tokens';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
 const PROMPT_HOLD_EXTRA = 16;
+
+/** Finds the provider that serves a chat model for a key's mode (live or test). */
+export interface ChatProviders {
+  chat(model: ChatModel, mode: KeyPrincipal['mode']): ChatProvider;
+}
 
 export interface ChatCallInfo {
   id: string;
   created: number;
   model: string;
   includeUsage: boolean;
+  /** How many choices the answer has (`n`). */
+  choiceCount: number;
   /** x-ratelimit-* headers for the response. */
   headers: Record<string, string>;
 }
 
-export interface ChatCompletionResult extends ChatCallInfo {
-  content: string;
-  finishReason: FinishReason;
-  usage: ChatUsage;
+export interface ChatCompletionResult extends ChatCallInfo, ChatResult {
   /** What the call cost (or, for a test key, what it would have cost), in credits. */
   costCredits: number;
 }
 
 export type ChatStreamItem =
-  | { type: 'delta'; text: string }
-  | { type: 'finish'; finishReason: FinishReason; usage: ChatUsage; costCredits: number };
+  | { type: 'chunk'; choices: ChoiceDelta[] }
+  | { type: 'finish'; usage: ChatUsage; costCredits: number };
 
 interface PreparedCall {
   info: ChatCallInfo;
   model: ChatModel;
   provider: ChatProvider;
-  messages: ChatMessage[];
+  request: Omit<ChatRequest, 'signal'>;
   promptEstimate: number;
-  maxTokens: number;
-  request: { temperature?: number; topP?: number; stop?: string[]; seed?: number };
   hold: Hold;
 }
 
-/** POST /v1/chat/completions: authorise, hold, call the provider, charge the actual usage. */
+/** POST /v1/chat/completions (and the Responses API over it): authorise, hold, call, charge the usage. */
 export class ChatService {
   constructor(
     private readonly catalog: Catalog,
-    private readonly providers: ProviderRegistry,
+    private readonly providers: ChatProviders,
     private readonly billing: Billing,
     private readonly limiter: RateLimiter,
   ) {}
@@ -63,30 +66,33 @@ export class ChatService {
     const body = parseInput(chatRequestSchema, input);
     const model = this.catalog.require(body.model, 'chat');
     assertModelAllowed(key, model.id);
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? model.defaultMaxTokens;
-    if (maxTokens > model.maxOutputTokens) {
-      throw invalidRequest(`max_tokens is too large: ${model.id} writes at most ${model.maxOutputTokens} tokens.`, body.max_completion_tokens ? 'max_completion_tokens' : 'max_tokens');
-    }
+    const call = readChatCall(body, model);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'chat');
-    const messages = toProviderMessages(body);
-    const promptEstimate = countPromptTokens(messages);
-    const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + maxTokens;
+    const promptEstimate = estimatePromptTokens(call.messages, call.options);
+    // Every choice may write up to the limit; the prompt is read once.
+    const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
     const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens));
-    const stop = body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop];
     return {
       info: {
         id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
         created: Math.floor(Date.now() / 1000),
         model: model.id,
-        includeUsage: body.stream_options?.include_usage === true,
+        includeUsage: call.includeUsage,
+        choiceCount: call.n,
         headers,
       },
       model,
       provider: this.providers.chat(model, key.mode),
-      messages,
+      request: {
+        upstreamModel: model.route.upstreamModel,
+        publicModel: model.id,
+        messages: call.messages,
+        maxTokens: call.maxTokens,
+        maxTokensParam: call.maxTokensParam,
+        n: call.n,
+        options: call.options,
+      },
       promptEstimate,
-      maxTokens,
-      request: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, stop, seed: body.seed ?? undefined },
       hold,
     };
   }
@@ -96,31 +102,35 @@ export class ChatService {
     return typeof input === 'object' && input !== null && (input as { stream?: unknown }).stream === true;
   }
 
-  private costOf(call: PreparedCall, usage: ChatUsage): number {
-    return chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
+  /** Charges `usage` against the hold; answers what the balance moved (or would have, for a test key), in credits. */
+  private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
+    let cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
+    if (call.hold.live) cost = Math.min(cost, call.hold.amountMicro);
+    await this.billing.settle(call.hold, cost);
+    return microToCredits(cost);
   }
 
   async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ChatCompletionResult> {
     const call = await this.prepare(key, input);
-    let result;
+    let result: ChatResult;
     try {
-      result = await call.provider.complete({ upstreamModel: call.model.route.upstreamModel, messages: call.messages, maxTokens: call.maxTokens, signal, ...call.request });
+      result = await call.provider.complete({ ...call.request, signal });
     } catch (err) {
       await this.billing.settle(call.hold, 0);
       throw err;
     }
     const usage = result.usage.promptTokens + result.usage.completionTokens > 0
       ? result.usage
-      : { promptTokens: call.promptEstimate, completionTokens: countTokens(result.content) };
-    const cost = this.costOf(call, usage);
-    await this.billing.settle(call.hold, cost);
-    return { ...call.info, content: result.content, finishReason: result.finishReason, usage, costCredits: microToCredits(cost) };
+      : { promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) };
+    const costCredits = await this.charge(call, usage);
+    return { ...call.info, choices: result.choices, usage, costCredits };
   }
 
   /**
    * A streamed call. The hold is placed before this resolves (so 402/429 are ordinary HTTP
    * errors); the stream then charges the provider's usage, or, when the client goes away, the
-   * prompt plus what was sent. A provider failure charges nothing.
+   * prompt plus what was sent. A provider failure before anything was sent charges nothing; one
+   * after it charges what was relayed, as a client abort does.
    */
   async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
     const call = await this.prepare(key, input);
@@ -131,30 +141,29 @@ export class ChatService {
     let sent = '';
     let settled = false;
     try {
-      for await (const event of call.provider.stream({ upstreamModel: call.model.route.upstreamModel, messages: call.messages, maxTokens: call.maxTokens, signal, ...call.request })) {
-        if (event.type === 'delta') {
-          sent += event.text;
+      for await (const event of call.provider.stream({ ...call.request, signal })) {
+        if (event.type === 'chunk') {
+          sent += textOfDelta(event.choices);
           yield event;
           continue;
         }
         const usage = event.usage ?? { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) };
-        const cost = this.costOf(call, usage);
-        await this.billing.settle(call.hold, cost);
+        const costCredits = await this.charge(call, usage);
         settled = true;
-        yield { type: 'finish', finishReason: event.finishReason, usage, costCredits: microToCredits(cost) };
+        yield { type: 'finish', usage, costCredits };
         return;
       }
     } catch (err) {
-      if (!signal.aborted) {
+      if (signal.aborted) return;
+      if (sent === '') {
         await this.billing.settle(call.hold, 0);
         settled = true;
-        throw err;
       }
+      throw err;
     } finally {
-      // The consumer stopped early (client disconnect): charge the prompt and what was sent.
-      if (!settled) {
-        await this.billing.settle(call.hold, this.costOf(call, { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) }));
-      }
+      // The client left, or the provider died after relaying part of the answer: charge the
+      // prompt and what was sent.
+      if (!settled) await this.charge(call, { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) });
     }
   }
 }

@@ -1,21 +1,18 @@
 /**
  * Maps our ChatRequest onto the OpenAI `/chat/completions` request body, and the upstream's
- * finish reasons and usage back. Shared by the JSON and the streaming call.
+ * choices, finish reasons and usage back. Shared by the JSON and the streaming call. Every
+ * option the client sent travels under its own name; nothing is dropped on the way.
  */
-import type { ChatMessage, ChatRequest, ChatUsage, FinishReason } from '../ports';
+import type { ChatMessage, ChatRequest, ChatUsage, FinishReason, ToolCall } from '../ports';
 
 export function chatPayload(request: ChatRequest, stream: boolean): Record<string, unknown> {
   const payload: Record<string, unknown> = {
+    ...request.options,
     model: request.upstreamModel,
     messages: compatibleMessages(request.messages),
-    // `max_tokens` rather than `max_completion_tokens`: every compatible server (vLLM, llama.cpp,
-    // TGI, LiteLLM…) understands it, and OpenAI still accepts it for chat models.
-    max_tokens: request.maxTokens,
+    [request.maxTokensParam]: request.maxTokens,
   };
-  if (request.temperature !== undefined) payload.temperature = request.temperature;
-  if (request.topP !== undefined) payload.top_p = request.topP;
-  if (request.stop !== undefined && request.stop.length > 0) payload.stop = request.stop;
-  if (request.seed !== undefined) payload.seed = request.seed;
+  if (request.n !== 1) payload.n = request.n;
   if (stream) {
     payload.stream = true;
     // Without this the upstream never reports usage on a stream; with it, usage arrives in one
@@ -34,14 +31,45 @@ function compatibleMessages(messages: ChatMessage[]): ChatMessage[] {
   return messages.map((m) => (m.role === 'developer' ? { ...m, role: 'system' } : m));
 }
 
-/** Anything other than a length cut (content_filter, tool_calls, eos…) reads as a normal stop. */
+const FINISH_REASONS = new Set<FinishReason>(['stop', 'length', 'tool_calls', 'content_filter', 'function_call']);
+
+/** OpenAI's finish reasons pass as they are; a server's own (eos, …) reads as a normal stop. */
 export function finishReasonOf(value: unknown): FinishReason {
-  return value === 'length' ? 'length' : 'stop';
+  return FINISH_REASONS.has(value as FinishReason) ? (value as FinishReason) : 'stop';
+}
+
+function numbersOf(value: unknown): Record<string, number> | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'number' && Number.isFinite(v) && k.length <= 64) out[k] = v;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export function usageOf(value: unknown): ChatUsage | undefined {
   if (!value || typeof value !== 'object') return undefined;
-  const { prompt_tokens, completion_tokens } = value as { prompt_tokens?: unknown; completion_tokens?: unknown };
-  if (typeof prompt_tokens !== 'number' || typeof completion_tokens !== 'number') return undefined;
-  return { promptTokens: prompt_tokens, completionTokens: completion_tokens };
+  const u = value as Record<string, unknown>;
+  if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;
+  const usage: ChatUsage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
+  const promptDetails = numbersOf(u.prompt_tokens_details);
+  const completionDetails = numbersOf(u.completion_tokens_details);
+  if (promptDetails) usage.promptDetails = promptDetails;
+  if (completionDetails) usage.completionDetails = completionDetails;
+  return usage;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Tool calls of an answer, keeping only the fields OpenAI defines. */
+export function toolCallsOf(value: unknown): ToolCall[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.map((raw: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }) => ({
+    id: str(raw?.id) ?? '',
+    type: 'function' as const,
+    function: { name: str(raw?.function?.name) ?? '', arguments: str(raw?.function?.arguments) ?? '' },
+  }));
+}
+
+/** `logprobs` as the upstream sent it when it is an object (OpenAI's `{ content, refusal }`), else null. */
+export function logprobsOf(value: unknown): unknown {
+  return value && typeof value === 'object' ? value : null;
 }

@@ -13,9 +13,9 @@
  * relayed as a single delta, so the caller never has to know.
  */
 import { DomainError, upstreamError } from '../../domain/errors/domain-error';
-import type { ChatRequest, ChatStreamEvent, ChatUsage, FinishReason } from '../ports';
+import type { ChatRequest, ChatResult, ChatStreamEvent, ChatUsage, ChoiceDelta, ToolCallDelta } from '../ports';
 import { resultFromCompletion } from './chat-complete';
-import { chatPayload, finishReasonOf, usageOf } from './chat-payload';
+import { chatPayload, finishReasonOf, logprobsOf, usageOf } from './chat-payload';
 import { SseDataParser } from './sse-parser';
 import { asUpstreamError } from './upstream-errors';
 import { isUndiciTimeout, type UpstreamHttp } from './upstream-http';
@@ -23,30 +23,37 @@ import { isUndiciTimeout, type UpstreamHttp } from './upstream-http';
 /** How long the end of a response may trail its `[DONE]` before we stop waiting for it. */
 const AFTER_DONE_GRACE_MS = 1000;
 
+interface StreamChoice {
+  index?: unknown;
+  delta?: { role?: unknown; content?: unknown; refusal?: unknown; tool_calls?: unknown };
+  finish_reason?: unknown;
+  logprobs?: unknown;
+}
+
 interface StreamChunk {
-  choices?: Array<{ delta?: { content?: unknown }; finish_reason?: unknown }>;
+  choices?: StreamChoice[];
   usage?: unknown;
   error?: unknown;
 }
 
 /** What the stream has told us so far about how it ends. */
 interface StreamState {
-  finishReason?: FinishReason;
+  finished: boolean;
   usage?: ChatUsage;
   done: boolean;
 }
 
 export async function* streamChat(http: UpstreamHttp, request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
-  const { body, contentType } = await http.openStream('/chat/completions', chatPayload(request, true), request.signal);
+  const { body, contentType } = await http.openStream('/chat/completions', chatPayload(request, true), request.signal, request);
   if (contentType.startsWith('application/json')) {
     const result = resultFromCompletion(await http.readJson(body));
-    if (result.content) yield { type: 'delta', text: result.content };
-    yield { type: 'finish', finishReason: result.finishReason, usage: result.usage };
+    yield { type: 'chunk', choices: deltasOfResult(result) };
+    yield { type: 'finish', usage: result.usage };
     return;
   }
   const parser = new SseDataParser();
   const decoder = new TextDecoder();
-  const state: StreamState = { done: false };
+  const state: StreamState = { done: false, finished: false };
   let graceTimer: NodeJS.Timeout | undefined;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -56,8 +63,8 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
       // keeps the response open after `[DONE]` gets a short grace period, then is cut off.
       if (state.done) continue;
       for (const data of parser.push(decoder.decode(chunk, { stream: true }))) {
-        const text = applyEvent(data, state);
-        if (text) yield { type: 'delta', text };
+        const choices = applyEvent(data, state);
+        if (choices) yield { type: 'chunk', choices };
         if (state.done) {
           graceTimer = setTimeout(() => body.destroy(), AFTER_DONE_GRACE_MS);
           break;
@@ -66,8 +73,8 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
     }
     if (!state.done) {
       for (const data of parser.end()) {
-        const text = applyEvent(data, state);
-        if (text) yield { type: 'delta', text };
+        const choices = applyEvent(data, state);
+        if (choices) yield { type: 'chunk', choices };
       }
     }
   } catch (err) {
@@ -79,14 +86,66 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
   }
   // Some compatible servers never send `[DONE]`; a finish reason followed by a clean EOF is a
   // complete answer. Neither means the upstream went away mid-answer.
-  if (!state.done && state.finishReason === undefined) {
+  if (!state.done && !state.finished) {
     throw upstreamError('The model provider stopped answering mid-stream.');
   }
-  yield { type: 'finish', finishReason: state.finishReason ?? 'stop', usage: state.usage };
+  yield { type: 'finish', usage: state.usage };
 }
 
-/** Applies one SSE `data` payload to the state; returns the text delta it carried, if any. */
-function applyEvent(data: string, state: StreamState): string | undefined {
+/** A whole answer as the one chunk a stream of it would add up to. */
+function deltasOfResult(result: ChatResult): ChoiceDelta[] {
+  return result.choices.map((c) => {
+    const delta: ChoiceDelta['delta'] = { role: 'assistant' };
+    if (c.message.content) delta.content = c.message.content;
+    if (c.message.refusal) delta.refusal = c.message.refusal;
+    if (c.message.tool_calls) delta.tool_calls = c.message.tool_calls.map((t, index) => ({ index, ...t }));
+    return { index: c.index, delta, finishReason: c.finishReason, logprobs: c.logprobs };
+  });
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function toolCallDeltasOf(value: unknown): ToolCallDelta[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.map((raw: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }, i) => {
+    const out: ToolCallDelta = { index: typeof raw?.index === 'number' ? raw.index : i };
+    const id = str(raw?.id);
+    if (id) {
+      out.id = id;
+      out.type = 'function';
+    }
+    const name = str(raw?.function?.name);
+    const args = str(raw?.function?.arguments);
+    if (name !== undefined || args !== undefined) {
+      out.function = {};
+      if (name !== undefined) out.function.name = name;
+      if (args !== undefined) out.function.arguments = args;
+    }
+    return out;
+  });
+}
+
+/** One upstream choice delta, with only the fields OpenAI defines; undefined when it carries nothing. */
+function choiceDeltaOf(c: StreamChoice, position: number): ChoiceDelta | undefined {
+  if (!c || typeof c !== 'object') return undefined;
+  const delta: ChoiceDelta['delta'] = {};
+  if (c.delta?.role === 'assistant') delta.role = 'assistant';
+  const content = str(c.delta?.content);
+  if (content) delta.content = content;
+  const refusal = str(c.delta?.refusal);
+  if (refusal) delta.refusal = refusal;
+  const toolCalls = toolCallDeltasOf(c.delta?.tool_calls);
+  if (toolCalls) delta.tool_calls = toolCalls;
+  const finishReason = c.finish_reason == null ? null : finishReasonOf(c.finish_reason);
+  const logprobs = logprobsOf(c.logprobs);
+  if (!content && !refusal && !toolCalls && finishReason === null && logprobs === null) return undefined;
+  const out: ChoiceDelta = { index: typeof c.index === 'number' ? c.index : position, delta, finishReason };
+  if (logprobs !== null) out.logprobs = logprobs;
+  return out;
+}
+
+/** Applies one SSE `data` payload to the state; returns the choice deltas it carried, if any. */
+function applyEvent(data: string, state: StreamState): ChoiceDelta[] | undefined {
   if (data === '[DONE]') {
     state.done = true;
     return undefined;
@@ -103,11 +162,13 @@ function applyEvent(data: string, state: StreamState): string | undefined {
   }
   const usage = usageOf(chunk.usage);
   if (usage) state.usage = usage;
-  const choice = chunk.choices?.[0];
-  if (!choice) return undefined;
-  if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
-    state.finishReason = finishReasonOf(choice.finish_reason);
-  }
-  const content = choice.delta?.content;
-  return typeof content === 'string' && content.length > 0 ? content : undefined;
+  if (!Array.isArray(chunk.choices)) return undefined;
+  const choices: ChoiceDelta[] = [];
+  chunk.choices.forEach((c, i) => {
+    const delta = choiceDeltaOf(c, i);
+    if (!delta) return;
+    if (delta.finishReason !== null) state.finished = true;
+    choices.push(delta);
+  });
+  return choices.length > 0 ? choices : undefined;
 }

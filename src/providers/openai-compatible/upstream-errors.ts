@@ -49,9 +49,67 @@ function saysPolicy(error: unknown): boolean {
   return [message, msg].some((m) => typeof m === 'string' && POLICY_WORDS.test(m));
 }
 
-export function errorForStatus(status: number, bodyText: string): DomainError {
+/** What must never reach a client from an upstream's words, and how to name the model instead. */
+export interface ErrorScrub {
+  /** The upstream's base URL and key: removed wherever they appear. */
+  secrets: string[];
+  /** The upstream's model id, and the public id a client knows it by. */
+  model?: { upstream: string; public: string };
+}
+
+/** Statuses by which an upstream says the request itself was wrong: the client can fix it. */
+const CLIENT_FAULT = new Set([400, 404, 413, 422]);
+const MAX_MESSAGE_CHARS = 500;
+
+function upstreamMessageOf(bodyText: string): { message?: string; param?: string } {
+  let parsed: { error?: unknown; detail?: unknown; message?: unknown } | null;
+  try {
+    parsed = JSON.parse(bodyText) as typeof parsed;
+  } catch {
+    return {};
+  }
+  const error = parsed?.error ?? parsed?.detail ?? parsed;
+  if (typeof error === 'string') return { message: error };
+  const first = Array.isArray(error) ? error[0] : error;
+  if (!first || typeof first !== 'object') return {};
+  const { message, msg, param, loc } = first as Record<string, unknown>;
+  const text = typeof message === 'string' ? message : typeof msg === 'string' ? msg : undefined;
+  const where = typeof param === 'string' ? param : Array.isArray(loc) ? loc.filter((p) => p !== 'body').join('.') : undefined;
+  return { message: text, param: where };
+}
+
+/**
+ * The upstream's own words, made safe to show: its URL, host, key, any other URL or bearer
+ * token removed, its model id replaced by the public one, and the length bounded.
+ */
+export function scrubUpstreamText(text: string, scrub: ErrorScrub): string {
+  let out = text;
+  for (const secret of scrub.secrets) {
+    if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  }
+  out = out
+    .replace(/\bhttps?:\/\/[^\s'"<>]+/gi, '[url]')
+    .replace(/\b(sk|pk|rk|key|fal|hf|gsk|xai)[-_][A-Za-z0-9_-]{8,}/g, '[redacted]')
+    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]');
+  if (scrub.model && scrub.model.upstream !== scrub.model.public) {
+    out = out.split(scrub.model.upstream).join(scrub.model.public);
+  }
+  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
+}
+
+export function errorForStatus(status: number, bodyText: string, scrub?: ErrorScrub): DomainError {
   if (isContentPolicyRejection(status, bodyText)) return contentPolicyViolation();
-  return upstreamError(undefined, new UpstreamHttpError(status, bodyText.slice(0, 1024)));
+  const cause = new UpstreamHttpError(status, bodyText.slice(0, 1024));
+  if (scrub && CLIENT_FAULT.has(status)) {
+    // The request was at fault (a schema the model rejects, a tool turn out of order, …): the
+    // client gets a 4xx it can read and act on, and an SDK does not retry it.
+    const { message, param } = upstreamMessageOf(bodyText);
+    const text = scrubUpstreamText(message ?? 'The model provider rejected the request.', scrub);
+    const safeParam = param && /^[\w.[\]-]{1,100}$/.test(param) ? param : null;
+    const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
+    return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: 'upstream_rejected', cause });
+  }
+  return upstreamError(undefined, cause);
 }
 
 /** Wraps anything thrown while talking to the upstream; DomainErrors pass through unchanged. */

@@ -10,7 +10,13 @@
  */
 import { Agent, type Dispatcher, request } from 'undici';
 import { startDeadline } from './deadline';
-import { asUpstreamError, errorForStatus } from './upstream-errors';
+import { asUpstreamError, errorForStatus, type ErrorScrub } from './upstream-errors';
+
+/** Which model a call was for, so an upstream's error can name it the way the client does. */
+export interface CallModel {
+  upstreamModel: string;
+  publicModel: string;
+}
 
 export interface UpstreamHttpOptions {
   baseUrl: string;
@@ -36,10 +42,12 @@ export class UpstreamHttp {
   private readonly jsonHeaders: Record<string, string>;
   private readonly streamHeaders: Record<string, string>;
   private readonly authHeaders: Record<string, string>;
+  private readonly apiKey?: string;
 
   constructor(options: UpstreamHttpOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs;
+    this.apiKey = options.apiKey;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000 });
     // Built once: undici does not mutate header objects, so every request can share them.
@@ -48,8 +56,19 @@ export class UpstreamHttp {
     this.streamHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'text/event-stream' };
   }
 
-  postJson(path: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.call(path, JSON.stringify(payload), this.jsonHeaders, signal);
+  /**
+   * JSON in, JSON out. With `model` given, an upstream 4xx that blames the request becomes a
+   * client error carrying the upstream's (scrubbed) message; without it every failure is a 502.
+   */
+  postJson(path: string, payload: unknown, signal?: AbortSignal, model?: CallModel): Promise<unknown> {
+    return this.call(path, JSON.stringify(payload), this.jsonHeaders, signal, model);
+  }
+
+  private scrubFor(model: CallModel | undefined): ErrorScrub | undefined {
+    if (!model) return undefined;
+    const secrets = [this.baseUrl, new URL(this.baseUrl).host];
+    if (this.apiKey) secrets.push(this.apiKey);
+    return { secrets, model: { upstream: model.upstreamModel, public: model.publicModel } };
   }
 
   postMultipart(path: string, body: Buffer, contentType: string, signal?: AbortSignal): Promise<unknown> {
@@ -61,7 +80,7 @@ export class UpstreamHttp {
    * Opens a streaming POST and returns the body once a 2xx status arrived. Failing before that
    * point throws (the caller has sent nothing to its client yet, so nothing is billed).
    */
-  async openStream(path: string, payload: unknown, signal?: AbortSignal): Promise<{ body: ResponseBody; contentType: string }> {
+  async openStream(path: string, payload: unknown, signal?: AbortSignal, model?: CallModel): Promise<{ body: ResponseBody; contentType: string }> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(this.baseUrl + path, {
@@ -78,7 +97,7 @@ export class UpstreamHttp {
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const text = await readText(response.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
-      throw errorForStatus(response.statusCode, text);
+      throw errorForStatus(response.statusCode, text, this.scrubFor(model));
     }
     return { body: response.body, contentType: String(response.headers['content-type'] ?? '') };
   }
@@ -102,6 +121,7 @@ export class UpstreamHttp {
     body: string | Buffer,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
+    model?: CallModel,
   ): Promise<unknown> {
     const deadline = startDeadline(this.timeoutMs, signal);
     try {
@@ -114,7 +134,7 @@ export class UpstreamHttp {
       });
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       const text = await readText(response.body, ok ? MAX_RESPONSE_BYTES : MAX_ERROR_BODY_BYTES, !ok);
-      if (!ok) throw errorForStatus(response.statusCode, text);
+      if (!ok) throw errorForStatus(response.statusCode, text, this.scrubFor(model));
       return JSON.parse(text) as unknown;
     } catch (err) {
       throw asUpstreamError(err, deadline.timedOut());

@@ -4,6 +4,7 @@
  * beyond "same request, same reply".
  */
 import type { ChatMessage } from '../ports';
+import { textOfContent } from '../../domain/chat/chat-port';
 import { fnv1a, fnv1aNumber, createPrng } from './seed';
 
 const OPENERS = ['Sure.', 'Certainly.', 'Happy to help.', 'Good question.', 'Here is a thought.', 'Understood.'];
@@ -29,25 +30,44 @@ export function conversationHash(upstreamModel: string, messages: readonly ChatM
   let hash = fnv1a(upstreamModel);
   for (const message of messages) {
     hash = fnv1a(message.role, fnv1a('\u0001', hash));
-    hash = fnv1a(message.content, fnv1a('\u0002', hash));
+    hash = fnv1a(textOfContent(message.content), fnv1a('\u0002', hash));
     if (message.name) hash = fnv1a(message.name, fnv1a('\u0003', hash));
+    for (const call of message.tool_calls ?? []) hash = fnv1a(call.function.arguments, fnv1a(call.function.name, hash));
+    if (message.tool_call_id) hash = fnv1a(message.tool_call_id, fnv1a('\u0004', hash));
   }
   return seed === undefined ? hash : fnv1aNumber(seed, hash);
 }
 
-function echoOf(messages: readonly ChatMessage[]): string {
-  let source = '';
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'user') {
-      source = messages[i].content;
-      break;
-    }
-  }
-  if (source === '' && messages.length > 0) source = messages[messages.length - 1].content;
+/** A short, single-line excerpt of a text. */
+export function excerpt(source: string, maxChars = MAX_ECHO_CHARS): string {
   // Slice before normalising, so a huge prompt costs no more than a short one.
-  let echo = source.slice(0, MAX_ECHO_CHARS * 2).replace(WHITESPACE_RUN, ' ').trim();
-  if (echo.length > MAX_ECHO_CHARS) echo = `${echo.slice(0, MAX_ECHO_CHARS).trimEnd()}...`;
+  let echo = source.slice(0, maxChars * 2).replace(WHITESPACE_RUN, ' ').trim();
+  if (echo.length > maxChars) echo = `${echo.slice(0, maxChars).trimEnd()}...`;
   return echo;
+}
+
+/** The last user message, or else the last message: what the reply is about. */
+export function lastUserText(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'user') return textOfContent(messages[i].content);
+  }
+  return messages.length > 0 ? textOfContent(messages[messages.length - 1].content) : '';
+}
+
+function imagesIn(message: ChatMessage | undefined): number {
+  return Array.isArray(message?.content) ? message.content.filter((p) => p.type === 'image_url').length : 0;
+}
+
+/** What the reply says it read: the tool results of the last turn, else the user's words. */
+function aboutOf(messages: readonly ChatMessage[]): string {
+  const results: string[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) results.unshift(excerpt(textOfContent(messages[i].content)));
+  if (results.length > 0) return `The tool returned: ${results.map((r) => `"${r}"`).join(', ')}.`;
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const images = imagesIn(lastUser);
+  const seen = images === 0 ? '' : ` I was shown ${images} image${images === 1 ? '' : 's'}.`;
+  const echo = excerpt(lastUserText(messages));
+  return (echo === '' ? 'You sent an empty message.' : `You wrote: "${echo}".`) + seen;
 }
 
 /** The full, untruncated reply for a conversation. */
@@ -56,7 +76,5 @@ export function composeReply(upstreamModel: string, messages: readonly ChatMessa
   const opener = OPENERS[prng.int(OPENERS.length)];
   const first = prng.int(SENTENCES.length);
   const second = (first + 1 + prng.int(SENTENCES.length - 1)) % SENTENCES.length;
-  const echo = echoOf(messages);
-  const about = echo === '' ? 'You sent an empty message.' : `You wrote: "${echo}".`;
-  return `${opener} ${about} ${SENTENCES[first]} ${SENTENCES[second]}`;
+  return `${opener} ${aboutOf(messages)} ${SENTENCES[first]} ${SENTENCES[second]}`;
 }

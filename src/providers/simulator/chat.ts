@@ -1,71 +1,88 @@
 /**
  * The simulator's chat model. No network and no timers: a bench drives thousands of calls a
- * second through it, so the only cost is composing and tokenizing a short string.
+ * second through it, so the only cost is composing and tokenizing short strings.
  */
-import type { ChatProvider, ChatRequest, ChatResult, ChatStreamEvent, FinishReason } from '../ports';
-import { countPromptTokens, countTokens, splitIntoTokens } from '../../domain/chat/tokens';
-import { composeReply } from './chat-reply';
+import type { ChatChoice, ChatProvider, ChatRequest, ChatResult, ChatStreamEvent, ChoiceDelta } from '../ports';
+import { countTokens, splitIntoTokens } from '../../domain/chat/tokens';
+import { estimatePromptTokens } from '../../domain/chat/prompt-tokens';
+import { logprobsFor, planChoice, type PlannedChoice } from './chat-plan';
 
 /** Token pieces per streamed delta: small enough that a normal reply arrives in many chunks. */
 const PIECES_PER_DELTA = 3;
 
-interface PlannedReply {
-  pieces: string[];
-  finishReason: FinishReason;
+function plan(request: ChatRequest): PlannedChoice[] {
+  return Array.from({ length: Math.max(1, request.n) }, (_, i) => planChoice(request, i));
 }
 
-/**
- * Applies `stop` (cut before the earliest stop string, as OpenAI does) and then `maxTokens`
- * (keep the first maxTokens pieces). Pieces of a prefix re-tokenize to themselves (see
- * tokens.ts), so the usage of a cut reply is exactly the number of pieces kept.
- */
-function planReply(request: ChatRequest): PlannedReply {
-  let content = composeReply(request.upstreamModel, request.messages, request.seed);
-  if (request.stop) {
-    let cut = content.length;
-    for (const stop of request.stop) {
-      if (stop === '') continue;
-      const at = content.indexOf(stop);
-      if (at >= 0 && at < cut) cut = at;
-    }
-    content = content.slice(0, cut);
-  }
-  const pieces = splitIntoTokens(content);
-  const limit = Math.max(0, Math.floor(request.maxTokens));
-  if (pieces.length > limit) return { pieces: pieces.slice(0, limit), finishReason: 'length' };
-  return { pieces, finishReason: 'stop' };
+/** Completion tokens of a planned choice: its text pieces, or the tool call's name and arguments. */
+function tokensOf(choice: PlannedChoice): number {
+  if (!choice.toolCall) return choice.pieces.length;
+  return countTokens(choice.toolCall.function.name) + countTokens(choice.toolCall.function.arguments);
+}
+
+function usageOf(request: ChatRequest, choices: PlannedChoice[]) {
+  return {
+    promptTokens: estimatePromptTokens(request.messages, request.options),
+    completionTokens: choices.reduce((sum, c) => sum + tokensOf(c), 0),
+  };
+}
+
+function logprobsOf(request: ChatRequest, choice: PlannedChoice): unknown {
+  if (request.options.logprobs !== true || choice.toolCall) return null;
+  return logprobsFor(choice.pieces, request.options.top_logprobs ?? 0);
 }
 
 export class SimulatorChatProvider implements ChatProvider {
   async complete(request: ChatRequest): Promise<ChatResult> {
     request.signal?.throwIfAborted();
-    const { pieces, finishReason } = planReply(request);
-    const content = pieces.join('');
-    return {
-      content,
-      finishReason,
-      usage: { promptTokens: countPromptTokens(request.messages), completionTokens: countTokens(content) },
-    };
+    const planned = plan(request);
+    const choices = planned.map((c, index): ChatChoice => ({
+      index,
+      message: c.toolCall
+        ? { role: 'assistant', content: null, refusal: null, tool_calls: [c.toolCall] }
+        : { role: 'assistant', content: c.pieces.join(''), refusal: null },
+      finishReason: c.finishReason,
+      logprobs: logprobsOf(request, c),
+    }));
+    return { choices, usage: usageOf(request, planned) };
   }
 
   /**
-   * Deltas of a few pieces each, then one finish event with usage. If `signal` aborts, the
-   * stream throws the abort reason at the next chunk boundary, as fetch-based providers do;
-   * every delta already yielded is whole token pieces, so countTokens of the text delivered
-   * so far is exactly what was produced.
+   * Each choice in turn: text in deltas of a few pieces, or a tool call as OpenAI streams one
+   * (id and name first, then argument fragments), then its finish reason; then usage. If
+   * `signal` aborts, the stream throws at the next chunk boundary, as fetch-based providers do;
+   * every delta is whole token pieces, so what was delivered counts exactly.
    */
   async *stream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
     const signal = request.signal;
     signal?.throwIfAborted();
-    const { pieces, finishReason } = planReply(request);
-    for (let i = 0; i < pieces.length; i += PIECES_PER_DELTA) {
-      yield { type: 'delta', text: pieces.slice(i, i + PIECES_PER_DELTA).join('') };
-      signal?.throwIfAborted();
+    const planned = plan(request);
+    for (const [index, choice] of planned.entries()) {
+      for (const delta of deltasOf(request, choice, index)) {
+        yield { type: 'chunk', choices: [delta] };
+        signal?.throwIfAborted();
+      }
+      yield { type: 'chunk', choices: [{ index, delta: {}, finishReason: choice.finishReason }] };
     }
-    yield {
-      type: 'finish',
-      finishReason,
-      usage: { promptTokens: countPromptTokens(request.messages), completionTokens: pieces.length },
-    };
+    yield { type: 'finish', usage: usageOf(request, planned) };
+  }
+}
+
+function* deltasOf(request: ChatRequest, choice: PlannedChoice, index: number): Generator<ChoiceDelta> {
+  if (choice.toolCall) {
+    const { id, function: fn } = choice.toolCall;
+    yield { index, delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name: fn.name, arguments: '' } }] }, finishReason: null };
+    const pieces = splitIntoTokens(fn.arguments);
+    for (let i = 0; i < pieces.length; i += PIECES_PER_DELTA) {
+      yield { index, delta: { tool_calls: [{ index: 0, function: { arguments: pieces.slice(i, i + PIECES_PER_DELTA).join('') } }] }, finishReason: null };
+    }
+    return;
+  }
+  const wantLogprobs = request.options.logprobs === true;
+  for (let i = 0; i < choice.pieces.length; i += PIECES_PER_DELTA) {
+    const pieces = choice.pieces.slice(i, i + PIECES_PER_DELTA);
+    const delta: ChoiceDelta = { index, delta: { content: pieces.join('') }, finishReason: null };
+    if (wantLogprobs) delta.logprobs = logprobsFor(pieces, request.options.top_logprobs ?? 0);
+    yield delta;
   }
 }

@@ -12,13 +12,15 @@ const API_KEY = 'sk-upstream-secret-123';
 
 const chatRequest = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
   upstreamModel: 'up-chat',
+  publicModel: 'svc-chat-1',
+  maxTokensParam: 'max_tokens',
+  n: 1,
+  options: { temperature: 0.5, seed: 7 },
   messages: [
     { role: 'developer', content: 'Be brief.' },
     { role: 'user', content: 'Hi' },
   ],
   maxTokens: 50,
-  temperature: 0.5,
-  seed: 7,
   ...overrides,
 });
 
@@ -47,7 +49,10 @@ describe('OpenAICompatibleProvider chat', () => {
 
   it('completes a chat and maps content, finish reason and usage', async () => {
     const result = await provider.complete(chatRequest());
-    expect(result).toEqual({ content: FAKE_CHAT_REPLY, finishReason: 'stop', usage: { promptTokens: 7, completionTokens: 3 } });
+    expect(result).toEqual({
+      choices: [{ index: 0, message: { role: 'assistant', content: FAKE_CHAT_REPLY, refusal: null }, finishReason: 'stop', logprobs: null }],
+      usage: { promptTokens: 7, completionTokens: 3 },
+    });
 
     const [sent] = upstream.requests;
     expect(sent.path).toBe('/v1/chat/completions');
@@ -66,10 +71,10 @@ describe('OpenAICompatibleProvider chat', () => {
 
   it('streams deltas split across network chunks, then one finish with the final usage', async () => {
     const events = await collect(provider.stream(chatRequest()));
-    const deltas = events.filter((e) => e.type === 'delta').map((e) => (e as { text: string }).text);
+    const deltas = events.flatMap((e) => (e.type === 'chunk' ? e.choices.map((c) => c.delta.content).filter(Boolean) : []));
     expect(deltas).toEqual(FAKE_CHAT_DELTAS);
     expect(deltas.join('')).toBe(FAKE_CHAT_REPLY);
-    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { promptTokens: 7, completionTokens: 3 } });
+    expect(events.at(-1)).toEqual({ type: 'finish', usage: { promptTokens: 7, completionTokens: 3 } });
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(1);
 
     const [sent] = upstream.requests;
@@ -80,21 +85,21 @@ describe('OpenAICompatibleProvider chat', () => {
   it('accepts a stream that ends cleanly after its finish reason without [DONE]', async () => {
     upstream.setMode('stream-without-done');
     const events = await collect(provider.stream(chatRequest()));
-    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { promptTokens: 7, completionTokens: 3 } });
+    expect(events.at(-1)).toEqual({ type: 'finish', usage: { promptTokens: 7, completionTokens: 3 } });
   });
 
   it('finishes a stream whose upstream keeps the response open after [DONE]', async () => {
     upstream.setMode('linger-after-done');
     const events = await collect(provider.stream(chatRequest()));
-    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { promptTokens: 7, completionTokens: 3 } });
+    expect(events.at(-1)).toEqual({ type: 'finish', usage: { promptTokens: 7, completionTokens: 3 } });
   });
 
   it('relays a JSON answer to a stream request as one delta', async () => {
     upstream.setMode('ignore-stream');
     const events = await collect(provider.stream(chatRequest()));
     expect(events).toEqual([
-      { type: 'delta', text: FAKE_CHAT_REPLY },
-      { type: 'finish', finishReason: 'stop', usage: { promptTokens: 7, completionTokens: 3 } },
+      { type: 'chunk', choices: [{ index: 0, delta: { role: 'assistant', content: FAKE_CHAT_REPLY }, finishReason: 'stop', logprobs: null }] },
+      { type: 'finish', usage: { promptTokens: 7, completionTokens: 3 } },
     ]);
   });
 
@@ -109,11 +114,11 @@ describe('OpenAICompatibleProvider chat', () => {
 
   it('stops the upstream response when the consumer stops early', async () => {
     for await (const event of provider.stream(chatRequest())) {
-      expect(event.type).toBe('delta');
+      expect(event.type).toBe('chunk');
       break;
     }
     // The adapter is still usable afterwards.
-    await expect(provider.complete(chatRequest())).resolves.toMatchObject({ content: FAKE_CHAT_REPLY });
+    await expect(provider.complete(chatRequest())).resolves.toMatchObject({ choices: [{ message: { content: FAKE_CHAT_REPLY } }] });
   });
 
   it('fake upstream speaks the protocol the official OpenAI SDK reads', async () => {

@@ -1,12 +1,19 @@
 import { SimulatorChatProvider } from '../../../src/providers/simulator';
 import type { ChatRequest, ChatStreamEvent } from '../../../src/providers/ports';
-import { countPromptTokens, countTokens } from '../../../src/domain/chat/tokens';
+import { countTokens } from '../../../src/domain/chat/tokens';
+import { estimatePromptTokens } from '../../../src/domain/chat/prompt-tokens';
 
 const provider = new SimulatorChatProvider();
 
-function request(overrides: Partial<ChatRequest> = {}): ChatRequest {
+type Overrides = Partial<ChatRequest> & { seed?: number; stop?: string[] };
+
+function request({ seed, stop, ...overrides }: Overrides = {}): ChatRequest {
   return {
     upstreamModel: 'sim-chat',
+    publicModel: 'svc-chat-1',
+    maxTokensParam: 'max_tokens',
+    n: 1,
+    options: { ...(seed === undefined ? {} : { seed }), ...(stop === undefined ? {} : { stop }) },
     messages: [
       { role: 'system', content: 'You are terse.' },
       { role: 'user', content: 'Tell me about   the\nmoon, please.' },
@@ -16,6 +23,14 @@ function request(overrides: Partial<ChatRequest> = {}): ChatRequest {
   };
 }
 
+/** The first choice's text and finish reason, as the old single-choice shape. */
+async function answer(req: ChatRequest) {
+  const result = await provider.complete(req);
+  return { content: result.choices[0]!.message.content ?? '', finishReason: result.choices[0]!.finishReason, usage: result.usage };
+}
+
+const textOf = (e: ChatStreamEvent) => (e.type === 'chunk' ? e.choices.map((c) => c.delta.content ?? '').join('') : '');
+
 async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
   const events: ChatStreamEvent[] = [];
   for await (const event of stream) events.push(event);
@@ -24,8 +39,8 @@ async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStre
 
 describe('SimulatorChatProvider.complete', () => {
   it('is deterministic and echoes the last user message', async () => {
-    const a = await provider.complete(request());
-    const b = await provider.complete(request());
+    const a = await answer(request());
+    const b = await answer(request());
     expect(a).toEqual(b);
     expect(a.content).toContain('Tell me about the moon, please.');
     expect(a.finishReason).toBe('stop');
@@ -34,38 +49,38 @@ describe('SimulatorChatProvider.complete', () => {
   it('reports honest usage', async () => {
     const req = request();
     const result = await provider.complete(req);
-    expect(result.usage.promptTokens).toBe(countPromptTokens(req.messages));
-    expect(result.usage.completionTokens).toBe(countTokens(result.content));
+    expect(result.usage.promptTokens).toBe(estimatePromptTokens(req.messages, req.options));
+    expect(result.usage.completionTokens).toBe(countTokens(result.choices[0]!.message.content ?? ""));
     expect(result.usage.completionTokens).toBeGreaterThan(10);
   });
 
   it('changes with the seed and with the messages, and stays reproducible per seed', async () => {
     const contents = new Set<string>();
-    for (let seed = 0; seed < 20; seed++) contents.add((await provider.complete(request({ seed }))).content);
+    for (let seed = 0; seed < 20; seed++) contents.add((await answer(request({ seed }))).content);
     expect(contents.size).toBeGreaterThan(5);
-    expect((await provider.complete(request({ seed: 7 }))).content).toBe((await provider.complete(request({ seed: 7 }))).content);
-    const other = await provider.complete(request({ messages: [{ role: 'user', content: 'Something else' }] }));
+    expect((await answer(request({ seed: 7 }))).content).toBe((await answer(request({ seed: 7 }))).content);
+    const other = await answer(request({ messages: [{ role: 'user', content: 'Something else' }] }));
     expect(other.content).toContain('Something else');
   });
 
   it('truncates to maxTokens with finishReason length', async () => {
-    const full = await provider.complete(request());
+    const full = await answer(request());
     for (const maxTokens of [0, 1, 2, 5, full.usage.completionTokens - 1]) {
-      const cut = await provider.complete(request({ maxTokens }));
+      const cut = await answer(request({ maxTokens }));
       expect(cut.finishReason).toBe('length');
       expect(cut.usage.completionTokens).toBe(maxTokens);
       expect(countTokens(cut.content)).toBe(maxTokens);
       expect(full.content.startsWith(cut.content)).toBe(true);
     }
-    const exact = await provider.complete(request({ maxTokens: full.usage.completionTokens }));
+    const exact = await answer(request({ maxTokens: full.usage.completionTokens }));
     expect(exact.finishReason).toBe('stop');
     expect(exact.content).toBe(full.content);
   });
 
   it('cuts at a stop sequence', async () => {
-    const full = await provider.complete(request());
+    const full = await answer(request());
     const stop = full.content.slice(20, 24);
-    const cut = await provider.complete(request({ stop: [stop] }));
+    const cut = await answer(request({ stop: [stop] }));
     expect(cut.content).toBe(full.content.slice(0, full.content.indexOf(stop)));
     expect(cut.finishReason).toBe('stop');
   });
@@ -79,21 +94,23 @@ describe('SimulatorChatProvider.complete', () => {
 
 describe('SimulatorChatProvider.stream', () => {
   it('streams several deltas that join to the non-streamed content, then one finish', async () => {
-    const full = await provider.complete(request());
+    const full = await answer(request());
     const events = await collect(provider.stream(request()));
-    const deltas = events.filter((e): e is Extract<ChatStreamEvent, { type: 'delta' }> => e.type === 'delta');
+    const deltas = events.filter((e) => textOf(e) !== '');
     expect(deltas.length).toBeGreaterThanOrEqual(3);
-    expect(deltas.map((d) => d.text).join('')).toBe(full.content);
+    expect(events.map(textOf).join('')).toBe(full.content);
     const last = events[events.length - 1];
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(1);
-    expect(last).toEqual({ type: 'finish', finishReason: 'stop', usage: full.usage });
+    expect(events.at(-2)).toEqual({ type: 'chunk', choices: [{ index: 0, delta: {}, finishReason: 'stop' }] });
+    expect(last).toEqual({ type: 'finish', usage: full.usage });
   });
 
   it('streams the truncated reply when maxTokens is small', async () => {
     const events = await collect(provider.stream(request({ maxTokens: 4 })));
-    const text = events.map((e) => (e.type === 'delta' ? e.text : '')).join('');
+    const text = events.map(textOf).join('');
     expect(countTokens(text)).toBe(4);
-    expect(events[events.length - 1]).toMatchObject({ type: 'finish', finishReason: 'length', usage: { completionTokens: 4 } });
+    expect(events.at(-2)).toMatchObject({ choices: [{ finishReason: 'length' }] });
+    expect(events[events.length - 1]).toMatchObject({ type: 'finish', usage: { completionTokens: 4 } });
   });
 
   it('stops promptly when the signal aborts, and what was delivered counts as whole tokens', async () => {
@@ -104,7 +121,7 @@ describe('SimulatorChatProvider.stream', () => {
       (async () => {
         for await (const event of provider.stream(request({ signal: controller.signal }))) {
           if (event.type === 'finish') finished = true;
-          else delivered.push(event.text);
+          else delivered.push(textOf(event));
           if (delivered.length === 2) controller.abort();
         }
       })(),

@@ -1,0 +1,71 @@
+/**
+ * Content parts, read as OpenAI defines them: text is text; image, audio and file parts go to
+ * models whose catalog record says they take them; anything else is a 400 that names the part
+ * (`messages[2].content[1]`), never a silent drop.
+ */
+import { z } from 'zod';
+import { invalidRequest } from '../errors/domain-error';
+import { paramOf } from '../shared/validate';
+import type { ChatInput } from '../catalog/model';
+import type { ContentPart } from './chat-port';
+
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string().max(1_000_000) });
+const refusalPart = z.strictObject({ type: z.literal('refusal'), refusal: z.string().max(100_000) });
+/** A data: URL or an https URL; the provider fetches it, the gateway never does. */
+const imageUrl = z.string().max(20_000_000).refine((u) => /^data:image\/[a-z0-9.+-]+;base64,/i.test(u) || /^https?:\/\/[^\s]+$/i.test(u), {
+  message: 'must be an http(s) URL or a data:image/...;base64, URL',
+});
+const imagePart = z.strictObject({
+  type: z.literal('image_url'),
+  image_url: z.strictObject({ url: imageUrl, detail: z.enum(['auto', 'low', 'high']).optional() }),
+});
+const audioPart = z.strictObject({
+  type: z.literal('input_audio'),
+  input_audio: z.strictObject({ data: z.string().max(20_000_000), format: z.enum(['wav', 'mp3']) }),
+});
+const filePart = z.strictObject({
+  type: z.literal('file'),
+  file: z
+    .strictObject({ file_data: z.string().max(20_000_000).optional(), file_id: z.string().max(256).optional(), filename: z.string().max(256).optional() })
+    .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: 'needs file_data or file_id' }),
+});
+
+const PART_SCHEMAS = { text: textPart, refusal: refusalPart, image_url: imagePart, input_audio: audioPart, file: filePart } as const;
+/** The catalog input each media part needs. */
+const NEEDS: Partial<Record<keyof typeof PART_SCHEMAS, ChatInput>> = { image_url: 'image', input_audio: 'audio', file: 'file' };
+/** Which parts each role may carry, as OpenAI allows them. */
+const ROLE_PARTS: Record<string, ReadonlySet<string>> = {
+  system: new Set(['text']),
+  developer: new Set(['text']),
+  tool: new Set(['text']),
+  assistant: new Set(['text', 'refusal']),
+  user: new Set(['text', 'image_url', 'input_audio', 'file']),
+};
+
+/** Validates the parts of one message's content for a model that takes `inputs`. */
+export function readContentParts(
+  raw: readonly { type: string }[],
+  role: string,
+  path: (string | number)[],
+  modelId: string,
+  inputs: readonly ChatInput[],
+): ContentPart[] {
+  return raw.map((part, j) => {
+    const param = paramOf([...path, j])!;
+    const schema = PART_SCHEMAS[part.type as keyof typeof PART_SCHEMAS];
+    if (!schema || !ROLE_PARTS[role]?.has(part.type)) {
+      throw invalidRequest(`Invalid '${param}': a ${role} message cannot carry a part of type '${String(part.type).slice(0, 40)}'.`, param);
+    }
+    const need = NEEDS[part.type as keyof typeof NEEDS];
+    if (need && !inputs.includes(need)) {
+      throw invalidRequest(`Invalid '${param}': the model '${modelId}' does not accept ${need} input.`, param, 'unsupported_content');
+    }
+    const parsed = schema.safeParse(part);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = paramOf([...path, j, ...issue.path]) ?? param;
+      throw invalidRequest(`Invalid '${where}': ${issue.message}`, where);
+    }
+    return parsed.data as ContentPart;
+  });
+}

@@ -1,0 +1,30 @@
+/** Server-sent events on an Express response, with backpressure. */
+import type { Response } from 'express';
+
+export function startEventStream(res: Response, headers: Record<string, string>): void {
+  res.status(200).set(headers).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  res.flushHeaders();
+}
+
+/**
+ * Writes one event (`data:` JSON or a literal such as `[DONE]`, with an optional `event:` name),
+ * waiting for the socket to drain so a slow client cannot grow our memory.
+ */
+export async function sendEvent(res: Response, data: unknown, event?: string): Promise<void> {
+  const head = event ? `event: ${event}\n` : '';
+  // A response whose client already left answers write() with false and never emits 'drain'
+  // (nor 'close' again): waiting for either would hang this handler forever.
+  if (!res.write(`${head}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) && !res.destroyed) {
+    await new Promise<void>((resolve) => {
+      res.once('drain', resolve);
+      res.once('close', resolve);
+    });
+  }
+}
+
+/** Puts an already-read first result back in front of the rest of a generator. */
+export async function* prepend<T>(first: IteratorResult<T, unknown>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
+}
