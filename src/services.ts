@@ -88,9 +88,10 @@ export async function buildServices(deps: {
   const pollEverySeconds = (provider: string) => (provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds);
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
   const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
-  const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (outcome) =>
-    metrics.webhookAttempts.inc({ outcome }),
-  );
+  const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (a) => {
+    metrics.webhookAttempts.inc({ outcome: a.outcome });
+    logger.info(a, 'webhook delivery attempt');
+  });
   const worker = new Worker(
     queue,
     { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },

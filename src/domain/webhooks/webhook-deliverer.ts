@@ -6,6 +6,17 @@ import { signWebhook } from './webhook-signature';
 import { logAttempt } from './delivery-log';
 import type { DeliveryPayload } from './webhook-events';
 
+/** What one attempt did, for logs and metrics (never the URL's secret parts or the body). */
+export interface DeliveryAttempt {
+  outcome: 'success' | 'failure';
+  deliveryId: string;
+  eventId: string;
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
 /**
  * One delivery attempt per work item run: sign with the secret captured at event time, POST,
  * log the attempt, then finish (2xx, or attempts used up) or reschedule after the next delay
@@ -17,7 +28,7 @@ export class WebhookDeliverer {
     private readonly queue: WorkQueue,
     private readonly sender: WebhookSender,
     private readonly retryDelaysSeconds: number[],
-    private readonly onAttempt: (outcome: 'success' | 'failure') => void = () => undefined,
+    private readonly onAttempt: (attempt: DeliveryAttempt) => void = () => undefined,
   ) {}
 
   get maxAttempts(): number {
@@ -44,10 +55,13 @@ export class WebhookDeliverer {
       },
       p.body,
     );
+    // Any 2xx is a delivery, whatever the body; a 3xx is a failure (redirects are not followed).
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    this.onAttempt(ok ? 'success' : 'failure');
+    const durationMs = Date.now() - started;
+    const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
+    this.onAttempt({ outcome: ok ? 'success' : 'failure', deliveryId: p.deliveryId, eventId: p.eventId, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
     await this.db.transaction(async (tx) => {
-      await logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error: ok ? null : result.error ?? `HTTP ${result.statusCode}`, durationMs: Date.now() - started });
+      await logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
       if (ok || p.attempt >= this.maxAttempts) await this.queue.done(tx, item);
       else await this.queue.retryLater(tx, item, this.retryDelaysSeconds[p.attempt - 1]!, { ...p, attempt: p.attempt + 1 });
     });

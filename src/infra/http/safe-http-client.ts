@@ -21,6 +21,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { classifyAddress } from './address-policy';
 import type { HostLookup } from './url-check';
+import { drainBriefly } from './drain-body';
 
 export type OutboundFailureReason =
   | 'invalid_url' // not an absolute URL, or it carries credentials
@@ -66,6 +67,12 @@ export interface SafeRequestOptions {
   maxBytes?: number;
   /** Accept plain http (source media may be http; webhooks may not). */
   allowHttp?: boolean;
+  /**
+   * Only the status matters (webhooks): the body is read up to this many bytes, for at most
+   * `discardWindowMs`, then dropped; its size and pace never make the request fail.
+   */
+  discardBodyAfter?: number;
+  discardWindowMs?: number;
 }
 
 export interface SafeResponse {
@@ -73,6 +80,14 @@ export interface SafeResponse {
   /** Lower-case names; repeated headers joined with ', '. */
   headers: Record<string, string>;
   body: Buffer;
+}
+
+function flatten(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = headerValue(value);
+  }
+  return flat;
 }
 
 const DEFAULT_USER_AGENT = 'svc-gateway/0.1';
@@ -142,6 +157,11 @@ export class SafeHttpClient {
         signal: controller.signal,
       });
 
+      if (options.discardBodyAfter !== undefined) {
+        await drainBriefly(response.body, options.discardBodyAfter, options.discardWindowMs ?? 1_000);
+        return { status: response.statusCode, headers: flatten(response.headers), body: Buffer.alloc(0) };
+      }
+
       // Refuse early when the server announces a body over the cap, before reading any of it.
       const declared = Number(headerValue(response.headers['content-length']));
       if (Number.isFinite(declared) && declared > maxBytes) {
@@ -160,11 +180,7 @@ export class SafeHttpClient {
         chunks.push(chunk as Buffer);
       }
 
-      const flat: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined) flat[name.toLowerCase()] = headerValue(value);
-      }
-      return { status: response.statusCode, headers: flat, body: Buffer.concat(chunks) };
+      return { status: response.statusCode, headers: flatten(response.headers), body: Buffer.concat(chunks) };
     } catch (err) {
       if (timedOut) throw new OutboundRequestError('timeout', `Request to ${url.host} timed out after ${timeoutMs} ms.`, { cause: err });
       if (err instanceof OutboundRequestError) throw err;

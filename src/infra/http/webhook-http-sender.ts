@@ -1,7 +1,11 @@
 import type { WebhookSender } from '../../domain/ports/webhook-sender';
 import { OutboundRequestError, SafeHttpClient } from './safe-http-client';
 
-/** Webhook POSTs through the SSRF-safe client: no redirects, WEBHOOK_TIMEOUT_SECONDS, small replies. */
+/**
+ * Webhook POSTs through the SSRF-safe client: no redirects (a 3xx is a failed attempt), the
+ * status within WEBHOOK_TIMEOUT_SECONDS decides; the reply body is read up to 4 kB for at most a
+ * second and discarded, so a receiver answering 200 with a 5 MB or trickled body has delivered.
+ */
 export class WebhookHttpSender implements WebhookSender {
   private readonly client: SafeHttpClient;
 
@@ -16,7 +20,7 @@ export class WebhookHttpSender implements WebhookSender {
 
   async post(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
     try {
-      const res = await this.client.request(url, { method: 'POST', headers, body, allowHttp: this.options.allowLocal });
+      const res = await this.client.request(url, { method: 'POST', headers, body, allowHttp: this.options.allowLocal, discardBodyAfter: 4 * 1024, discardWindowMs: 1_000 });
       return { statusCode: res.status, error: null };
     } catch (err) {
       const reason = err instanceof OutboundRequestError ? err.reason : 'network';
