@@ -12,6 +12,7 @@ import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
 import { chatRoutes } from './rest/routes/chat-routes';
+import { responsesRoutes } from './rest/routes/responses-routes';
 import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-routes';
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
@@ -20,6 +21,7 @@ import { historyRoutes } from './rest/routes/history-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { createGraphQLDoor } from './graphql/door';
+import { idempotencyMiddleware } from './rest/idempotency-middleware';
 
 /**
  * The composition root: opens the database (PostgreSQL or PGlite) and Redis (or none), builds
@@ -67,11 +69,12 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
       v1Raw: [imageEditRoutes(s.images)],
-      v1: [modelsRoutes(s.catalog), chatRoutes(s.chat), imageGenerationRoutes(s.images), videoRoutes(s.video)],
+      v1: [modelsRoutes(s.catalog), chatRoutes(s.chat), responsesRoutes(s.responses), imageGenerationRoutes(s.images), videoRoutes(s.video)],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
+    idempotency: { raw: idempotencyMiddleware(s.idempotency, logger, 'raw'), json: idempotencyMiddleware(s.idempotency, logger, 'json') },
   });
   const server = createServer(app);
   graphql.attach(server);

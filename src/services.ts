@@ -15,8 +15,11 @@ import { Billing } from './domain/credits/billing';
 import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
+import { ResponsesService } from './domain/chat/responses/responses-service';
+import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
 import { VideoService } from './domain/video/video-service';
+import { IdempotencyService } from './domain/idempotency/idempotency-service';
 import { VideoJobRepository } from './domain/video/video-job-repository';
 import { JobFinisher } from './domain/video/job-finisher';
 import { VideoJobRunner } from './domain/video/video-job-runner';
@@ -75,7 +78,9 @@ export async function buildServices(deps: {
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const history = new AccountHistory(db, keys);
   const billing = new Billing(db);
+  const idempotency = new IdempotencyService(db);
   const chat = new ChatService(catalog, providers, billing, limiter);
+  const responses = new ResponsesService(chat, new ResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media);
 
   const queue = new WorkQueue(db, config.workLeaseSeconds);
@@ -122,8 +127,10 @@ export async function buildServices(deps: {
     media,
     billing,
     chat,
+    responses,
     images,
     video,
+    idempotency,
     events,
     worker,
     async close(): Promise<void> {

@@ -23,6 +23,8 @@ export function accountIdOf(res: Response): string {
 /** /v1: an API key. The same KeyAuthenticator serves the GraphQL door. */
 export function requireApiKey(keys: KeyAuthenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
+    // Mounted before the multipart routers and again before the JSON ones: authenticate once.
+    if (res.locals.key) return next();
     const token = bearerToken(req.headers.authorization);
     if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".'));
     keys.authenticate(token).then((key) => {

@@ -1,4 +1,4 @@
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
@@ -8,6 +8,9 @@ import { requireAdmin, requireApiKey, requireIdToken } from './auth';
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
 export const JSON_BODY_LIMIT = '1mb';
+/** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
+export const CHAT_BODY_LIMIT = '25mb';
+const LARGE_BODY_PATHS = new Set(['/chat/completions', '/responses']);
 
 export interface RestDoors {
   /** Routers mounted under /v1, behind API-key authentication. */
@@ -35,6 +38,8 @@ export function createHttpApp(deps: {
   adminToken?: string;
   doors: RestDoors;
   graphql?: (app: Express) => void;
+  /** Idempotency-Key handling around the billable /v1 POSTs: one for the raw chain, one after the JSON parser. */
+  idempotency?: { raw: RequestHandler; json: RequestHandler };
 }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -55,9 +60,13 @@ export function createHttpApp(deps: {
   deps.graphql?.(app);
 
   const v1Auth = requireApiKey(deps.keys);
-  for (const r of deps.doors.v1Raw ?? []) app.use('/v1', v1Auth, r);
+  const idem = deps.idempotency;
+  for (const r of deps.doors.v1Raw ?? []) app.use('/v1', v1Auth, ...(idem ? [idem.raw] : []), r);
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: true });
-  app.use('/v1', json, v1Auth, ...deps.doors.v1);
+  const largeJson = express.json({ limit: CHAT_BODY_LIMIT, strict: true });
+  const v1Json: express.RequestHandler = (req, res, next) => (LARGE_BODY_PATHS.has(req.path) ? largeJson : json)(req, res, next);
+  // Authenticated before the body is read: a stranger cannot make us parse 25 MB.
+  app.use('/v1', v1Auth, v1Json, ...(idem ? [idem.json] : []), ...deps.doors.v1);
   app.use('/account', json, requireIdToken(deps.accounts));
   for (const r of deps.doors.account) app.use(r);
   app.use('/admin', requireAdmin(deps.adminToken), json);

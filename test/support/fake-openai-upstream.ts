@@ -11,6 +11,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
+import { sendAgentCompletion, streamAgentCompletion, validateChat, wantsAgentAnswer } from './fake-openai-chat';
 
 export type FakeOpenAIMode =
   | 'ok'
@@ -35,7 +36,9 @@ export type FakeOpenAIMode =
   /** 400 `content_policy_violation`, as OpenAI answers a refused image prompt. */
   | 'content-policy'
   /** Images answer `{ url }` pointing back at this server instead of `{ b64_json }`. */
-  | 'image-url';
+  | 'image-url'
+  /** 400 blaming the request, in words that name the upstream's model, its URL and its key. */
+  | 'bad-request';
 
 export interface MultipartPart {
   name: string;
@@ -107,9 +110,24 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         },
       });
     }
+    if (mode === 'bad-request') {
+      return sendJson(res, 400, {
+        error: {
+          message: `Invalid schema for model ${r.json?.model}: see ${baseUrl}/docs (key ${r.headers.authorization})`,
+          type: 'invalid_request_error',
+          param: 'response_format',
+          code: 'invalid_json_schema',
+        },
+      });
+    }
     switch (`${r.method} ${r.path}`) {
-      case 'POST /v1/chat/completions':
+      case 'POST /v1/chat/completions': {
+        // OpenAI refuses what it does not know, and tool turns out of order, with a 400.
+        const invalid = validateChat(r.json);
+        if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
+        if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res) : sendJson(res, 200, chatCompletion(r.json?.model));
+      }
       case 'POST /v1/images/generations':
         return sendImages(res, r.json?.n ?? 1, r.json?.size);
       case 'POST /v1/images/edits': {

@@ -28,6 +28,11 @@ const message = z.discriminatedUnion('role', [
     name: z.string().max(64).optional(),
     refusal: z.string().max(100_000).nullable().optional(),
     tool_calls: z.array(toolCall).max(128).optional(),
+    // A returned message is sent back as it came: its output-only fields are accepted and not
+    // forwarded (they describe the answer, they are not input).
+    annotations: z.array(z.unknown()).max(1000).optional(),
+    audio: z.null().optional(),
+    function_call: z.null().optional(),
   }),
   z.strictObject({ role: z.literal('tool'), content: z.union([text, parts]), tool_call_id: z.string().min(1).max(256) }),
 ]);

@@ -71,7 +71,7 @@ export class ChatService {
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens));
+    const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id);
     return {
       info: {
         id: `chatcmpl-${randomBytes(12).toString('base64url')}`,

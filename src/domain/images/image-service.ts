@@ -57,7 +57,7 @@ export class ImageService {
     assertModelAllowed(key, model.id);
     const { width, height } = parseImageSize(v.size ?? '1024x1024');
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.creditsPerImage * v.n, v.response_format, headers, () =>
+    return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -80,7 +80,7 @@ export class ImageService {
     if (files.images.length === 0) throw invalidRequest('An image file is required.', 'image');
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.creditsPerImage * v.n, v.response_format, headers, () =>
+    return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -97,13 +97,14 @@ export class ImageService {
   /** Hold the full price, call the provider, store the images, then charge; any failure charges nothing. */
   private async billed(
     key: KeyPrincipal,
+    modelId: string,
     credits: number,
     format: 'url' | 'b64_json',
     headers: Record<string, string>,
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
     const price = creditsToMicro(credits);
-    const hold = await this.billing.hold(key, price);
+    const hold = await this.billing.hold(key, price, modelId);
     try {
       const images = await call();
       const data = await renderImages(images, format, key.accountId, this.media);

@@ -1,10 +1,14 @@
 import { Migration20261122000000 } from './Migration20261122000000';
 import { Migration20261122000100 } from './Migration20261122000100';
+import { Migration20261122000400 } from './Migration20261122000400';
 import { Migration20261122000200 } from './Migration20261122000200';
+import { Migration20261122000300 } from './Migration20261122000300';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
   { name: 'Migration20261122000000', class: Migration20261122000000 },
   { name: 'Migration20261122000100', class: Migration20261122000100 },
   { name: 'Migration20261122000200', class: Migration20261122000200 },
+  { name: 'Migration20261122000300', class: Migration20261122000300 },
+  { name: 'Migration20261122000400', class: Migration20261122000400 },
 ];

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+/**
+ * The OpenAI Responses API request, as far as a chat model can serve it. Strict: a field or an
+ * item type this gateway cannot honour (built-in tools, background mode, conversations) is a
+ * 400 naming it, never silently dropped.
+ */
+
+const text = z.string().max(1_000_000);
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
+const itemId = z.string().max(256);
+
+const inputText = z.strictObject({ type: z.literal('input_text'), text });
+const inputImage = z.strictObject({
+  type: z.literal('input_image'),
+  image_url: z.string().max(20_000_000).nullable().optional(),
+  file_id: z.string().max(256).nullable().optional(),
+  detail: z.enum(['auto', 'low', 'high']).optional(),
+});
+const inputFile = z.strictObject({
+  type: z.literal('input_file'),
+  file_data: z.string().max(20_000_000).optional(),
+  file_id: z.string().max(256).nullable().optional(),
+  file_url: z.string().max(2048).optional(),
+  filename: z.string().max(256).optional(),
+});
+const inputAudio = z.strictObject({
+  type: z.literal('input_audio'),
+  input_audio: z.strictObject({ data: z.string().max(20_000_000), format: z.enum(['wav', 'mp3']) }),
+});
+const outputText = z.strictObject({ type: z.literal('output_text'), text, annotations: z.array(z.unknown()).max(1000).optional(), logprobs: z.array(z.unknown()).optional() });
+const refusal = z.strictObject({ type: z.literal('refusal'), refusal: text });
+
+export const inputPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile, inputAudio, outputText, refusal]);
+export type ResponsesInputPart = z.output<typeof inputPart>;
+
+const messageItem = z.strictObject({
+  type: z.literal('message').optional(),
+  id: itemId.optional(),
+  status: z.string().max(32).optional(),
+  role: z.enum(['user', 'system', 'developer', 'assistant']),
+  content: z.union([text, z.array(inputPart).max(500)]),
+  phase: z.string().max(32).nullable().optional(),
+});
+
+const functionCallItem = z.strictObject({
+  type: z.literal('function_call'),
+  id: itemId.optional(),
+  call_id: z.string().min(1).max(256),
+  name: toolName,
+  arguments: z.string().max(1_000_000),
+  status: z.string().max(32).optional(),
+});
+
+const functionCallOutputItem = z.strictObject({
+  type: z.literal('function_call_output'),
+  id: itemId.nullable().optional(),
+  call_id: z.string().min(1).max(256),
+  output: z.union([text, z.array(inputPart).max(500)]),
+  status: z.string().max(32).nullable().optional(),
+});
+
+const itemReference = z.strictObject({ type: z.literal('item_reference'), id: itemId });
+
+export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, itemReference]);
+export type ResponsesInputItem = z.output<typeof inputItem>;
+
+const functionToolDef = z.strictObject({
+  type: z.literal('function'),
+  name: toolName,
+  description: z.string().max(100_000).nullable().optional(),
+  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
+
+const textFormat = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    name: toolName,
+    schema: z.record(z.string(), z.unknown()),
+    description: z.string().max(100_000).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+]);
+
+const never = (message: string) => z.never({ message }).optional();
+
+export const responsesRequestSchema = z.strictObject({
+  model: z.string().min(1).max(100),
+  input: z.union([text, z.array(inputItem).max(2000)]),
+  instructions: text.nullable().optional(),
+  tools: z.array(functionToolDef).max(128).optional(),
+  tool_choice: z
+    .union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), name: toolName })])
+    .optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  text: z.strictObject({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() }).optional(),
+  max_output_tokens: z.number().int().positive().nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  previous_response_id: z.string().max(256).nullable().optional(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+  user: z.string().max(256).optional(),
+  safety_identifier: z.string().max(256).optional(),
+  prompt_cache_key: z.string().max(1024).optional(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
+  reasoning: z.strictObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(), summary: z.null().optional() }).nullable().optional(),
+  truncation: z.literal('disabled', { message: "only 'disabled' truncation is supported" }).nullable().optional(),
+  include: z.array(z.literal('message.output_text.logprobs', { message: 'only message.output_text.logprobs can be included' })).max(1).nullable().optional(),
+  background: z.literal(false, { message: 'background responses are not supported' }).nullable().optional(),
+  conversation: never('conversations are not supported: use previous_response_id'),
+  prompt: never('stored prompts are not supported'),
+  max_tool_calls: never('max_tool_calls is not supported'),
+});
+
+export type ResponsesRequest = z.output<typeof responsesRequestSchema>;

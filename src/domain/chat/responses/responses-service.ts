@@ -1,0 +1,119 @@
+/**
+ * POST /v1/responses for chat models: the request is translated to a chat call and served by
+ * ChatService (so it is permitted, limited and billed exactly like chat), and the answer is
+ * translated back, whole or as the Responses event stream. Unless `store` is false, the
+ * conversation is kept (account-scoped, RESPONSE_RETENTION_DAYS) for `previous_response_id`
+ * and `item_reference`.
+ */
+import { DomainError, invalidRequest, notFound } from '../../errors/domain-error';
+import type { KeyPrincipal } from '../../keys/principal';
+import { parseInput } from '../../shared/validate';
+import type { ChatService } from '../chat-service';
+import { completionStatus, newItemId, outputItemsOf, responseObject, type OutputItem, type ResponseFrame } from './response-object';
+import { ResponseStreamTranslator, translateStream, type ResponsesEvent } from './response-stream';
+import type { ResponseStore } from './response-store';
+import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
+import { responsesParam, responsesToChat } from './responses-to-chat';
+
+export interface ResponsesResult {
+  response: ReturnType<typeof responseObject>;
+  costCredits: number;
+  headers: Record<string, string>;
+}
+
+interface Prepared {
+  request: ResponsesRequest;
+  frame: ResponseFrame;
+  /** The conversation as items: history, then this request's input (references resolved). */
+  conversation: ResponsesInputItem[];
+  chatBody: Record<string, unknown>;
+  origins: string[];
+}
+
+export class ResponsesService {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly store: ResponseStore,
+  ) {}
+
+  isStream(input: unknown): boolean {
+    return this.chat.isStream(input);
+  }
+
+  async create(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ResponsesResult> {
+    const p = await this.prepare(key, input);
+    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal));
+    const choice = out.choices[0]!;
+    const output = outputItemsOf(choice);
+    const response = responseObject(p.frame, { ...completionStatus(choice.finishReason), output, usage: out.usage });
+    await this.keep(key, p, output, response);
+    return { response, costCredits: out.costCredits, headers: out.headers };
+  }
+
+  /** Resolves once the call is held (402/429 come as ordinary errors); events follow. */
+  async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator; origins: string[] }> {
+    const p = await this.prepare(key, input);
+    const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
+    const translator = new ResponseStreamTranslator(p.frame);
+    const events = translateStream(translator, items, (response) => this.keep(key, p, response.output as OutputItem[], response));
+    return { headers: info.headers, events, translator, origins: p.origins };
+  }
+
+  async retrieve(key: KeyPrincipal, id: string): Promise<Record<string, unknown>> {
+    const stored = await this.store.find(key.accountId, id);
+    if (!stored) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    return stored.response;
+  }
+
+  async delete(key: KeyPrincipal, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    if (!(await this.store.delete(key.accountId, id))) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    return { id, object: 'response', deleted: true };
+  }
+
+  private async prepare(key: KeyPrincipal, input: unknown): Promise<Prepared> {
+    const request = parseInput(responsesRequestSchema, input);
+    const history = request.previous_response_id ? await this.history(key, request.previous_response_id) : [];
+    const items: ResponsesInputItem[] = typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : request.input;
+    const resolved = await this.resolveReferences(key, items);
+    const { body, origins } = responsesToChat(request, history, resolved);
+    const frame: ResponseFrame = { id: newItemId('resp'), createdAt: Math.floor(Date.now() / 1000), model: request.model, request, store: request.store !== false };
+    return { request, frame, conversation: [...history, ...resolved], chatBody: body, origins };
+  }
+
+  private async history(key: KeyPrincipal, id: string): Promise<ResponsesInputItem[]> {
+    const stored = await this.store.find(key.accountId, id);
+    if (!stored) throw notFound(`Previous response with id '${id}' not found.`, 'previous_response_not_found', 'previous_response_id');
+    return stored.items;
+  }
+
+  private async resolveReferences(key: KeyPrincipal, items: ResponsesInputItem[]): Promise<ResponsesInputItem[]> {
+    const ids = items.flatMap((i) => (i.type === 'item_reference' ? [i.id] : []));
+    if (ids.length === 0) return items;
+    const found = await this.store.items(key.accountId, ids);
+    return items.map((item, i) => {
+      if (item.type !== 'item_reference') return item;
+      const stored = found.get(item.id);
+      if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${i}].id`);
+      return stored;
+    });
+  }
+
+  /** Runs a chat step, naming any field error the way the Responses request wrote it. */
+  private async inChatTerms<T>(p: Prepared, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (!(err instanceof DomainError) || !err.param) throw err;
+      const param = responsesParam(err.param, p.origins);
+      const message = err.message.split(`'${err.param}'`).join(`'${param}'`);
+      if (err.type === 'invalid_request_error') throw invalidRequest(message, param, err.code);
+      throw new DomainError(err.type, message, { param, code: err.code, headers: err.headers, retryAfterSeconds: err.retryAfterSeconds, cause: err });
+    }
+  }
+
+  private async keep(key: KeyPrincipal, p: Prepared, output: OutputItem[], response: unknown): Promise<void> {
+    if (!p.frame.store) return;
+    const outputAsInput = output.map(({ status: _status, ...item }) => item) as unknown as ResponsesInputItem[];
+    await this.store.save(key.accountId, p.frame.id, [...p.conversation, ...outputAsInput], output, response);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * A Responses API request as the chat-completions request that serves it: instructions become
+ * the system message, items become messages (function calls join the assistant turn they belong
+ * to, their outputs become tool messages), and options take their chat names. The chat service
+ * then validates, permits, limits and bills it exactly like a chat call.
+ */
+import { invalidRequest } from '../../errors/domain-error';
+import type { ResponsesInputItem, ResponsesInputPart, ResponsesRequest } from './responses-request';
+
+type ChatPart = Record<string, unknown>;
+type ChatMessageBody = { role: string; content: string | ChatPart[] | null; tool_calls?: unknown[]; tool_call_id?: string };
+
+export interface ChatTranslation {
+  body: Record<string, unknown>;
+  /** For each chat message, where it came from in the Responses request (for error params). */
+  origins: string[];
+}
+
+function partToChat(part: ResponsesInputPart, param: string): ChatPart {
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: 'text', text: part.text };
+    case 'refusal':
+      return { type: 'refusal', refusal: part.refusal };
+    case 'input_image':
+      if (!part.image_url) throw invalidRequest(`Invalid '${param}': file_id images are not supported; send image_url.`, param);
+      return { type: 'image_url', image_url: part.detail ? { url: part.image_url, detail: part.detail } : { url: part.image_url } };
+    case 'input_file':
+      if (part.file_data === undefined) throw invalidRequest(`Invalid '${param}': send the file as file_data.`, param);
+      return { type: 'file', file: part.filename ? { file_data: part.file_data, filename: part.filename } : { file_data: part.file_data } };
+    case 'input_audio':
+      return { type: 'input_audio', input_audio: part.input_audio };
+  }
+}
+
+function contentToChat(content: string | ResponsesInputPart[], param: string): string | ChatPart[] {
+  return typeof content === 'string' ? content : content.map((p, j) => partToChat(p, `${param}[${j}]`));
+}
+
+/** Appends items to `messages`, in order; `item_reference`s must already be resolved. */
+function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMessageBody[], origins: string[], paramOf: (i: number) => string): void {
+  items.forEach((item, i) => {
+    const param = paramOf(i);
+    if (item.type === 'item_reference') throw invalidRequest(`Invalid '${param}': unknown item.`, param);
+    if (item.type === 'function_call') {
+      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      const last = messages[messages.length - 1];
+      // Calls made in one turn belong to one assistant message, with any text said before them.
+      if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
+      else {
+        messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        origins.push(param);
+      }
+      return;
+    }
+    if (item.type === 'function_call_output') {
+      const output = typeof item.output === 'string' ? item.output : item.output.map((p) => ('text' in p ? p.text : '')).join('');
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: output });
+      origins.push(param);
+      return;
+    }
+    messages.push({ role: item.role, content: contentToChat(item.content, `${param}.content`) });
+    origins.push(param);
+  });
+}
+
+export function responsesToChat(request: ResponsesRequest, history: readonly ResponsesInputItem[], input: readonly ResponsesInputItem[]): ChatTranslation {
+  const messages: ChatMessageBody[] = [];
+  const origins: string[] = [];
+  if (request.instructions) {
+    messages.push({ role: 'system', content: request.instructions });
+    origins.push('instructions');
+  }
+  itemsToMessages(history, messages, origins, () => 'previous_response_id');
+  itemsToMessages(input, messages, origins, (i) => (typeof request.input === 'string' ? 'input' : `input[${i}]`));
+
+  const body: Record<string, unknown> = { model: request.model, messages };
+  if (request.tools?.length) {
+    body.tools = request.tools.map((t) => ({
+      type: 'function',
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        ...(t.parameters ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    }));
+  }
+  const choice = request.tool_choice;
+  if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+  const format = request.text?.format;
+  if (format?.type === 'json_schema') {
+    body.response_format = {
+      type: 'json_schema',
+      json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) },
+    };
+  } else if (format) body.response_format = { type: format.type };
+  if (request.max_output_tokens != null) body.max_completion_tokens = request.max_output_tokens;
+  if (request.temperature != null) body.temperature = request.temperature;
+  if (request.top_p != null) body.top_p = request.top_p;
+  if (request.parallel_tool_calls != null) body.parallel_tool_calls = request.parallel_tool_calls;
+  if (request.include?.includes('message.output_text.logprobs')) {
+    body.logprobs = true;
+    if (request.top_logprobs != null) body.top_logprobs = request.top_logprobs;
+  }
+  if (request.text?.verbosity) body.verbosity = request.text.verbosity;
+  if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort;
+  for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier'] as const) {
+    if (request[field] != null) body[field] = request[field];
+  }
+  if (request.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return { body, origins };
+}
+
+/** Chat parameter names as the Responses request calls them, for errors. */
+const PARAM_NAMES: Record<string, string> = {
+  max_completion_tokens: 'max_output_tokens',
+  response_format: 'text.format',
+  verbosity: 'text.verbosity',
+  reasoning_effort: 'reasoning.effort',
+  logprobs: 'include',
+};
+
+/** Maps a chat-side `param` (`messages[2].content[0]`) back to where the client wrote it. */
+export function responsesParam(param: string, origins: readonly string[]): string {
+  const message = /^messages\[(\d+)\](.*)$/.exec(param);
+  if (message) {
+    const origin = origins[Number(message[1])] ?? 'input';
+    return origin + message[2].replace(/^\.tool_call_id/, '.call_id');
+  }
+  const head = /^[a-z_]+/.exec(param)?.[0] ?? param;
+  return PARAM_NAMES[head] ? PARAM_NAMES[head] + param.slice(head.length) : param;
+}

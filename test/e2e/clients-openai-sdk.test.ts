@@ -1,0 +1,219 @@
+/**
+ * The official `openai` SDK, used the way agents use it, against the gateway routed to a fake
+ * OpenAI upstream that validates like OpenAI: tool loops (plain and streamed), structured
+ * outputs with zod, vision parts, logprobs, several choices, every forwarded option, and the
+ * Responses API. Each test checks what the client got, what the upstream received, and the charge.
+ */
+import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
+import { AGENT_CALL_CREDITS, settledBalance, startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
+import { FAKE_AGENT_USAGE } from '../support/fake-openai-chat';
+
+let rig: AgentRig;
+let balance = 0;
+
+beforeAll(async () => {
+  rig = await startAgentRig(10);
+  balance = 10;
+});
+afterAll(() => rig.close());
+beforeEach(() => {
+  rig.upstream.setMode('ok');
+  rig.upstream.requests.length = 0;
+});
+
+const client = (retries = 0) => new OpenAI({ apiKey: rig.live.secret, baseURL: `${rig.gw.url}/v1`, maxRetries: retries });
+const tools = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true } }];
+
+/** The balance moved by exactly `calls` agent answers. */
+async function expectCharged(calls: number) {
+  balance -= calls * AGENT_CALL_CREDITS;
+  expect(await settledBalance(rig.gw, rig.live.account)).toBeCloseTo(balance, 9);
+}
+
+test('a full tool loop: call, tool result, final answer; the upstream sees tools and tool turns as sent', async () => {
+  const openai = client();
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+  const first = await openai.chat.completions.create({ model: 'svc-chat-1', messages, tools, tool_choice: 'auto', parallel_tool_calls: false });
+  expect(first.choices[0]!.finish_reason).toBe('tool_calls');
+  const call = first.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+  expect(call.function.name).toBe('get_weather');
+  expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
+  expect(first.usage).toMatchObject({ prompt_tokens: 40, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 8 }, completion_tokens_details: { reasoning_tokens: 4 } });
+
+  messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '{"temp":21}' });
+  const second = await openai.chat.completions.create({ model: 'svc-chat-1', messages, tools });
+  expect(second.choices[0]!.message.content).toBe('Tool said: {"temp":21}');
+  expect(second.choices[0]!.finish_reason).toBe('stop');
+
+  const [sent1, sent2] = rig.chatRequests();
+  expect(sent1).toMatchObject({ model: UPSTREAM_CHAT_MODEL, tools, tool_choice: 'auto', parallel_tool_calls: false });
+  expect(sent2.messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: call.function.arguments } }] });
+  expect(sent2.messages[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: '{"temp":21}' });
+  await expectCharged(2);
+});
+
+test('streamed tool calls through chat.completions.stream() and finalChatCompletion()', async () => {
+  const stream = client().chat.completions.stream({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather?' }], tools, stream_options: { include_usage: true } });
+  const argumentDeltas: string[] = [];
+  stream.on('tool_calls.function.arguments.delta', (e) => argumentDeltas.push(e.arguments_delta));
+  const final = await stream.finalChatCompletion();
+  const call = final.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+  expect(call.function.name).toBe('get_weather');
+  expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
+  expect(argumentDeltas.length).toBeGreaterThanOrEqual(2);
+  expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+  expect(final.usage?.total_tokens).toBe(FAKE_AGENT_USAGE.total_tokens);
+  expect(rig.chatRequests()[0]).toMatchObject({ stream: true, tools });
+  await expectCharged(1);
+});
+
+test('chat.completions.parse with a zod schema gets a parsed object; response_format reaches the upstream', async () => {
+  const Weather = z.object({ city: z.string(), degrees: z.number(), sunny: z.boolean() });
+  const completion = await client().chat.completions.parse({
+    model: 'svc-chat-1',
+    messages: [{ role: 'user', content: 'Paris weather as JSON' }],
+    response_format: zodResponseFormat(Weather, 'weather'),
+  });
+  expect(completion.choices[0]!.message.parsed).toEqual({ city: 'Paris', degrees: 21, sunny: true });
+  expect(rig.chatRequests()[0].response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true } });
+  await expectCharged(1);
+});
+
+test('an image part reaches a vision model as sent; logprobs, n and every option are forwarded as sent', async () => {
+  const image = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const completion = await client().chat.completions.create({
+    model: 'svc-chat-1',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: image, detail: 'low' } }] }],
+    logprobs: true,
+    top_logprobs: 2,
+    n: 2,
+    max_completion_tokens: 100,
+    frequency_penalty: 0.5,
+    presence_penalty: -0.5,
+    logit_bias: { '50256': -100 },
+    user: 'end-user-1',
+    metadata: { team: 'a' },
+    reasoning_effort: 'low',
+    seed: 3,
+    stop: ['END'],
+    temperature: 0.2,
+  });
+  expect(completion.choices).toHaveLength(2);
+  expect(completion.choices.map((c) => c.message.content)).toEqual(['Answer 0', 'Answer 1']);
+  expect(completion.choices[0]!.logprobs?.content?.[0]).toMatchObject({ token: 'Answ', logprob: -0.25 });
+  const sent = rig.chatRequests()[0];
+  expect(sent.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: image, detail: 'low' } });
+  expect(sent).toMatchObject({
+    n: 2, logprobs: true, top_logprobs: 2, max_completion_tokens: 100, frequency_penalty: 0.5, presence_penalty: -0.5,
+    logit_bias: { '50256': -100 }, user: 'end-user-1', metadata: { team: 'a' }, reasoning_effort: 'low', seed: 3, stop: ['END'], temperature: 0.2,
+  });
+  expect(sent.max_tokens).toBeUndefined();
+  await expectCharged(1);
+});
+
+test.each([
+  ['an audio part to a model without audio input', { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, 'messages[0].content[1]'],
+  ['an unknown content part', { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: 'x' }] }] }, 'messages[0].content[0]'],
+  ['an unknown field', { messages: [{ role: 'user', content: 'hi' }], frobnicate: 1 }, 'frobnicate'],
+  ['n as a string', { messages: [{ role: 'user', content: 'hi' }], n: '2' }, 'n'],
+  ['a tool_choice naming no declared tool', { messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice'],
+  ['a tool message answering no call', { messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_x', content: '1' }] }, 'messages[1].tool_call_id'],
+  ['deprecated functions', { messages: [{ role: 'user', content: 'hi' }], functions: [{ name: 'f' }] }, 'functions'],
+])('%s is a 400 naming the field; nothing is charged and the upstream is not called', async (_name, body, param) => {
+  const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });
+  expect(res.status).toBe(400);
+  expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
+  expect(rig.chatRequests()).toHaveLength(0);
+  await expectCharged(0);
+});
+
+test('an upstream 400 reaches the client as a readable 400 without the upstream names, called once, charged nothing', async () => {
+  rig.upstream.setMode('bad-request');
+  const err = await client(2)
+    .chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] })
+    .catch((e) => e);
+  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+  expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_rejected', param: 'response_format' });
+  expect(err.message).toContain('Invalid schema for model svc-chat-1');
+  for (const secret of [UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, rig.upstream.url, '127.0.0.1']) expect(err.message).not.toContain(secret);
+  expect(rig.upstream.requests).toHaveLength(1);
+  await expectCharged(0);
+});
+
+describe('the Responses API', () => {
+  const responseTools = [{ type: 'function' as const, name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true }];
+
+  test('responses.create with tools, then the call output through previous_response_id', async () => {
+    const openai = client();
+    const first = await openai.responses.create({ model: 'svc-chat-1', instructions: 'Be brief.', input: 'Weather in Paris?', tools: responseTools });
+    expect(first.status).toBe('completed');
+    const call = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call).toMatchObject({ name: 'get_weather', status: 'completed' });
+    expect(JSON.parse(call.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
+    expect(first.usage).toMatchObject({ input_tokens: 40, output_tokens: 12, total_tokens: 52, input_tokens_details: { cached_tokens: 8 } });
+
+    const second = await openai.responses.create({
+      model: 'svc-chat-1',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"temp":21}' }],
+      tools: responseTools,
+    });
+    expect(second.output_text).toBe('Tool said: {"temp":21}');
+    const [sent1, sent2] = rig.chatRequests();
+    expect(sent1.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]);
+    expect(sent1.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true } }]);
+    expect(sent2.messages.slice(1)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } }] },
+      { role: 'tool', tool_call_id: call.call_id, content: '{"temp":21}' },
+    ]);
+    expect((await openai.responses.retrieve(second.id)).output_text).toBe('Tool said: {"temp":21}');
+    await expectCharged(2);
+  });
+
+  test('responses.stream with tools emits the Responses event sequence and a final response with usage', async () => {
+    const stream = client().responses.stream({ model: 'svc-chat-1', input: 'Weather?', tools: responseTools, store: false });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    expect(types[0]).toBe('response.created');
+    expect(types).toContain('response.output_item.added');
+    expect(types).toContain('response.function_call_arguments.delta');
+    expect(types).toContain('response.function_call_arguments.done');
+    expect(types.at(-1)).toBe('response.completed');
+    const call = final.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(JSON.parse(call.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
+    expect(final.usage?.total_tokens).toBe(52);
+    await expectCharged(1);
+  });
+
+  test('text.format json_schema is parsed by responses.parse; a streamed text answer arrives as output_text deltas', async () => {
+    const openai = client();
+    const { zodTextFormat } = await import('openai/helpers/zod');
+    const parsed = await openai.responses.parse({ model: 'svc-chat-1', input: 'Paris as JSON', text: { format: zodTextFormat(z.object({ city: z.string(), degrees: z.number() }), 'weather') } });
+    expect(parsed.output_parsed).toEqual({ city: 'Paris', degrees: 21 });
+    expect(rig.chatRequests()[0].response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather' } });
+
+    const deltas: string[] = [];
+    const stream = openai.responses.stream({ model: 'svc-chat-1', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }], max_output_tokens: 50 });
+    stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
+    const final = await stream.finalResponse();
+    expect(deltas.join('')).toBe('Answer 0');
+    expect(final.output_text).toBe('Answer 0');
+    expect(rig.chatRequests()[1].max_completion_tokens).toBe(50);
+    await expectCharged(2);
+  });
+
+  test('another account cannot read or continue a stored response', async () => {
+    const first = await client().responses.create({ model: 'svc-chat-1', input: 'hi', tools: responseTools });
+    const other = await rig.gw.newAccount(1);
+    const otherKey = await rig.gw.newKey(other);
+    const read = await rig.gw.api('GET', `/v1/responses/${first.id}`, { token: otherKey.secret });
+    expect(read.status).toBe(404);
+    const cont = await rig.gw.api('POST', '/v1/responses', { token: otherKey.secret, body: { model: 'svc-chat-1', input: 'again', previous_response_id: first.id } });
+    expect(cont.status).toBe(404);
+    expect(cont.body.error.param).toBe('previous_response_id');
+    await expectCharged(1);
+  });
+});

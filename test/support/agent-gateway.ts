@@ -1,0 +1,81 @@
+/**
+ * A test gateway whose chat model is routed to the fake OpenAI upstream (which validates like
+ * OpenAI and answers tool calls and structured outputs), for the client-library tests; plus the
+ * helpers those tests share.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
+import { FAKE_AGENT_USAGE } from './fake-openai-chat';
+import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
+import { expectLedgerInvariants } from './ledger-invariants';
+
+export const UPSTREAM_SECRET = 'sk-upstream-agent-secret-0123';
+export const UPSTREAM_CHAT_MODEL = 'up-agent-model';
+/** What one fake-upstream agent answer costs: its usage at 1 credit per 10k tokens. */
+export const AGENT_CALL_CREDITS = FAKE_AGENT_USAGE.total_tokens / 10_000;
+
+export interface AgentRig {
+  gw: TestGateway;
+  upstream: FakeOpenAIUpstream;
+  /** A live key on a funded account, and one on the simulator (test mode). */
+  live: { account: TestAccount; secret: string };
+  test: { account: TestAccount; secret: string };
+  /** Requests the upstream received to /chat/completions, in order. */
+  chatRequests(): any[];
+  close(): Promise<void>;
+}
+
+export async function startAgentRig(credits = 10): Promise<AgentRig> {
+  const upstream = await startFakeOpenAIUpstream();
+  const dir = mkdtempSync(join(tmpdir(), 'gw-agent-'));
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === 'svc-chat-1'
+        ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: UPSTREAM_CHAT_MODEL, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_AGENT_KEY', timeoutSeconds: 5 } }
+        : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  const gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
+  const liveAccount = await gw.newAccount(credits);
+  const testAccount = await gw.newAccount(0);
+  return {
+    gw,
+    upstream,
+    live: { account: liveAccount, secret: (await gw.newKey(liveAccount, { name: 'live' })).secret },
+    test: { account: testAccount, secret: (await gw.newKey(testAccount, { name: 'test', mode: 'test' })).secret },
+    chatRequests: () => upstream.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.json),
+    async close() {
+      await expectLedgerInvariants(gw.gateway.database.db);
+      await gw.close();
+      await upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until every hold of the account is settled, then answers the balance. */
+export async function settledBalance(gw: TestGateway, account: TestAccount): Promise<number> {
+  const db = gw.gateway.database.db;
+  for (let i = 0; i < 200; i++) {
+    const row = await db.one<{ holds: string; releases: string }>(
+      `select count(*) filter (where kind = 'hold') as holds, count(*) filter (where kind = 'release') as releases from ledger_entries where account_id = ?`,
+      [account.id],
+    );
+    if (row!.holds === row!.releases) return gw.balance(account);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('holds never settled');
+}
+
+export const weatherParameters = {
+  type: 'object',
+  properties: { city: { type: 'string', description: 'City name' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+  required: ['city', 'unit'],
+  additionalProperties: false,
+} as const;
