@@ -11,6 +11,7 @@ export type ErrorType =
   | 'model_forbidden'
   | 'not_found_error'
   | 'key_limit_reached'
+  | 'idempotency_error'
   | 'request_too_large'
   | 'content_policy_violation'
   | 'rate_limit_exceeded'
@@ -27,6 +28,7 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   permission_error: 403,
   not_found_error: 404,
   key_limit_reached: 409,
+  idempotency_error: 409,
   request_too_large: 413,
   content_policy_violation: 422,
   rate_limit_exceeded: 429,

@@ -2,6 +2,11 @@ import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } f
 import { requireAccountId, requireKey, type GraphQLContext } from '../context';
 import { VideoJobConnection, VideoJobStatus, VideoJobType, pageSize, toConnection, toVideoJobType } from '../types/video-job';
 import { MotionControlInput, QueueVideoInput, motionBody, queueBody } from '../types/inputs';
+import { IdempotencyService } from '../../domain/idempotency/idempotency-service';
+import { stableJson } from '../../domain/idempotency/stable-json';
+import type { VideoJob } from '../../domain/video/video-job';
+
+const IDEMPOTENCY_DOC = 'As the Idempotency-Key header of REST: the same key with the same input answers the same job, queued and charged once (24 hours, per API key).';
 
 /** An ArgsType (not three @Arg) so the SDL lists the arguments in this order. */
 @ArgsType()
@@ -34,14 +39,36 @@ export class VideoResolver {
   }
 
   @Mutation(() => VideoJobType, { description: 'POST /v1/video/queue: charged in full when accepted.' })
-  async queueVideo(@Arg('input', () => QueueVideoInput) input: QueueVideoInput, @Ctx() ctx: GraphQLContext): Promise<VideoJobType> {
-    const { job } = await ctx.services.video.queue(requireKey(ctx), queueBody(input));
-    return toVideoJobType(job);
+  async queueVideo(
+    @Arg('input', () => QueueVideoInput) input: QueueVideoInput,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_DOC }) idempotencyKey: string | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<VideoJobType> {
+    const key = requireKey(ctx);
+    const body = queueBody(input);
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async () => (await ctx.services.video.queue(key, body)).job));
   }
 
   @Mutation(() => VideoJobType, { description: 'POST /v1/video/motion-control.' })
-  async queueMotionControl(@Arg('input', () => MotionControlInput) input: MotionControlInput, @Ctx() ctx: GraphQLContext): Promise<VideoJobType> {
-    const { job } = await ctx.services.video.motionControl(requireKey(ctx), motionBody(input));
-    return toVideoJobType(job);
+  async queueMotionControl(
+    @Arg('input', () => MotionControlInput) input: MotionControlInput,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_DOC }) idempotencyKey: string | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<VideoJobType> {
+    const key = requireKey(ctx);
+    const body = motionBody(input);
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async () => (await ctx.services.video.motionControl(key, body)).job));
   }
+}
+
+/** Queues once per idempotency key: a repeat answers the job the first call created, as it is now. */
+async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: () => Promise<VideoJob>): Promise<VideoJob> {
+  const key = requireKey(ctx);
+  const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined);
+  if (idem === undefined) return queue();
+  const fingerprint = IdempotencyService.fingerprint(['graphql', operation, stableJson(body)]);
+  return ctx.services.idempotency.once(key.keyId, idem, fingerprint, queue, {
+    encode: (job) => ({ jobId: job.id }),
+    decode: (stored: { jobId: string }) => ctx.services.video.get(key.accountId, stored.jobId),
+  });
 }

@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import type { Database } from '../ports/database';
+import { DomainError, invalidRequest } from '../errors/domain-error';
+
+/** The response a first request produced, as a retry replays it. */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export type IdempotencyStart =
+  /** The key is new (or expired): run the request, then `complete` or `abandon` it. */
+  | { kind: 'run' }
+  /** The same request already ran: answer what it answered. */
+  | { kind: 'replay'; response: StoredResponse };
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** How long a key is remembered. */
+export const KEEP_SECONDS = 24 * 60 * 60;
+/** A first request still "running" after this long died with its instance; the key is free again. */
+export const ABANDONED_AFTER_SECONDS = 15 * 60;
+/** What a duplicate that arrives while the first request runs is told to wait. */
+export const RETRY_AFTER_SECONDS = 1;
+
+const PRINTABLE = /^[\x20-\x7e]{1,255}$/;
+
+interface Row {
+  fingerprint: string;
+  status_code: number | null;
+  response_headers: Record<string, string> | string | null;
+  response_body: string | null;
+}
+
+/**
+ * Idempotency keys (Stripe's model), scoped to the API key and kept 24 hours. The first request
+ * with a key claims it (a row with its request fingerprint and no response yet); its response is
+ * stored before it is sent, so a retry whose first answer was lost in transit gets the same
+ * status, headers and body and nothing runs or is charged again. A 5xx is not stored: nothing
+ * was charged for it (a failed request settles at zero), so a retry may run the request again.
+ */
+export class IdempotencyService {
+  private lastPurge = 0;
+
+  constructor(private readonly db: Database) {}
+
+  /** The header's value checked: 1–255 printable ASCII characters. */
+  static parseKey(raw: string | undefined): string | undefined {
+    if (raw === undefined) return undefined;
+    if (!PRINTABLE.test(raw)) throw invalidRequest(`Invalid '${IDEMPOTENCY_HEADER}': must be 1 to 255 printable ASCII characters.`, IDEMPOTENCY_HEADER);
+    return raw;
+  }
+
+  /** A stable hash of what makes two requests the same request. */
+  static fingerprint(parts: Array<string | Buffer>): string {
+    const h = createHash('sha256');
+    for (const p of parts) h.update(typeof p === 'string' ? Buffer.from(p) : p).update('\0');
+    return h.digest('hex');
+  }
+
+  async start(apiKeyId: string, key: string, fingerprint: string): Promise<IdempotencyStart> {
+    await this.purgeNowAndThen();
+    // Claims a new key, or takes over one that expired or whose first request was abandoned.
+    const claimed = await this.db.one(
+      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at)
+       values (?, ?, ?, now() + make_interval(secs => ?))
+       on conflict (api_key_id, idempotency_key) do update
+         set fingerprint = excluded.fingerprint, status_code = null, response_headers = null, response_body = null,
+             started_at = now(), expires_at = excluded.expires_at
+         where idempotency_keys.expires_at < now()
+            or (idempotency_keys.status_code is null and idempotency_keys.started_at < now() - make_interval(secs => ?))
+       returning api_key_id`,
+      [apiKeyId, key, fingerprint, KEEP_SECONDS, ABANDONED_AFTER_SECONDS],
+    );
+    if (claimed) return { kind: 'run' };
+    const row = await this.db.one<Row>(
+      `select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`,
+      [apiKeyId, key],
+    );
+    // Deleted in between (its first request answered 5xx): claim it again.
+    if (!row) return this.start(apiKeyId, key, fingerprint);
+    if (row.fingerprint !== fingerprint) {
+      throw new DomainError('idempotency_error', `This ${IDEMPOTENCY_HEADER} was already used with a different request.`, {
+        param: IDEMPOTENCY_HEADER,
+        code: 'idempotency_key_reused',
+      });
+    }
+    if (row.status_code === null) {
+      throw new DomainError('idempotency_error', `A request with this ${IDEMPOTENCY_HEADER} is still running; retry after it finishes.`, {
+        param: IDEMPOTENCY_HEADER,
+        code: 'idempotency_key_in_use',
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
+    }
+    const headers = typeof row.response_headers === 'string' ? (JSON.parse(row.response_headers) as Record<string, string>) : (row.response_headers ?? {});
+    return { kind: 'replay', response: { status: row.status_code, headers, body: Buffer.from(row.response_body ?? '', 'base64') } };
+  }
+
+  /**
+   * Runs `work` once per key for callers without an HTTP response to capture (GraphQL): the
+   * outcome is stored as JSON (`encode`), a repeat gets it back through `decode`; a 4xx
+   * DomainError is stored and thrown again on a repeat, anything else frees the key.
+   */
+  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: () => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
+    const start = await this.start(apiKeyId, key, fingerprint);
+    if (start.kind === 'replay') {
+      const stored = JSON.parse(start.response.body.toString('utf8'));
+      if (start.response.status >= 400) throw new DomainError(stored.error.type, stored.error.message, { code: stored.error.code, param: stored.error.param });
+      return codec.decode(stored);
+    }
+    let result: T;
+    try {
+      result = await work();
+    } catch (err) {
+      if (err instanceof DomainError && err.status < 500) {
+        const error = { type: err.type, message: err.message, code: err.code, param: err.param };
+        await this.complete(apiKeyId, key, { status: err.status, headers: {}, body: Buffer.from(JSON.stringify({ error })) });
+      } else await this.abandon(apiKeyId, key).catch(() => undefined);
+      throw err;
+    }
+    await this.complete(apiKeyId, key, { status: 200, headers: {}, body: Buffer.from(JSON.stringify(codec.encode(result))) });
+    return result;
+  }
+
+  /** Stores the first request's response (before it is sent); a 5xx frees the key instead. */
+  async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
+    if (response.status >= 500) return this.abandon(apiKeyId, key);
+    await this.db.run(
+      `update idempotency_keys set status_code = ?, response_headers = ?::jsonb, response_body = ? where api_key_id = ? and idempotency_key = ?`,
+      [response.status, JSON.stringify(response.headers), response.body.toString('base64'), apiKeyId, key],
+    );
+  }
+
+  /** Frees a key whose first request produced nothing a retry should see. */
+  async abandon(apiKeyId: string, key: string): Promise<void> {
+    await this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null`, [apiKeyId, key]);
+  }
+
+  /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
+  private async purgeNowAndThen(): Promise<void> {
+    if (Date.now() - this.lastPurge < 10 * 60_000) return;
+    this.lastPurge = Date.now();
+    await this.db.run(`delete from idempotency_keys where expires_at < now()`).catch(() => undefined);
+  }
+}

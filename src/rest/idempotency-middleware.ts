@@ -1,0 +1,78 @@
+import type { RequestHandler, Response } from 'express';
+import { IDEMPOTENCY_HEADER, IdempotencyService, type StoredResponse } from '../domain/idempotency/idempotency-service';
+import type { Logger } from '../infra/observability/logger';
+import { stableJson } from '../domain/idempotency/stable-json';
+import { keyOf } from './auth';
+import { readAndReplayBody, withoutBoundary } from './raw-body';
+
+/** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
+export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
+
+/** 16 images and a mask of 20 MB each, plus fields. */
+const MAX_MULTIPART_BYTES = 17 * 20 * 1024 * 1024 + 1024 * 1024;
+
+/** Response headers that belong to the connection, not to the answer. */
+const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after']);
+
+/**
+ * Idempotency-Key for the billable /v1 POSTs, wrapped around the handlers from outside: the
+ * first request with a key runs and its response is captured at `res.end` and stored before it
+ * is sent; a retry with the same key and body gets that response again with
+ * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
+ * Mounted twice: in the raw chain for multipart (image edits) and after the JSON parser for the
+ * rest. A streamed chat request (`stream: true`) is not replayable and ignores the header.
+ */
+export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
+  return async (req, res, next) => {
+    const raw = req.get(IDEMPOTENCY_HEADER);
+    if (raw === undefined || req.method !== 'POST' || !IDEMPOTENT_PATHS.has(req.path) || res.locals.idempotency) return next();
+    const multipart = req.is('multipart/form-data') === 'multipart/form-data';
+    if (multipart !== (chain === 'raw')) return next();
+    const key = IdempotencyService.parseKey(raw)!;
+    const apiKeyId = keyOf(res).keyId;
+    let fingerprint: string;
+    if (multipart) {
+      const body = await readAndReplayBody(req, MAX_MULTIPART_BYTES);
+      fingerprint = IdempotencyService.fingerprint(['POST', req.path, withoutBoundary(body, req.get('content-type'))]);
+    } else {
+      if ((req.body as { stream?: unknown } | undefined)?.stream === true) return next();
+      fingerprint = IdempotencyService.fingerprint(['POST', req.path, stableJson(req.body)]);
+    }
+    res.locals.idempotency = key;
+    const start = await service.start(apiKeyId, key, fingerprint);
+    if (start.kind === 'replay') return replay(res, start.response);
+    captureEnd(res, (response) =>
+      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response')),
+    );
+    // A client that hangs up does not free the key: the handler still runs (and may charge) and
+    // its response is stored for the retry. Only a process that dies leaves the key claimed, until
+    // ABANDONED_AFTER_SECONDS.
+    next();
+  };
+}
+
+function replay(res: Response, stored: StoredResponse): void {
+  res.status(stored.status).set(stored.headers).set('Idempotent-Replayed', 'true');
+  res.end(stored.body);
+}
+
+/** Calls `store` with the complete response before the final `end` goes out. */
+function captureEnd(res: Response, store: (r: StoredResponse) => Promise<unknown>): void {
+  const chunks: Buffer[] = [];
+  const toBuffer = (c: unknown, enc?: unknown) => (Buffer.isBuffer(c) ? c : Buffer.from(String(c), typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8'));
+  const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...a: unknown[]) => Response;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+    return write(chunk, ...rest);
+  }) as Response['write'];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(res.getHeaders())) {
+      if (value !== undefined && !NOT_REPLAYED.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+    }
+    void store({ status: res.statusCode, headers, body: Buffer.concat(chunks) }).finally(() => end(chunk, ...rest));
+    return res;
+  }) as Response['end'];
+}

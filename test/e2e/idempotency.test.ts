@@ -1,0 +1,148 @@
+/**
+ * Idempotency keys: the `openai` SDK, whose first answer is lost by a proxy after the gateway
+ * answered, retries with the same Idempotency-Key and is charged once; the same key with another
+ * body is a 409; a 4xx is replayed; GraphQL queueVideo with one key twice makes one job.
+ */
+import OpenAI, { toFile } from 'openai';
+import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
+import { stableJson } from '../../src/domain/idempotency/stable-json';
+import { makePng } from '../support/fake-openai-upstream';
+import { startDroppingProxy, type DroppingProxy } from '../support/dropping-proxy';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let gw: TestGateway;
+let proxy: DroppingProxy;
+beforeAll(async () => {
+  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
+  proxy = await startDroppingProxy(gw.url);
+});
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await proxy.close();
+  await gw.close();
+});
+beforeEach(() => {
+  proxy.forwarded.length = 0;
+});
+
+const VIDEO = { model: 'svc-2.5-preview-text-to-video', prompt: 'a lighthouse', duration: '5s', resolution: '480p' };
+
+async function liveKey(credits = 100) {
+  const acct = await gw.newAccount(credits);
+  return { acct, key: await gw.newKey(acct) };
+}
+const sdk = (secret: string) => new OpenAI({ apiKey: secret, baseURL: `${proxy.url}/v1`, maxRetries: 2 });
+/** Chat and images place one hold per request run (then settle it). */
+const holds = (keyId: string) => gw.gateway.database.db.all(`select id from ledger_entries where api_key_id = ? and kind = 'hold'`, [keyId]);
+
+test('chat: the first answer is lost, the SDK retries with the same key and gets it replayed; charged once', async () => {
+  const { acct, key } = await liveKey();
+  proxy.dropNext(1);
+  const { data, response } = await sdk(key.secret)
+    .chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello there' }] }, { headers: { 'Idempotency-Key': 'chat-1' } })
+    .withResponse();
+  expect(data.choices[0]!.message.content).toEqual(expect.any(String));
+  expect(response.headers.get('idempotent-replayed')).toBe('true');
+  expect(proxy.forwarded.map((f) => [f.status, f.dropped, f.idempotencyKey])).toEqual([
+    [200, true, 'chat-1'],
+    [200, false, 'chat-1'],
+  ]);
+  expect(await holds(key.id)).toHaveLength(1);
+  const cost = Number(response.headers.get('x-svc-credits'));
+  expect(cost).toBeGreaterThan(0);
+  expect(await gw.balance(acct)).toBeCloseTo(100 - cost, 6);
+});
+
+test('images: generation and a multipart edit, each answer lost once, are each charged once', async () => {
+  const { acct, key } = await liveKey();
+  const openai = sdk(key.secret);
+  proxy.dropNext(1);
+  const gen = await openai.images
+    .generate({ model: 'svc-creative-v8', prompt: 'a red fox', size: '64x64' }, { headers: { 'Idempotency-Key': 'img-1' } })
+    .withResponse();
+  expect(gen.response.headers.get('idempotent-replayed')).toBe('true');
+  proxy.dropNext(1);
+  const edit = await openai.images
+    .edit(
+      { model: 'svc-image-edit-1', prompt: 'add a hat', image: await toFile(makePng(64, 64), 'in.png', { type: 'image/png' }) },
+      { headers: { 'Idempotency-Key': 'edit-1' } },
+    )
+    .withResponse();
+  expect(edit.response.headers.get('idempotent-replayed')).toBe('true');
+  expect(edit.data.data).toHaveLength(1);
+  expect(proxy.forwarded.filter((f) => f.dropped)).toHaveLength(2);
+  expect(proxy.forwarded).toHaveLength(4);
+  const spent = Number(gen.response.headers.get('x-svc-credits')) + Number(edit.response.headers.get('x-svc-credits'));
+  expect(await gw.balance(acct)).toBeCloseTo(100 - spent, 6);
+  expect(await holds(key.id)).toHaveLength(2);
+});
+
+test('video queue: the same key and body answer the same job once charged; another body is a 409', async () => {
+  const { acct, key } = await liveKey();
+  const post = (body: object, idem: string) => gw.api('POST', '/v1/video/queue', { token: key.secret, body, headers: { 'Idempotency-Key': idem } });
+  const first = await post(VIDEO, 'v-1');
+  const again = await post({ ...VIDEO }, 'v-1');
+  expect(first.status).toBe(200);
+  expect(first.headers.get('idempotent-replayed')).toBeNull();
+  expect(again.status).toBe(200);
+  expect(again.body).toEqual(first.body);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(again.headers.get('x-ratelimit-limit-requests')).toBe(first.headers.get('x-ratelimit-limit-requests'));
+  expect(await gw.balance(acct)).toBe(90);
+
+  const other = await post({ ...VIDEO, prompt: 'something else' }, 'v-1');
+  expect(other.status).toBe(409);
+  expect(other.body.error).toMatchObject({ type: 'idempotency_error', param: 'Idempotency-Key' });
+  expect(await gw.balance(acct)).toBe(90);
+  // The key is scoped to the API key: another key of the account may use the same value.
+  const second = await gw.newKey(acct);
+  const elsewhere = await gw.api('POST', '/v1/video/queue', { token: second.secret, body: VIDEO, headers: { 'Idempotency-Key': 'v-1' } });
+  expect(elsewhere.status).toBe(200);
+  expect(elsewhere.body.id).not.toBe(first.body.id);
+});
+
+test('a 4xx first answer is replayed; a bad key is a 400 naming the header; a key still running is a 409 with Retry-After', async () => {
+  const { acct, key } = await liveKey(5);
+  const post = (idem: string) => gw.api('POST', '/v1/video/queue', { token: key.secret, body: VIDEO, headers: { 'Idempotency-Key': idem } });
+  const poor = await post('poor-1');
+  expect(poor.status).toBe(402);
+  // Credits arrive, but the key answers what it answered the first time.
+  await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'test-admin-token-0123456789', body: { credits: 100, reason: 'top-up' } });
+  const replayed = await post('poor-1');
+  expect(replayed.status).toBe(402);
+  expect(replayed.body).toEqual(poor.body);
+  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  expect((await post('poor-2')).status).toBe(200);
+
+  const bad = await post('x'.repeat(256));
+  expect(bad.status).toBe(400);
+  expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'Idempotency-Key' });
+
+  // A first request in flight (its row claimed, no response yet), as another instance would hold it.
+  const fp = IdempotencyService.fingerprint(['POST', '/video/queue', stableJson(VIDEO)]);
+  await gw.gateway.database.db.run(
+    `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at) values (?, 'busy-1', ?, now() + interval '1 day')`,
+    [key.id, fp],
+  );
+  const busy = await post('busy-1');
+  expect(busy.status).toBe(409);
+  expect(busy.headers.get('retry-after')).toBe('1');
+  expect(busy.body.error).toMatchObject({ type: 'idempotency_error', param: 'Idempotency-Key' });
+});
+
+test('GraphQL queueVideo twice with one idempotencyKey gives one job and one charge', async () => {
+  const { acct, key } = await liveKey();
+  const QUEUE = `mutation($input: QueueVideoInput!, $k: String) { queueVideo(input: $input, idempotencyKey: $k) { id status creditsCharged } }`;
+  const input = { model: VIDEO.model, prompt: VIDEO.prompt, duration: VIDEO.duration, resolution: VIDEO.resolution };
+  const run = () => gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input, k: 'gql-1' } } });
+  const a = await run();
+  const b = await run();
+  expect(a.body.errors).toBeUndefined();
+  expect(b.body.data.queueVideo).toEqual(a.body.data.queueVideo);
+  const jobs = await gw.gateway.database.db.all(`select id from video_jobs where api_key_id = ?`, [key.id]);
+  expect(jobs).toHaveLength(1);
+  expect(await gw.balance(acct)).toBe(90);
+  const other = await gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input: { ...input, prompt: 'other' }, k: 'gql-1' } } });
+  expect(other.body.errors[0].extensions).toMatchObject({ code: 'idempotency_error', param: 'Idempotency-Key' });
+});
