@@ -1,0 +1,83 @@
+/**
+ * The Vercel AI SDK (`ai` with `@ai-sdk/openai`) against the gateway routed to the strict fake
+ * upstream: its default provider model (the Responses API) and its `.chat()` model, in
+ * multi-step tool loops, streaming and structured objects. Checks what the application got,
+ * what the upstream received, and the charge.
+ */
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { z } from 'zod';
+import { AGENT_CALL_CREDITS, settledBalance, startAgentRig, type AgentRig } from '../support/agent-gateway';
+
+let rig: AgentRig;
+let balance = 10;
+
+beforeAll(async () => {
+  rig = await startAgentRig(10);
+});
+afterAll(() => rig.close());
+beforeEach(() => {
+  rig.upstream.requests.length = 0;
+});
+
+const provider = () => createOpenAI({ apiKey: rig.live.secret, baseURL: `${rig.gw.url}/v1` });
+
+const weatherTool = () =>
+  tool({
+    description: 'Weather in a city',
+    inputSchema: z.object({ city: z.string(), unit: z.enum(['celsius', 'fahrenheit']) }),
+    execute: async ({ city, unit }) => ({ city, unit, temp: 21 }),
+  });
+
+async function expectCharged(calls: number) {
+  balance -= calls * AGENT_CALL_CREDITS;
+  expect(await settledBalance(rig.gw, rig.live.account)).toBeCloseTo(balance, 9);
+}
+
+test.each([
+  ['the default provider model (Responses API)', (p: ReturnType<typeof provider>) => p('svc-chat-1')],
+  ['the .chat() model (chat completions)', (p: ReturnType<typeof provider>) => p.chat('svc-chat-1')],
+])('generateText with a tool over several steps: %s', async (_name, model) => {
+  const result = await generateText({
+    model: model(provider()),
+    prompt: 'What is the weather in Paris?',
+    tools: { weather: weatherTool() },
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
+  expect(result.steps).toHaveLength(2);
+  expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'weather', input: { city: 'Paris', unit: 'celsius' } });
+  expect(result.steps[0]!.toolResults[0]).toMatchObject({ output: { city: 'Paris', unit: 'celsius', temp: 21 } });
+  expect(result.text).toBe('Tool said: {"city":"Paris","unit":"celsius","temp":21}');
+  expect(result.totalUsage.inputTokens).toBe(80);
+  const [first, second] = rig.chatRequests();
+  expect(first.tools[0]).toMatchObject({ type: 'function', function: { name: 'weather' } });
+  // The second turn carries the call and its result, paired by id, as OpenAI requires.
+  const callId = second.messages.find((m: any) => m.tool_calls)?.tool_calls[0].id;
+  expect(callId).toEqual(expect.any(String));
+  expect(second.messages.find((m: any) => m.role === 'tool')).toMatchObject({ tool_call_id: callId });
+  await expectCharged(2);
+});
+
+test('streamText streams the text of the Responses model', async () => {
+  const result = streamText({ model: provider()('svc-chat-1'), prompt: 'Say something', maxRetries: 0 });
+  const parts: string[] = [];
+  for await (const delta of result.textStream) parts.push(delta);
+  expect(parts.join('')).toBe('Answer 0');
+  expect(parts.length).toBeGreaterThanOrEqual(2);
+  expect((await result.usage).totalTokens).toBe(52);
+  expect(rig.chatRequests()[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  await expectCharged(1);
+});
+
+test('generateObject returns an object valid against its zod schema, through both models', async () => {
+  const schema = z.object({ city: z.string(), degrees: z.number(), sunny: z.boolean() });
+  for (const model of [provider()('svc-chat-1'), provider().chat('svc-chat-1')]) {
+    const { object } = await generateObject({ model, schema, prompt: 'Paris weather', maxRetries: 0 });
+    expect(object).toEqual({ city: 'Paris', degrees: 21, sunny: true });
+  }
+  const [viaResponses, viaChat] = rig.chatRequests();
+  expect(viaResponses.response_format).toMatchObject({ type: 'json_schema' });
+  expect(viaChat.response_format).toMatchObject({ type: 'json_schema' });
+  await expectCharged(2);
+});
