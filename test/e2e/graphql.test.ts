@@ -57,7 +57,9 @@ describe('credentials', () => {
   });
 
   test('the wrong kind of credential is a permission_error; none is an authentication_error', async () => {
-    expect(codes(await gql('{ models { id } }', { token: acct.idToken }))).toEqual(['permission_error']);
+    // The catalog is no secret: the owner's console reads it to pick key permissions.
+    expect((await gql('{ models { id } }', { token: acct.idToken })).body.data.models.length).toBeGreaterThan(5);
+    expect(codes(await gql('{ videoQuote(input: { model: "svc-2.5-preview-text-to-video" }) { credits } }', { token: acct.idToken }))).toEqual(['permission_error']);
     expect(codes(await gql('{ account { id } }', { token: key.secret }))).toEqual(['permission_error']);
     expect(codes(await gql('mutation { createApiKey(input: {}) { id } }', { token: key.secret }))).toEqual(['permission_error']);
     expect(codes(await gql(QUEUE, { token: acct.idToken, variables: { input: { model: TEXT_MODEL, prompt: 'x' } } }))).toEqual(['permission_error']);

@@ -16,7 +16,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     ['account', 'apiKeys', 'ledgerEntries', 'models', 'usage', 'videoJob', 'videoJobs', 'videoQuote', 'webhookDeliveries'],
   );
   expect(names(schema.getMutationType())).toEqual(
-    ['createApiKey', 'queueMotionControl', 'queueVideo', 'regenerateWebhookSecret', 'revokeApiKey', 'setWebhook', 'updateApiKeyPermissions'],
+    ['createApiKey', 'queueMotionControl', 'queueVideo', 'regenerateWebhookSecret', 'revokeApiKey', 'setWebhook', 'updateApiKey', 'updateApiKeyPermissions'],
   );
   expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
   const sdl = schemaSDL(schema);

@@ -1,7 +1,7 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
-import { CreateApiKeyInput, createKeyBody, permissionsBody } from '../types/inputs';
+import { CreateApiKeyInput, UpdateApiKeyInput, createKeyBody, permissionsBody, updateKeyBody } from '../types/inputs';
 
 /** An ArgsType (not three @Arg) so the SDL lists the arguments in CONTRACT's order. */
 @ArgsType()
@@ -49,6 +49,15 @@ export class AccountResolver {
   ): Promise<ApiKeyType> {
     const key = await ctx.services.keys.update(requireAccount(ctx).accountId, id, permissionsBody(allowedModels, blockedModels));
     return toApiKeyType(key);
+  }
+
+  @Mutation(() => ApiKeyType, { description: 'Name, permissions and daily cap, as PATCH /account/api-keys/<id>.' })
+  async updateApiKey(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateApiKeyInput) input: UpdateApiKeyInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<ApiKeyType> {
+    return toApiKeyType(await ctx.services.keys.update(requireAccount(ctx).accountId, id, updateKeyBody(input)));
   }
 
   @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })

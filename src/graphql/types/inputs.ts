@@ -94,3 +94,19 @@ export function permissionsBody(allowedModels: string[] | null | undefined, bloc
   if (blockedModels !== undefined) out.blockedModels = blockedModels;
   return out;
 }
+
+@InputType('UpdateApiKeyInput', { description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list or the cap.' })
+export class UpdateApiKeyInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
+  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+}
+
+/** Nulls are kept (they clear), undefined is dropped (left as it is); a null name is just left out. */
+export function updateKeyBody(i: UpdateApiKeyInput): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...permissionsBody(i.allowedModels, i.blockedModels) };
+  if (i.name !== undefined && i.name !== null) out.name = i.name;
+  if (i.dailySpendCap !== undefined) out.dailySpendCap = i.dailySpendCap;
+  return out;
+}

@@ -45,7 +45,8 @@ export function consoleRoutes(deps: { signIn: ConsoleSignIn; publicBaseUrl: () =
   const dir = deps.dir ?? defaultConsoleDir();
   const r = Router();
   r.get('/', (_req, res) => res.redirect(302, '/console/'));
-  r.get('/console', (_req, res) => res.redirect(301, '/console/'));
+  // Non-strict routing matches /console/ here too: only the bare path is redirected.
+  r.get('/console', (req, res, next) => (req.originalUrl.split('?')[0] === '/console' ? res.redirect(301, '/console/') : next()));
 
   r.get('/console/config.json', (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');

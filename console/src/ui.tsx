@@ -1,0 +1,45 @@
+import { useState } from 'preact/hooks';
+
+export const credits = (n: number | null | undefined): string =>
+  n === null || n === undefined ? '—' : `${n.toLocaleString('en-US', { maximumFractionDigits: 6 })} credits`;
+
+export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : '—');
+
+export function ErrorNote({ message }: { message: string | null }) {
+  return message ? (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  ) : null;
+}
+
+/** A secret the gateway shows once: read-only, selectable, with a copy button. */
+export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const id = `secret-${label.replace(/\W+/g, '-').toLowerCase()}`;
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied(true);
+    } catch {
+      (document.getElementById(id) as HTMLInputElement | null)?.select();
+    }
+  };
+  return (
+    <div class="secret" role="region" aria-label={`${label}, shown once`}>
+      <p>
+        <strong>Copy it now: it is shown this once.</strong>
+      </p>
+      <label for={id}>{label}</label>
+      <div class="row">
+        <input id={id} readOnly value={value} class="mono" onFocus={(e) => e.currentTarget.select()} />
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Client } from 'graphql-ws';
+import { execute, describeError } from '../api/client';
+import { subscribe } from '../api/live';
+import { JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
+import type { JobFieldsFragment } from '../gql/graphql';
+import { ErrorNote, credits, when } from '../ui';
+import { QueueForm } from './queue-form';
+
+type Job = JobFieldsFragment;
+const PAGE = 20;
+
+/** Newest first; a job seen again (an event, a page) replaces the one shown. */
+function merge(jobs: Job[], incoming: Job[]): Job[] {
+  const byId = new Map(jobs.map((j) => [j.id, j]));
+  for (const j of incoming) {
+    const known = byId.get(j.id);
+    if (!known || known.updatedAt <= j.updatedAt) byId.set(j.id, j);
+  }
+  return [...byId.values()].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+}
+
+function JobCard({ job }: { job: Job }) {
+  return (
+    <li class="card" aria-label={`Job ${job.id}`} data-job-id={job.id}>
+      <div class="row spread">
+        <span class="mono">{job.id}</span>
+        <span class={`status ${job.status.toLowerCase()}`} data-testid="job-status">
+          {job.status}
+        </span>
+      </div>
+      <p>
+        {job.model} · charged {credits(job.creditsCharged)}
+        {job.creditsUsed !== null && job.creditsUsed !== undefined ? ` · used ${credits(job.creditsUsed)}` : ''} · {when(job.createdAt)}
+      </p>
+      {job.status === 'COMPLETED' && job.url && <video controls preload="auto" playsInline src={job.url} aria-label={`Video of job ${job.id}`} />}
+      {job.status === 'FAILED' && (
+        <p class="error">
+          Failed: {job.reason ?? 'unknown reason'}. Refunded {credits(job.creditsCharged)}.
+        </p>
+      )}
+    </li>
+  );
+}
+
+/** The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form. */
+export function Jobs({ token, live, queueKey, ownerView }: { token: string; live: Client; queueKey: string | null; ownerView: boolean }) {
+  const [jobs, setJobs] = useState<Job[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [more, setMore] = useState(false);
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const page = async (after: string | null) => {
+    try {
+      const { videoJobs } = await execute(token, VideoJobsQuery, { first: PAGE, after });
+      setJobs((js) => merge(js, videoJobs.edges.map((e) => e.node)));
+      setCursor(videoJobs.pageInfo.endCursor ?? null);
+      setMore(videoJobs.pageInfo.hasNextPage);
+      setLoaded(true);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  // Subscribe first, then read the first page: nothing that happens in between is missed.
+  useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), setError), [live]);
+  useEffect(() => {
+    void page(null);
+  }, [token]);
+
+  return (
+    <div class="stack">
+      <QueueForm token={token} queueKey={queueKey} askForKey={ownerView} onQueued={(job) => setJobs((js) => merge(js, [job]))} />
+      <section aria-labelledby="jobs-heading">
+        <h2 id="jobs-heading">Jobs, newest first</h2>
+        <ErrorNote message={error} />
+        {loaded && jobs.length === 0 && <p>No jobs yet.</p>}
+        <ul class="cards" aria-label="Video jobs">
+          {jobs.map((j) => (
+            <JobCard key={j.id} job={j} />
+          ))}
+        </ul>
+        {more && (
+          <button type="button" class="secondary" onClick={() => page(cursor)}>
+            Load more jobs
+          </button>
+        )}
+      </section>
+    </div>
+  );
+}

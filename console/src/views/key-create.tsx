@@ -1,0 +1,80 @@
+import { useState } from 'preact/hooks';
+import { execute, describeError } from '../api/client';
+import { CreateApiKeyMutation } from '../api/operations';
+import type { ApiKeyMode } from '../gql/graphql';
+import { ErrorNote, SecretOnce } from '../ui';
+import type { ModelRecord } from './models';
+import { ModelPicker, parseCap } from './model-picker';
+
+/** Create a live or test key; its secret is shown once, with a copy button. */
+export function KeyCreate({ token, models, onCreated }: { token: string; models: ModelRecord[]; onCreated: (secret: string) => void }) {
+  const [name, setName] = useState('');
+  const [mode, setMode] = useState<ApiKeyMode>('LIVE');
+  const [allowed, setAllowed] = useState<string[]>([]);
+  const [blocked, setBlocked] = useState<string[]>([]);
+  const [cap, setCap] = useState('');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const parsed = parseCap(cap);
+    if ('error' in parsed) return setError(parsed.error);
+    setBusy(true);
+    setError(null);
+    try {
+      const { createApiKey } = await execute(token, CreateApiKeyMutation, {
+        input: {
+          name: name.trim() || null,
+          mode,
+          allowedModels: allowed.length ? allowed : null,
+          blockedModels: blocked.length ? blocked : null,
+          dailySpendCap: mode === 'LIVE' ? parsed.cap : null,
+        },
+      });
+      setSecret(createApiKey.key);
+      setName('');
+      setAllowed([]);
+      setBlocked([]);
+      setCap('');
+      onCreated(createApiKey.key);
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="create-heading">
+      <h2 id="create-heading">New key</h2>
+      {secret && <SecretOnce label="New key secret" value={secret} onDone={() => setSecret(null)} />}
+      <form onSubmit={submit} class="grid">
+        <div class="field">
+          <label for="key-name">Name</label>
+          <input id="key-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
+        </div>
+        <fieldset class="field">
+          <legend>Mode</legend>
+          <label class="inline">
+            <input type="radio" name="mode" value="LIVE" checked={mode === 'LIVE'} onChange={() => setMode('LIVE')} /> Live
+          </label>
+          <label class="inline">
+            <input type="radio" name="mode" value="TEST" checked={mode === 'TEST'} onChange={() => setMode('TEST')} /> Test (simulator, free)
+          </label>
+        </fieldset>
+        <ModelPicker id="create-allowed" label="Allowed models (none: all)" models={models} value={allowed} onChange={setAllowed} />
+        <ModelPicker id="create-blocked" label="Blocked models" models={models} value={blocked} onChange={setBlocked} />
+        <div class="field">
+          <label for="create-cap">Daily spend cap (credits, live keys)</label>
+          <input id="create-cap" inputMode="decimal" value={cap} disabled={mode === 'TEST'} onInput={(e) => setCap(e.currentTarget.value)} />
+        </div>
+        <ErrorNote message={error} />
+        <button type="submit" disabled={busy}>
+          Create key
+        </button>
+      </form>
+    </section>
+  );
+}

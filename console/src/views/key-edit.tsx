@@ -1,0 +1,63 @@
+import { useState } from 'preact/hooks';
+import { execute, describeError } from '../api/client';
+import { UpdateApiKeyMutation } from '../api/operations';
+import type { ApiKeysQuery } from '../gql/graphql';
+import { ErrorNote } from '../ui';
+import type { ModelRecord } from './models';
+import { ModelPicker, parseCap } from './model-picker';
+
+export type KeyRecord = ApiKeysQuery['apiKeys'][number];
+
+/** Name, permissions and daily cap of one key. */
+export function KeyEdit({ token, apiKey, models, onSaved }: { token: string; apiKey: KeyRecord; models: ModelRecord[]; onSaved: () => void }) {
+  const [name, setName] = useState(apiKey.name);
+  const [allowed, setAllowed] = useState(apiKey.allowedModels ?? []);
+  const [blocked, setBlocked] = useState(apiKey.blockedModels ?? []);
+  const [cap, setCap] = useState(apiKey.dailySpendCap === null || apiKey.dailySpendCap === undefined ? '' : String(apiKey.dailySpendCap));
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const id = apiKey.id;
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const parsed = parseCap(cap);
+    if ('error' in parsed) return setError(parsed.error);
+    setError(null);
+    setSaved(false);
+    try {
+      await execute(token, UpdateApiKeyMutation, {
+        id,
+        input: {
+          name: name.trim() || apiKey.name,
+          allowedModels: allowed.length ? allowed : null,
+          blockedModels: blocked.length ? blocked : null,
+          ...(apiKey.mode === 'LIVE' ? { dailySpendCap: parsed.cap } : {}),
+        },
+      });
+      setSaved(true);
+      onSaved();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  return (
+    <form onSubmit={save} class="grid" aria-label={`Settings of ${apiKey.name}`}>
+      <div class="field">
+        <label for={`name-${id}`}>Name</label>
+        <input id={`name-${id}`} value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      <ModelPicker id={`allowed-${id}`} label="Allowed models (none: all)" models={models} value={allowed} onChange={setAllowed} />
+      <ModelPicker id={`blocked-${id}`} label="Blocked models" models={models} value={blocked} onChange={setBlocked} />
+      {apiKey.mode === 'LIVE' && (
+        <div class="field">
+          <label for={`cap-${id}`}>Daily spend cap (credits; empty: none)</label>
+          <input id={`cap-${id}`} inputMode="decimal" value={cap} onInput={(e) => setCap(e.currentTarget.value)} />
+        </div>
+      )}
+      <ErrorNote message={error} />
+      {saved && <p role="status">Saved.</p>}
+      <button type="submit">Save</button>
+    </form>
+  );
+}

@@ -1,0 +1,75 @@
+import { useState } from 'preact/hooks';
+import type { ConsoleConfig, Credential } from '../auth/session';
+import { startOidcSignIn } from '../auth/oidc';
+import { execute, describeError } from '../api/client';
+import { ModelsQuery } from '../api/operations';
+import { ErrorNote } from '../ui';
+
+/** Sign in with the identity provider (OIDC or the development one), or paste an API key. */
+export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onSignIn: (c: Credential) => void }) {
+  const [apiKey, setApiKey] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const providerSignIn = async () => {
+    setError(null);
+    if (!config) return;
+    if (config.signIn === 'dev') {
+      location.assign(config.devSignInUrl ?? '/dev-idp/sign-in');
+      return;
+    }
+    try {
+      setBusy(true);
+      await startOidcSignIn(config);
+    } catch (err) {
+      setBusy(false);
+      setError(describeError(err));
+    }
+  };
+
+  const useKey = async (e: Event) => {
+    e.preventDefault();
+    const token = apiKey.trim();
+    if (!/^svc_(live|test)_[A-Za-z0-9_]+$/.test(token)) {
+      setError('An API key looks like svc_live_… or svc_test_….');
+      return;
+    }
+    setBusy(true);
+    try {
+      await execute(token, ModelsQuery);
+      onSignIn({ kind: 'apiKey', token });
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="stack">
+      <section class="card" aria-labelledby="owner-heading">
+        <h2 id="owner-heading">Account owner</h2>
+        <p>
+          {config?.signIn === 'oidc'
+            ? 'Sign in with your identity provider to manage keys, credits and jobs.'
+            : 'Development identity provider: any user name signs in as that user.'}
+        </p>
+        <button type="button" onClick={providerSignIn} disabled={!config || busy}>
+          Sign in
+        </button>
+      </section>
+      <section class="card" aria-labelledby="key-heading">
+        <h2 id="key-heading">Sign in with an API key</h2>
+        <p>A key sees its account's jobs, the models and quotes; account management stays hidden.</p>
+        <form onSubmit={useKey}>
+          <label for="api-key">API key</label>
+          <input id="api-key" type="password" autoComplete="off" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} maxLength={200} />
+          <button type="submit" disabled={busy}>
+            Use API key
+          </button>
+        </form>
+      </section>
+      <ErrorNote message={error} />
+    </div>
+  );
+}

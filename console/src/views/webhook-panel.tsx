@@ -1,0 +1,89 @@
+import { useState } from 'preact/hooks';
+import { execute, describeError } from '../api/client';
+import { RegenerateWebhookSecretMutation, SetWebhookMutation, WebhookDeliveriesQuery } from '../api/operations';
+import type { WebhookDeliveriesQuery as DeliveriesResult } from '../gql/graphql';
+import { ErrorNote, SecretOnce, when } from '../ui';
+import type { KeyRecord } from './key-edit';
+
+type Delivery = DeliveriesResult['webhookDeliveries'][number];
+
+/** The key's webhook: set or clear the URL, regenerate the secret (shown once), read the delivery log. */
+export function WebhookPanel({ token, apiKey, onChanged }: { token: string; apiKey: KeyRecord; onChanged: () => void }) {
+  const id = apiKey.id;
+  const [url, setUrl] = useState(apiKey.webhook?.url ?? '');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const run = async (work: () => Promise<void>) => {
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  const save = (e: Event) => {
+    e.preventDefault();
+    return run(async () => {
+      const { setWebhook } = await execute(token, SetWebhookMutation, { keyId: id, url: url.trim() || null });
+      setSecret(setWebhook.secret ?? null);
+      onChanged();
+    });
+  };
+  const clear = () =>
+    run(async () => {
+      await execute(token, SetWebhookMutation, { keyId: id, url: null });
+      setUrl('');
+      setSecret(null);
+      onChanged();
+    });
+  const regenerate = () =>
+    run(async () => {
+      const { regenerateWebhookSecret } = await execute(token, RegenerateWebhookSecretMutation, { keyId: id });
+      setSecret(regenerateWebhookSecret.secret ?? null);
+    });
+  const showLog = () => run(async () => setDeliveries((await execute(token, WebhookDeliveriesQuery, { keyId: id })).webhookDeliveries));
+
+  return (
+    <div class="stack">
+      <form onSubmit={save} class="grid" aria-label={`Webhook of ${apiKey.name}`}>
+        <div class="field">
+          <label for={`hook-${id}`}>Webhook URL (https)</label>
+          <input id={`hook-${id}`} type="url" value={url} maxLength={2048} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
+        </div>
+        <div class="row">
+          <button type="submit">Save webhook</button>
+          {apiKey.webhook && (
+            <>
+              <button type="button" class="secondary" onClick={regenerate}>
+                Regenerate secret
+              </button>
+              <button type="button" class="secondary" onClick={clear}>
+                Clear webhook
+              </button>
+            </>
+          )}
+        </div>
+      </form>
+      {secret && <SecretOnce label={`Webhook secret of ${apiKey.name}`} value={secret} onDone={() => setSecret(null)} />}
+      <ErrorNote message={error} />
+      <div>
+        <button type="button" class="secondary" onClick={showLog}>
+          {deliveries ? 'Refresh delivery log' : 'Show delivery log'}
+        </button>
+        {deliveries && deliveries.length === 0 && <p>No deliveries yet.</p>}
+        {deliveries && deliveries.length > 0 && (
+          <ul class="log" aria-label={`Webhook deliveries of ${apiKey.name}`}>
+            {deliveries.map((d) => (
+              <li>
+                <span class="mono">{d.eventId}</span> · attempt {d.attempt} · {d.statusCode ?? 'no answer'}
+                {d.error ? ` · ${d.error}` : ''} · {d.durationMs} ms · {when(d.created)}
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,136 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { SCREENSHOTS, devSignIn, firstRenderMs, launchChromium, openPage, scrollsSideways, videoPlays, type ConsolePage } from '../support/browser';
+
+/** The web console in headless Chromium against a real gateway (dev identity provider). */
+let gw: TestGateway;
+let browser: Browser;
+const pages: ConsolePage[] = [];
+beforeAll(async () => {
+  [gw, browser] = await Promise.all([startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' }), launchChromium()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+afterEach(() => {
+  // No console errors on any page of the gateway, in any test.
+  for (const p of pages.splice(0)) expect(p.errors).toEqual([]);
+});
+const open = async (width?: number, height?: number) => {
+  const p = await openPage(browser, gw.url, width, height);
+  pages.push(p);
+  return p;
+};
+
+test('dev sign-in, create a test key (secret shown once), queue a video from the page, watch it complete, play it, revoke the key', async () => {
+  const cp = await open();
+  const { page } = cp;
+  await devSignIn(page, gw.url, 'browser-owner');
+  expect(new URL(page.url()).pathname).toBe('/console/');
+  expect(page.url()).not.toContain('id_token');
+  const firstRender = await firstRenderMs(page);
+  writeFileSync(join(SCREENSHOTS, 'first-render.json'), JSON.stringify({ firstRenderMs: firstRender }, null, 2));
+  await cp.shot('overview');
+
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('browser test key');
+  await page.getByLabel('Test (simulator, free)').check();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secretBox = page.getByLabel('New key secret', { exact: true });
+  const secret = await secretBox.inputValue();
+  expect(secret).toMatch(/^svc_test_[A-Za-z0-9_]+$/);
+  const card = page.getByRole('listitem', { name: 'Key browser test key' });
+  await card.waitFor();
+  await cp.shot('keys-secret-once');
+  await page.getByRole('button', { name: 'Done' }).click();
+  // Shown once: gone from the page, and the key list never carries it.
+  expect(await page.content()).not.toContain(secret);
+
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  expect(await page.getByLabel('API key for queueing').inputValue()).toBe(secret);
+  await page.getByLabel('Prompt').fill('a paper boat drifting on a river');
+  await page.getByLabel('Resolution').selectOption('480p');
+  await page.getByRole('button', { name: 'Get quote' }).click();
+  await page.getByRole('status').filter({ hasText: 'Quote: 10 credits' }).waitFor();
+  await page.getByRole('button', { name: 'Queue video' }).click();
+  const job = page.locator('li[data-job-id]').first();
+  await job.getByText('PROCESSING').waitFor();
+  const jobId = await job.getAttribute('data-job-id');
+  expect(jobId).toMatch(/^vid_/);
+  // No reload: the subscription turns it COMPLETED, and the video element loads the MP4.
+  await job.getByText('COMPLETED').waitFor({ timeout: 30_000 });
+  await job.getByLabel(`Video of job ${jobId}`).waitFor();
+  expect(await videoPlays(page, jobId!)).toBeGreaterThan(0);
+  await cp.shot('jobs-completed');
+
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await card.getByRole('button', { name: 'Revoke' }).click();
+  await card.getByRole('button', { name: 'Confirm revoke' }).click();
+  await card.waitFor({ state: 'detached' });
+  expect((await gw.api('POST', '/v1/video/quote', { token: secret, body: { model: 'svc-2.5-preview-text-to-video' } })).status).toBe(401);
+});
+
+test('a job queued with curl appears in the open page by itself, and the balance and usage follow', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await gw.newKey(acct, { name: 'curl key' });
+  const cp = await open();
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByText('100 credits', { exact: true }).waitFor();
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  await page.getByText('No jobs yet.').waitFor();
+
+  const { stdout } = await promisify(execFile)('curl', [
+    '-s', `${gw.url}/v1/video/queue`,
+    '-H', `Authorization: Bearer ${key.secret}`,
+    '-H', 'Content-Type: application/json',
+    '-d', JSON.stringify({ model: 'svc-2.5-preview-text-to-video', prompt: 'a kite over the dunes', duration: '5s', resolution: '720p' }),
+  ]);
+  const queued = JSON.parse(stdout) as { id: string };
+  const card = page.locator(`li[data-job-id="${queued.id}"]`);
+  await card.waitFor();
+  await card.getByText('COMPLETED').waitFor({ timeout: 30_000 });
+
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await page.getByTestId('balance').getByText('85 credits').waitFor();
+  await page.getByLabel('Split by').selectOption('KEY');
+  await page.locator('.u-legend').getByText('curl key').waitFor();
+  await cp.shot('overview-usage-by-key');
+});
+
+test('at 390 px every view fits without horizontal scroll; a pasted API key sees only jobs and models', async () => {
+  const acct = await gw.newAccount(50);
+  const key = await gw.newKey(acct, { name: 'a key with a rather long name to test wrapping on small screens' });
+  const cp = await open(390, 844);
+  const { page } = cp;
+  await page.goto(`${gw.url}/console/`);
+  expect(await scrollsSideways(page)).toBe(false);
+  await cp.shot('mobile-sign-in');
+
+  await devSignIn(page, gw.url, acct.subject);
+  for (const view of ['Overview', 'Keys', 'Jobs', 'Models']) {
+    await page.getByRole('link', { name: view }).click();
+    await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+    await page.waitForLoadState('networkidle');
+    if (view === 'Keys') await page.getByRole('listitem', { name: `Key ${'a key with a rather long name to test wrapping on small screens'}` }).waitFor();
+    if (view === 'Models') await page.getByText('svc-chat-1').first().waitFor();
+    expect({ view, sideways: await scrollsSideways(page) }).toEqual({ view, sideways: false });
+    await cp.shot(`mobile-${view.toLowerCase()}`);
+  }
+  await page.getByRole('button', { name: 'Sign out' }).click();
+
+  await page.getByLabel('API key', { exact: true }).fill(key.secret);
+  await page.getByRole('button', { name: 'Use API key' }).click();
+  await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
+  const nav = page.getByRole('navigation', { name: 'Views' });
+  expect(await nav.getByRole('link').allTextContents()).toEqual(['Jobs', 'Models']);
+  await page.getByRole('button', { name: 'Get quote' }).click();
+  await page.getByRole('status').filter({ hasText: 'Quote: 15 credits' }).waitFor();
+  expect(await scrollsSideways(page)).toBe(false);
+  await cp.shot('mobile-api-key-jobs');
+});

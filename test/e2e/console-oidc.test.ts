@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { freePort } from '../support/free-port';
+import { launchChromium, openPage } from '../support/browser';
+
+/**
+ * OIDC sign-in of the console against a real OpenID provider (oidc-provider, in its own process):
+ * authorization code with PKCE, the ID token then authenticates GraphQL; sign-out clears it.
+ */
+const CLIENT_ID = 'svc-console';
+let gw: TestGateway;
+let browser: Browser;
+let idp: ChildProcess;
+const seen: Array<Record<string, unknown>> = [];
+
+async function startProvider(port: number, redirectUri: string): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [join(__dirname, '..', 'support', 'oidc-provider.mjs'), String(port), CLIENT_ID, redirectUri], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      for (const line of out.split('\n')) if (line.startsWith('{')) seen.push(JSON.parse(line));
+      out = out.slice(out.lastIndexOf('\n') + 1);
+      if (/ready /.test(c.toString())) resolve();
+    });
+    proc.once('exit', (code) => reject(new Error(`oidc-provider exited with ${code}`)));
+  });
+  return proc;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  [gw, browser] = await Promise.all([startTestGateway({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }), launchChromium()]);
+  idp = await startProvider(port, `${gw.url}/console/`);
+});
+afterAll(async () => {
+  idp?.kill();
+  await browser?.close();
+  await gw?.close();
+});
+
+test('sign in through the provider with authorization code and PKCE; the ID token reaches GraphQL; sign-out clears it', async () => {
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  // The development provider is not there when OIDC_ISSUER is set.
+  expect((await gw.api('GET', '/dev-idp/sign-in')).status).toBe(404);
+  await page.goto(`${gw.url}/console/`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+
+  await page.waitForURL((u) => !u.toString().startsWith(gw.url));
+  await page.locator('input[name="login"]').fill('oidc-user-1');
+  await page.locator('input[name="password"]').fill('anything');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  const consent = page.getByRole('button', { name: 'Continue' });
+  await Promise.race([consent.waitFor().then(() => consent.click()), page.waitForURL((u) => u.toString().startsWith(gw.url))]);
+
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await page.getByTestId('balance').getByText('0 credits').waitFor();
+  expect(new URL(page.url()).search).toBe('');
+  await cp.shot('oidc-overview');
+
+  const auth = seen.find((s) => s.seen === 'auth');
+  expect(auth).toMatchObject({ response_type: 'code', code_challenge_method: 'S256', code_challenge: true });
+  expect(seen.find((s) => s.seen === 'token')).toMatchObject({ grant_type: 'authorization_code', code_verifier: true, status: 200 });
+
+  // The account the gateway made from the provider's ID token is the one the page shows.
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('made via oidc');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('listitem', { name: 'Key made via oidc' }).waitFor();
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  expect(await page.evaluate('JSON.stringify(Object.keys(sessionStorage).filter((k) => k.startsWith("svc.") || k.startsWith("oidc.user")))')).toBe('[]');
+  await page.reload();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});
