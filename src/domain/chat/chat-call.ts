@@ -99,7 +99,7 @@ function readMessages(body: ChatRequestBody, model: ChatModel): ChatMessage[] {
       open = new Set((m.tool_calls ?? []).map((c) => c.id));
       const out: ChatMessage = { role: 'assistant', content };
       if (m.name) out.name = m.name;
-      if (m.tool_calls?.length) out.tool_calls = m.tool_calls;
+      if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
       if (m.refusal != null) out.refusal = m.refusal;
       return out;
     }

@@ -13,7 +13,7 @@ const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters
 const toolCall = z.strictObject({
   id: z.string().min(1).max(256),
   type: z.literal('function'),
-  function: z.strictObject({ name: toolName, arguments: z.string().max(1_000_000) }),
+  function: z.strictObject({ name: toolName, arguments: z.string().max(1_000_000), parsed_arguments: z.unknown().optional() }),
 });
 
 /** Parts are checked one by one in content-parts.ts, so a bad one is named `messages[i].content[j]`. */
@@ -33,6 +33,8 @@ const message = z.discriminatedUnion('role', [
     annotations: z.array(z.unknown()).max(1000).optional(),
     audio: z.null().optional(),
     function_call: z.null().optional(),
+    // What the SDK's parse and stream helpers add to a returned message.
+    parsed: z.unknown().optional(),
   }),
   z.strictObject({ role: z.literal('tool'), content: z.union([text, parts]), tool_call_id: z.string().min(1).max(256) }),
 ]);
