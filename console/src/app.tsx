@@ -1,8 +1,9 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, Credential } from './auth/session';
 import { saveCredential } from './auth/session';
 import { oidcSignOut } from './auth/oidc';
 import { liveClient } from './api/live';
+import { CREDENTIAL_REFUSED } from './api/client';
 import { SignIn } from './views/sign-in';
 import { Overview } from './views/overview';
 import { Keys } from './views/keys';
@@ -31,6 +32,8 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   const [error, setError] = useState<string | null>(props.initialError);
   // The last secret created in this tab, kept in memory only, so the Jobs form can queue with it.
   const [recentSecret, setRecentSecret] = useState<string | null>(null);
+  const credentialRef = useRef(credential);
+  credentialRef.current = credential;
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
   const [route, setRoute] = useState<Route>(currentRoute(routes));
 
@@ -43,6 +46,18 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, [credential]);
+
+  useEffect(() => {
+    const refused = (e: Event) => {
+      // Only the signed-in credential; a refused queueing key is the form's error, not a sign-out.
+      if ((e as CustomEvent<string>).detail !== credentialRef.current?.token) return;
+      saveCredential(null);
+      setCredential(null);
+      setError('The gateway no longer accepts this sign-in (expired or revoked): sign in again.');
+    };
+    addEventListener(CREDENTIAL_REFUSED, refused);
+    return () => removeEventListener(CREDENTIAL_REFUSED, refused);
+  }, []);
 
   const live = useMemo(() => (credential ? liveClient(credential.token) : null), [credential]);
   useEffect(() => () => void live?.dispose(), [live]);

@@ -59,11 +59,11 @@ test('dev sign-in, create a test key (secret shown once), queue a video from the
   await page.getByRole('status').filter({ hasText: 'Quote: 10 credits' }).waitFor();
   await page.getByRole('button', { name: 'Queue video' }).click();
   const job = page.locator('li[data-job-id]').first();
-  await job.getByText('PROCESSING').waitFor();
+  await job.getByText('PROCESSING', { exact: true }).waitFor();
   const jobId = await job.getAttribute('data-job-id');
   expect(jobId).toMatch(/^vid_/);
   // No reload: the subscription turns it COMPLETED, and the video element loads the MP4.
-  await job.getByText('COMPLETED').waitFor({ timeout: 30_000 });
+  await job.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
   await job.getByLabel(`Video of job ${jobId}`).waitFor();
   expect(await videoPlays(page, jobId!)).toBeGreaterThan(0);
   await cp.shot('jobs-completed');
@@ -94,7 +94,14 @@ test('a job queued with curl appears in the open page by itself, and the balance
   const queued = JSON.parse(stdout) as { id: string };
   const card = page.locator(`li[data-job-id="${queued.id}"]`);
   await card.waitFor();
-  await card.getByText('COMPLETED').waitFor({ timeout: 30_000 });
+  await card.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
+
+  // A failed job shows its reason and its refund.
+  const failed = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a storm [fail]', resolution: '480p' } });
+  const failedCard = page.locator(`li[data-job-id="${failed.body.id}"]`);
+  await failedCard.getByText('FAILED', { exact: true }).waitFor({ timeout: 30_000 });
+  await failedCard.getByText(/Failed: .+\. Refunded 10 credits\./).waitFor();
+  await cp.shot('jobs-live-curl-and-failed');
 
   await page.getByRole('link', { name: 'Overview' }).click();
   await page.getByTestId('balance').getByText('85 credits').waitFor();
@@ -109,6 +116,8 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   const cp = await open(390, 844);
   const { page } = cp;
   await page.goto(`${gw.url}/console/`);
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  writeFileSync(join(SCREENSHOTS, 'first-render-signed-out.json'), JSON.stringify({ firstRenderMs: await firstRenderMs(page) }, null, 2));
   expect(await scrollsSideways(page)).toBe(false);
   await cp.shot('mobile-sign-in');
 

@@ -11,6 +11,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Fired on window when the gateway refuses the credential itself. */
+export const CREDENTIAL_REFUSED = 'svc:credential-refused';
+
 type Variables<V> = V extends Record<string, never> ? Record<string, never> | undefined : V;
 
 /** Queries and mutations over HTTP POST /graphql with `Authorization: Bearer <credential>`. */
@@ -27,7 +30,12 @@ export async function execute<R, V>(token: string, doc: TypedDocumentString<R, V
   }
   const body = (await res.json().catch(() => null)) as { data?: R; errors?: Array<{ message: string; extensions?: { code?: string; param?: string } }> } | null;
   const first = body?.errors?.[0];
-  if (first) throw new ApiError(first.message, first.extensions?.code ?? 'error', first.extensions?.param ?? null);
+  if (first) {
+    const code = first.extensions?.code ?? 'error';
+    // An expired or revoked credential: the app signs out (see app.tsx).
+    if (code === 'authentication_error') dispatchEvent(new CustomEvent(CREDENTIAL_REFUSED, { detail: token }));
+    throw new ApiError(first.message, code, first.extensions?.param ?? null);
+  }
   if (!body?.data) throw new ApiError(`The gateway answered ${res.status}.`, 'http_error');
   return body.data;
 }

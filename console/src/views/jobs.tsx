@@ -36,7 +36,7 @@ function JobCard({ job }: { job: Job }) {
       {job.status === 'COMPLETED' && job.url && <video controls preload="auto" playsInline src={job.url} aria-label={`Video of job ${job.id}`} />}
       {job.status === 'FAILED' && (
         <p class="error">
-          Failed: {job.reason ?? 'unknown reason'}. Refunded {credits(job.creditsCharged)}.
+          Failed: {(job.reason ?? 'unknown reason').replace(/\.$/, '')}. Refunded {credits(job.creditsCharged)}.
         </p>
       )}
     </li>
