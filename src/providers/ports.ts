@@ -4,6 +4,10 @@
  * DomainError (upstream_error, content_policy_violation) and never leak upstream internals.
  */
 
+import type { ImageOptions } from '../domain/images/image-options';
+
+export type { ImageOptions };
+
 // The chat capability's types live with the domain that owns them.
 export type {
   AssistantMessage,
@@ -39,6 +43,9 @@ export interface ImageGenerationRequest {
   stylePreset?: string;
   /** True for the creative group, which skips provider-side content filtering. */
   creative: boolean;
+  /** gpt-image options the model takes, as the client sent them. */
+  options?: ImageOptions;
+  user?: string;
   signal?: AbortSignal;
 }
 
@@ -62,6 +69,8 @@ export interface ImageEditRequest {
   width?: number;
   height?: number;
   seed?: number;
+  options?: ImageOptions;
+  user?: string;
   signal?: AbortSignal;
 }
 

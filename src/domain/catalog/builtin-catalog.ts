@@ -2,6 +2,9 @@ import type { CatalogInput } from './model';
 
 const sim = (upstreamModel: string) => ({ provider: 'simulator' as const, upstreamModel });
 
+/** The simulator honours every gpt-image option on its own models (real JPEG/WebP, real alpha). */
+const ALL_IMAGE_OPTIONS = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style'] as const;
+
 /** Standard third-party style image models: [id, provider label, credits per image, description]. */
 const STANDARD_IMAGE_MODELS: [string, string, number, string][] = [
   ['flux-schnell', 'Flux', 1, 'Fast distilled text-to-image model'],
@@ -58,6 +61,7 @@ export const BUILTIN_CATALOG: CatalogInput = {
       providerLabel: 'Svc Creative',
       creative: true,
       creditsPerImage: credits,
+      options: [...ALL_IMAGE_OPTIONS],
       description,
       route: sim(id),
     })),
@@ -74,6 +78,7 @@ export const BUILTIN_CATALOG: CatalogInput = {
     {
       id: 'svc-image-edit-1',
       group: 'image-edit',
+      options: [...ALL_IMAGE_OPTIONS],
       ownedBy: 'svc',
       description: 'Edits an image by natural-language instruction',
       creditsPerImage: 2,

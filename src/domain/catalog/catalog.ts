@@ -14,6 +14,8 @@ export interface ModelRecord {
   capabilities: string[];
   /** Chat: what a prompt may contain (text, image, audio, file). */
   input_modalities?: string[];
+  /** Images: the optional request parameters the model takes (quality, background, output_format, …). */
+  parameters?: string[];
   provider?: string;
   description?: string;
   pricing: Record<string, number | Record<string, Record<string, number>>>;
@@ -56,9 +58,11 @@ function toRecord(m: CatalogModel): ModelRecord {
     case 'image':
       record.provider = m.providerLabel;
       record.pricing = { credits_per_image: m.creditsPerImage };
+      record.parameters = m.options;
       break;
     case 'image-edit':
       record.pricing = { credits_per_image: m.creditsPerImage };
+      record.parameters = m.options;
       break;
     case 'video':
       record.pricing = { credits: m.credits };

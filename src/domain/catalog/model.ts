@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IMAGE_OPTION_NAMES } from '../images/image-options';
 
 /**
  * The catalog's shape. The built-in catalog and a MODELS_FILE are both validated against it at
@@ -57,11 +58,14 @@ const imageModel = base.extend({
   providerLabel: z.string().min(1),
   creative: z.boolean().default(false),
   creditsPerImage: z.number().int().min(1).max(100),
+  /** The gpt-image options this model takes (forwarded as sent); others are refused. */
+  options: z.array(z.enum(IMAGE_OPTION_NAMES)).default([]),
 });
 
 const editModel = base.extend({
   group: z.literal('image-edit'),
   creditsPerImage: z.number().int().min(1).max(100),
+  options: z.array(z.enum(IMAGE_OPTION_NAMES)).default([]),
 });
 
 const videoPrice = z.object({ '480p': z.number().int().positive(), '720p': z.number().int().positive(), '1080p': z.number().int().positive() });

@@ -13,6 +13,7 @@ import { invalidRequest } from '../errors/domain-error';
 import type { ProviderRegistry } from '../../providers/provider-registry';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
+import { imageOptionFields, readImageOptions } from './image-options';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -32,14 +33,13 @@ const generationSchema = z
     model: z.string().min(1).max(100).default(DEFAULT_IMAGE_MODEL),
     negative_prompt: z.string().max(5000).optional(),
     style_preset: z.string().trim().min(1).max(64).optional(),
-    quality: z.string().max(32).optional(),
-    style: z.string().max(32).optional(),
+    ...imageOptionFields(false),
   })
   .strict();
 
 const editSchema = z
-  .object({ ...common, model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL) })
-  .passthrough();
+  .object({ ...common, model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true) })
+  .strict();
 
 /** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */
 export class ImageService {
@@ -56,6 +56,7 @@ export class ImageService {
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
     const { width, height } = parseImageSize(v.size ?? '1024x1024');
+    const options = readImageOptions(v, model.id, model.options);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
     return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.image(model, key.mode).generate({
@@ -68,6 +69,8 @@ export class ImageService {
         seed: v.seed,
         stylePreset: v.style_preset,
         creative: model.creative,
+        options,
+        user: v.user,
       }),
     );
   }
@@ -79,6 +82,7 @@ export class ImageService {
     assertModelAllowed(key, model.id);
     if (files.images.length === 0) throw invalidRequest('An image file is required.', 'image');
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
+    const options = readImageOptions(v, model.id, model.options);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
     return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.edit(model, key.mode).edit({
@@ -90,6 +94,8 @@ export class ImageService {
         width: size?.width,
         height: size?.height,
         seed: v.seed,
+        options,
+        user: v.user,
       }),
     );
   }

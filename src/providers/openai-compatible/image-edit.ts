@@ -16,6 +16,8 @@ export async function editImages(
     .field('n', String(request.n));
   if (request.width !== undefined && request.height !== undefined) form.field('size', `${request.width}x${request.height}`);
   if (request.seed !== undefined) form.field('seed', String(request.seed));
+  for (const [name, value] of Object.entries(request.options ?? {})) form.field(name, String(value));
+  if (request.user !== undefined) form.field('user', request.user);
   // One image goes as `image`; several go as repeated `image[]`, as the OpenAI SDKs do.
   // No response_format: gpt-image models refuse it and always answer base64 anyway.
   const imageField = request.images.length > 1 ? 'image[]' : 'image';

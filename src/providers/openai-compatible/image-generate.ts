@@ -22,6 +22,9 @@ export async function generateImages(
   if (request.negativePrompt !== undefined) payload.negative_prompt = request.negativePrompt;
   if (request.seed !== undefined) payload.seed = request.seed;
   if (request.stylePreset !== undefined) payload.style_preset = request.stylePreset;
+  // gpt-image options the model's record allows, as the client sent them.
+  Object.assign(payload, request.options);
+  if (request.user !== undefined) payload.user = request.user;
   // `request.creative` is not sent: there is no wire field for "skip filtering"; the catalog
   // routes creative models to upstreams that do not filter.
   const response = await http.postJson('/images/generations', payload, request.signal);

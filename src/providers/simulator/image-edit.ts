@@ -5,7 +5,8 @@
  */
 import type { GeneratedImage, ImageEditProvider, ImageEditRequest } from '../ports';
 import { invalidRequest } from '../../domain/errors/domain-error';
-import { encodePng, MAX_INPUT_PIXELS, pngDimensions, resizeNearest, tryDecodePng, PNG_CONTENT_TYPE, type RgbaImage } from './png';
+import { MAX_INPUT_PIXELS, pngDimensions, resizeNearest, tryDecodePng, type RgbaImage } from './png';
+import { encodeImage } from './image-encode';
 import { createPrng, seedFromParts } from './seed';
 import { yieldToEventLoop } from './event-loop';
 
@@ -70,7 +71,7 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
         request.signal?.throwIfAborted();
       }
       const seed = seedFromParts(['edit', request.upstreamModel, request.prompt, request.seed, inputKey, index]);
-      images.push({ data: encodePng(transform(source, sizedMask, seed)), contentType: PNG_CONTENT_TYPE });
+      images.push(await encodeImage(transform(source, sizedMask, seed), request.options));
     }
     return images;
   }

@@ -5,7 +5,8 @@
  */
 import type { GeneratedImage, ImageGenerationRequest, ImageProvider } from '../ports';
 import { contentPolicyViolation } from '../../domain/errors/domain-error';
-import { encodePng, paintPattern, PNG_CONTENT_TYPE } from './png';
+import { paintPattern } from './png';
+import { encodeImage } from './image-encode';
 import { seedFromParts } from './seed';
 import { yieldToEventLoop } from './event-loop';
 
@@ -35,7 +36,7 @@ export class SimulatorImageProvider implements ImageProvider {
         index,
       ]);
       const pixels = paintPattern(request.width, request.height, seed);
-      images.push({ data: encodePng(pixels), contentType: PNG_CONTENT_TYPE });
+      images.push(await encodeImage(pixels, request.options));
     }
     return images;
   }

@@ -1,0 +1,50 @@
+/**
+ * The gpt-image request options (quality, background, output format and compression,
+ * moderation, style). A model takes the ones its catalog record lists; any other is a 400
+ * naming it, never accepted and dropped. Accepted options are forwarded to the provider as sent.
+ */
+import { z } from 'zod';
+import { invalidRequest } from '../errors/domain-error';
+
+export const IMAGE_OPTION_NAMES = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style'] as const;
+export type ImageOptionName = (typeof IMAGE_OPTION_NAMES)[number];
+
+export interface ImageOptions {
+  quality?: 'auto' | 'high' | 'medium' | 'low' | 'hd' | 'standard';
+  background?: 'auto' | 'transparent' | 'opaque';
+  output_format?: 'png' | 'jpeg' | 'webp';
+  output_compression?: number;
+  moderation?: 'auto' | 'low';
+  style?: 'vivid' | 'natural';
+}
+
+/** JSON bodies give numbers; multipart edits give every field as text, so the number is read from it there. */
+export function imageOptionFields(multipart: boolean) {
+  const compression = z.number().int().min(0).max(100);
+  return {
+    quality: z.enum(['auto', 'high', 'medium', 'low', 'hd', 'standard']).optional(),
+    background: z.enum(['auto', 'transparent', 'opaque']).optional(),
+    output_format: z.enum(['png', 'jpeg', 'webp']).optional(),
+    output_compression: (multipart ? z.string().regex(/^\d{1,3}$/, 'must be an integer from 0 to 100').transform(Number).pipe(compression) : compression).optional(),
+    moderation: z.enum(['auto', 'low']).optional(),
+    style: z.enum(['vivid', 'natural']).optional(),
+  };
+}
+
+/** The options present in a validated request, checked against what the model takes. */
+export function readImageOptions(values: Partial<Record<ImageOptionName, unknown>>, modelId: string, accepted: readonly ImageOptionName[]): ImageOptions {
+  const options: Record<string, unknown> = {};
+  for (const name of IMAGE_OPTION_NAMES) {
+    if (values[name] === undefined) continue;
+    if (!accepted.includes(name)) throw invalidRequest(`The model '${modelId}' does not take '${name}'.`, name);
+    options[name] = values[name];
+  }
+  const o = options as ImageOptions;
+  if (o.background === 'transparent' && o.output_format === 'jpeg') {
+    throw invalidRequest('A transparent background needs output_format png or webp.', 'background');
+  }
+  if (o.output_compression !== undefined && (o.output_format ?? 'png') === 'png') {
+    throw invalidRequest('output_compression applies to jpeg and webp output.', 'output_compression');
+  }
+  return o;
+}

@@ -1,0 +1,105 @@
+/**
+ * The gpt-image options (quality, background, output_format, output_compression, moderation,
+ * style, user): the simulator honours output_format with real JPEG/WebP bytes and `background:
+ * transparent` with a real alpha channel; a model routed upstream gets them forwarded as sent;
+ * a model whose record does not list an option refuses it with a 400 naming it, charging nothing.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI, { toFile } from 'openai';
+import sharp from 'sharp';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let gw: TestGateway;
+let upstream: FakeOpenAIUpstream;
+let dir: string;
+let account: TestAccount;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'gw-img-'));
+  const upstreamRoute = { provider: 'openai-compatible' as const, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_IMG_KEY', timeoutSeconds: 5 };
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === 'svc-creative-v7' || m.id === 'svc-image-edit-1' ? { ...m, route: { ...upstreamRoute, upstreamModel: `up-${m.id}` } } : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_IMG_KEY: 'sk-img-upstream-1234' });
+  account = await gw.newAccount(100);
+  openai = new OpenAI({ apiKey: (await gw.newKey(account)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test.each([
+  ['jpeg', 'jpeg', false],
+  ['webp', 'webp', true],
+  ['png', 'png', true],
+] as const)('the simulator writes %s bytes, with alpha when the background is transparent', async (format, expected, transparent) => {
+  const res = await openai.images.generate({
+    model: 'svc-creative-v8',
+    prompt: 'a lighthouse',
+    size: '64x64',
+    response_format: 'b64_json',
+    output_format: format,
+    ...(format === 'png' ? {} : { output_compression: 80 }),
+    ...(transparent ? { background: 'transparent' as const } : {}),
+  });
+  const bytes = Buffer.from(res.data![0]!.b64_json!, 'base64');
+  const meta = await sharp(bytes).metadata();
+  expect(meta).toMatchObject({ format: expected, width: 64, height: 64 });
+  if (transparent) {
+    const { data } = await sharp(bytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    expect(data[3]).toBe(0); // a corner is transparent
+    expect(data[(32 * 64 + 32) * 4 + 3]).toBe(255); // the centre is not
+  }
+});
+
+test('a stored JPEG is served with its own content type', async () => {
+  const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', output_format: 'jpeg' });
+  const media = await fetch(res.data![0]!.url!);
+  expect(media.headers.get('content-type')).toBe('image/jpeg');
+  expect((await sharp(Buffer.from(await media.arrayBuffer())).metadata()).format).toBe('jpeg');
+});
+
+test('options reach an upstream as sent, for generations and edits', async () => {
+  upstream.requests.length = 0;
+  await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
+  expect(upstream.requests[0]!.json).toMatchObject({ model: 'up-svc-creative-v7', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
+
+  await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), quality: 'low', output_format: 'jpeg', output_compression: 40, user: 'u-2' });
+  const fields = Object.fromEntries(upstream.requests[1]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
+  expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', quality: 'low', output_format: 'jpeg', output_compression: '40', user: 'u-2' });
+});
+
+test.each([
+  ['an option the model does not take', { model: 'flux-schnell', quality: 'high' }, 'quality'],
+  ['a transparent JPEG', { model: 'svc-creative-v8', background: 'transparent', output_format: 'jpeg' }, 'background'],
+  ['an unknown output format', { model: 'svc-creative-v8', output_format: 'gif' }, 'output_format'],
+  ['compression as a string', { model: 'svc-creative-v8', output_format: 'webp', output_compression: '50' }, 'output_compression'],
+])('%s is a 400 naming it, nothing charged', async (_name, body, param) => {
+  const before = await gw.balance(account);
+  const res = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { prompt: 'x', size: '64x64', ...body } });
+  expect(res.status).toBe(400);
+  expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
+  expect(await gw.balance(account)).toBe(before);
+});
+
+test('the model list says which options each image model takes', async () => {
+  const models = (await openai.models.list()).data as unknown as { id: string; parameters?: string[]; capabilities: string[] }[];
+  expect(models.find((m) => m.id === 'svc-creative-v8')!.parameters).toEqual(expect.arrayContaining(['output_format', 'background']));
+  expect(models.find((m) => m.id === 'flux-schnell')!.parameters).toEqual([]);
+  expect(models.find((m) => m.id === 'svc-chat-1')!.capabilities).toEqual(expect.arrayContaining(['tools', 'structured-outputs', 'vision']));
+});
