@@ -60,6 +60,8 @@ const schema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(32),
   /** Internal tuning: how often an upstream video job is polled. */
   VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
+  /** On SIGTERM: how long requests in flight may finish before streams are ended and connections cut. */
+  SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(3600).default(25),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -81,6 +83,7 @@ export interface Config {
   workLeaseSeconds: number;
   workerConcurrency: number;
   videoPollSeconds: number;
+  shutdownDrainSeconds: number;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
 }
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     videoPollSeconds: c.VIDEO_POLL_SECONDS,
+    shutdownDrainSeconds: c.SHUTDOWN_DRAIN_SECONDS,
     secrets: env,
   };
 }

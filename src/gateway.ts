@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
 import { createLogger, type Logger } from './infra/observability/logger';
@@ -22,6 +22,10 @@ import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
+import { HttpDrain } from './infra/http/http-drain';
+
+/** What a stream gets, after the drain deadline, to send its error event and settle. */
+export const STREAM_WRAP_UP_MS = 2_000;
 
 /**
  * The composition root: opens the database (PostgreSQL or PGlite) and Redis (or none), builds
@@ -39,6 +43,13 @@ export interface Gateway {
   readonly devIdentity: Services['devIdentity'];
   publicBaseUrl(): string;
   listen(): Promise<string>;
+  /**
+   * Shutdown signals for long-running work: `draining` aborts when close() begins (SIGTERM),
+   * `deadline` at SHUTDOWN_DRAIN_SECONDS, when a stream still running must send its error
+   * event, settle what it sent and end (it then has STREAM_WRAP_UP_MS before connections are cut).
+   */
+  readonly shutdown: { draining: AbortSignal; deadline: AbortSignal };
+  /** Drains (see README "Shutdown") and releases everything; resolves when nothing is left open. */
   close(): Promise<void>;
 }
 
@@ -78,6 +89,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   });
   const server = createServer(app);
   graphql.attach(server);
+  const drain = new HttpDrain(server);
+  let closing: Promise<void> | undefined;
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 15 * 60_000;
 
@@ -101,19 +114,32 @@ export async function createGateway(config: Config, options: { logger?: Logger }
           resolve(boundOrigin);
         });
       }),
-    close: async () => {
+    shutdown: { draining: drain.drainingSignal, deadline: drain.deadline },
+    close: () => (closing ??= (async () => {
+      // Balancers see /healthz 503 and every response says Connection: close from now on.
       draining = true;
+      drain.begin();
+      const deadlineAt = Date.now() + config.shutdownDrainSeconds * 1000;
+      logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');
+      // The worker finishes what it runs (or gives the leases back at the deadline) meanwhile.
+      const workerStopped = s.worker.stop(Math.max(0, deadlineAt - Date.now()));
       // WebSockets first: an upgraded socket would keep server.close() waiting.
       await graphql.close();
-      // Stop accepting, let in-flight requests finish, stop the worker, then release connections.
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 10_000).unref();
-      });
+      // Stop accepting connections (a balancer retries a refused connection elsewhere); open
+      // keep-alive connections stay, each closed after its next response, which for /healthz is a 503.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      if (!(await drain.whenIdle(deadlineAt - Date.now()))) {
+        // Streams listening to the deadline end themselves (error event, billing settled).
+        logger.warn({ inFlight: drain.inFlight }, 'drain deadline reached; ending what still runs');
+        drain.expire();
+        await drain.whenIdle(STREAM_WRAP_UP_MS);
+      }
+      server.closeAllConnections();
+      await closed;
+      await workerStopped;
       await s.close();
       redis?.disconnect();
       await database.close();
-    },
+    })()),
   };
 }

@@ -15,7 +15,17 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Nothing that escapes a handler may take the process down silently (see the handlers below).
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}\n`);
+  });
   const gateway = await createGateway(config);
+  process.removeAllListeners('unhandledRejection');
+  // A rejection nobody handled is logged; the request that caused it already has its
+  // answer from the error middleware, so the process keeps serving.
+  process.on('unhandledRejection', (reason) => {
+    gateway.logger.error({ err: reason }, 'unhandled promise rejection');
+  });
   const origin = await gateway.listen();
   gateway.logger.info({ origin, database: config.databaseUrl ? 'postgresql' : 'pglite', redis: Boolean(config.redisUrl) }, 'gateway listening');
   await ensureDemoAccount(gateway, origin);
@@ -25,19 +35,32 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     gateway.logger.info({ signal }, 'shutting down: draining requests and workers');
+    // Whatever happens during the drain, the process is gone shortly after its deadline.
+    setTimeout(() => process.exit(1), (config.shutdownDrainSeconds + 15) * 1000).unref();
     gateway.close().then(
-      () => process.exit(0),
+      () => process.exit(process.exitCode ?? 0),
       (err) => {
         gateway.logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
+  // An exception thrown outside any request leaves the process in an unknown state: log it,
+  // drain what runs, exit non-zero and let the supervisor restart it.
+  process.on('uncaughtException', (err) => {
+    gateway.logger.fatal({ err }, 'uncaught exception; shutting down');
+    process.exitCode = 1;
+    stop('uncaughtException');
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`gateway failed to start: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

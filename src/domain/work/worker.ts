@@ -144,8 +144,16 @@ export class Worker {
    * Stops claiming and waits for the handlers already running, at most `deadlineMs`; then gives
    * back the leases this instance still holds (items still running or whose handler threw), so
    * another instance takes them at once. After it resolves this instance holds no lease.
+   * Calling it again answers the same stop.
    */
-  async stop(deadlineMs = 30_000): Promise<void> {
+  stop(deadlineMs = 30_000): Promise<void> {
+    this.stopping ??= this.stopNow(deadlineMs);
+    return this.stopping;
+  }
+
+  private stopping?: Promise<void>;
+
+  private async stopNow(deadlineMs: number): Promise<void> {
     this.running = false;
     clearInterval(this.renewTimer);
     this.stopWake?.();

@@ -1,0 +1,102 @@
+/**
+ * Graceful shutdown (what SIGTERM runs: main.ts calls gateway.close()). With a short drain: a
+ * request in flight finishes and is charged once; /healthz answers 503 with Connection: close on
+ * a connection a balancer already holds; new connections are refused; a request still running
+ * at the deadline sees the shutdown signal and is cut; afterwards no hold and no work lease is
+ * left open.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Client } from 'undici';
+import { makePng } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { openDatabase } from '../../src/infra/db/orm';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway({ SHUTDOWN_DRAIN_SECONDS: '2', SIMULATOR_VIDEO_SECONDS: '60' });
+});
+afterAll(() => gw.close());
+
+/** A multipart image edit whose body is sent in two halves: the second only on `finish()`. */
+function slowEdit(secret: string) {
+  const boundary = 'slow-boundary-1234';
+  const png = makePng(64, 64);
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nadd a hat\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="in.png"\r\nContent-Type: image/png\r\n\r\n`),
+    png,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const req = httpRequest(`${gw.url}/v1/images/edits`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length },
+  });
+  const response = new Promise<{ status: number; text: string } | { error: string }>((resolve) => {
+    req.on('response', (res: IncomingMessage) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+      res.on('error', (e) => resolve({ error: e.message }));
+    });
+    req.on('error', (e) => resolve({ error: e.message }));
+  });
+  req.write(body.subarray(0, 100));
+  return { finish: () => req.end(body.subarray(100)), response };
+}
+
+test('drain: in-flight finishes, /healthz 503, new connections refused, the deadline cuts the rest; no hold or lease left', async () => {
+  const acct = await gw.newAccount(100);
+  const { secret } = await gw.newKey(acct);
+  const video = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'long', resolution: '480p' } });
+  expect(video.status).toBe(200);
+  const balancer = new Client(gw.url, { pipelining: 1 });
+  expect((await balancer.request({ path: '/healthz', method: 'GET' })).statusCode).toBe(200);
+
+  const finishing = slowEdit(secret);
+  const stuck = slowEdit(secret);
+  await new Promise((r) => setTimeout(r, 300));
+  let deadlineSeen = 0;
+  const started = Date.now();
+  gw.gateway.shutdown.deadline.addEventListener('abort', () => (deadlineSeen = Date.now() - started));
+  const closed = gw.gateway.close();
+  expect(gw.gateway.shutdown.draining.aborted).toBe(true);
+
+  const health = await balancer.request({ path: '/healthz', method: 'GET' });
+  expect(health.statusCode).toBe(503);
+  expect(health.headers.connection).toBe('close');
+  await health.body.text();
+  // A new connection is refused (a balancer retries it on another instance).
+  const fresh = new Client(gw.url);
+  await expect(fresh.request({ path: '/healthz', method: 'GET' })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  await fresh.close().catch(() => undefined);
+
+  finishing.finish();
+  const done = await finishing.response;
+  expect(done).toMatchObject({ status: 200 });
+  expect(JSON.parse((done as { text: string }).text).data).toHaveLength(1);
+
+  await closed;
+  const took = Date.now() - started;
+  expect(deadlineSeen).toBeGreaterThanOrEqual(1_900);
+  expect(deadlineSeen).toBeLessThan(3_000);
+  expect(took).toBeLessThan(6_000);
+  expect(await stuck.response).toMatchObject({ error: expect.any(String) });
+  await balancer.close().catch(() => undefined);
+
+  // After the stop: reopen the database the gateway used.
+  const { config } = gw.gateway;
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    expect(await db.db.all(`select ref from work_items where kind = 'hold_expiry'`)).toEqual([]);
+    expect(await db.db.all(`select kind, ref from work_items where locked_until is not null`)).toEqual([]);
+    // The video (10) and one edit, charged once; the stuck edit was never charged.
+    const balance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [acct.id]);
+    const editCost = await db.db.all(`select amount_micro from ledger_entries where account_id = ? and kind = 'hold'`, [acct.id]);
+    expect(editCost).toHaveLength(1);
+    expect(Number(balance!.b)).toBeLessThan(90_000_000);
+    await expectLedgerInvariants(db.db);
+  } finally {
+    await db.close();
+  }
+});
