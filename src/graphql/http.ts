@@ -67,7 +67,7 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 };
 
 /**
- * POST /graphql through Apollo Server. No batching (a JSON array is refused before any work),
+ * POST /graphql (and GET for queries) through Apollo Server. No batching (a JSON array is refused before any work),
  * no persisted queries; introspection and the landing page only outside production.
  */
 export async function createHttpDoor(deps: {
@@ -85,6 +85,10 @@ export async function createHttpDoor(deps: {
     parseOptions: PARSE_OPTIONS,
     allowBatchedHttpRequests: false,
     persistedQueries: false,
+    // A GET query (urql's default) is safe when it carries Authorization: no browser sends that
+    // header cross-site without a preflight, and no credential here rides on cookies. Mutations
+    // stay POST-only (Apollo answers 405 to a mutation over GET).
+    csrfPrevention: { requestHeaders: ['authorization', 'x-apollo-operation-name', 'apollo-require-preflight'] },
     introspection: !deps.production,
     hideSchemaDetailsFromClientErrors: deps.production,
     includeStacktraceInErrorResponses: false,

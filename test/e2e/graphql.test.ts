@@ -198,3 +198,30 @@ describe('the same domain rules as REST', () => {
     expect((await gql('{ models { id } }', { token: key.secret })).status).toBe(401);
   });
 });
+
+describe('GraphQL over GET (what urql sends by default)', () => {
+  let key: { id: string; secret: string };
+  beforeAll(async () => {
+    key = await gw.newKey(await gw.newAccount(10));
+  });
+  const get = (query: string, headers: Record<string, string>) => fetch(`${gw.url}/graphql?query=${encodeURIComponent(query)}`, { headers });
+
+  test('a query with an Authorization header is answered', async () => {
+    const res = await get('{ models { id } }', { authorization: `Bearer ${key.secret}` });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).data.models.length).toBeGreaterThan(5);
+  });
+
+  test('a query with no header that forces a preflight is refused as a possible cross-site request', async () => {
+    const res = await get('{ models { id } }', {});
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/CSRF|preflight/i);
+  });
+
+  test('a mutation over GET is refused, and nothing is queued', async () => {
+    const res = await get(`mutation { queueVideo(input: { model: "${TEXT_MODEL}", prompt: "x" }) { id } }`, { authorization: `Bearer ${key.secret}` });
+    expect(res.status).toBe(405);
+    const jobs = await gw.api('POST', '/graphql', { token: key.secret, body: { query: '{ videoJobs(first: 5) { edges { node { id } } } }' } });
+    expect(jobs.body.data.videoJobs.edges).toEqual([]);
+  });
+});
