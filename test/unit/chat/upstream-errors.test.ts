@@ -1,0 +1,33 @@
+import { errorForStatus, scrubUpstreamText } from '../../../src/providers/openai-compatible/upstream-errors';
+
+const scrub = { secrets: ['https://api.upstream.example/v1', 'api.upstream.example', 'sk-live-upstream-secret'], model: { upstream: 'gpt-4o-2024-08-06', public: 'svc-chat-1' } };
+
+describe('upstream errors', () => {
+  test('a 400 blaming the request is a readable 400 with the upstream param, scrubbed', () => {
+    const body = JSON.stringify({ error: { message: "Invalid schema for 'gpt-4o-2024-08-06' at https://api.upstream.example/v1/x (key sk-live-upstream-secret; Bearer abc.def)", param: 'response_format', code: 'bad' } });
+    const err = errorForStatus(400, body, scrub);
+    expect(err).toMatchObject({ type: 'invalid_request_error', status: 400, param: 'response_format', code: 'upstream_rejected' });
+    expect(err.message).toContain("Invalid schema for 'svc-chat-1'");
+    for (const secret of ['gpt-4o', 'api.upstream.example', 'sk-live', 'abc.def', 'https://']) expect(err.message).not.toContain(secret);
+  });
+
+  test('404 is not_found, 422 is a 400, FastAPI detail lists are read', () => {
+    expect(errorForStatus(404, '{"error":{"message":"nope"}}', scrub)).toMatchObject({ type: 'not_found_error', status: 404 });
+    const fastapi = JSON.stringify({ detail: [{ loc: ['body', 'messages', 0], msg: 'field required', type: 'missing' }] });
+    expect(errorForStatus(422, fastapi, scrub)).toMatchObject({ status: 400, param: 'messages.0', message: expect.stringContaining('field required') });
+  });
+
+  test('auth failures, rate limits, 5xx and garbage stay 502, and a param that is not a name is dropped', () => {
+    for (const status of [401, 403, 429, 500, 503]) expect(errorForStatus(status, '{"error":{"message":"x"}}', scrub).status).toBe(502);
+    expect(errorForStatus(400, 'not json', scrub)).toMatchObject({ status: 400, message: 'The model provider rejected the request: The model provider rejected the request.' });
+    expect(errorForStatus(400, '{"error":{"message":"m","param":"a b; drop table"}}', scrub).param).toBeNull();
+  });
+
+  test('without a scrub (callers that cannot name the model) a 400 stays a 502', () => {
+    expect(errorForStatus(400, '{"error":{"message":"x"}}').status).toBe(502);
+  });
+
+  test('long messages are bounded', () => {
+    expect(scrubUpstreamText('x'.repeat(5000), scrub).length).toBeLessThanOrEqual(501);
+  });
+});
