@@ -4,7 +4,8 @@ import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
 import { createLogger, type Logger } from './infra/observability/logger';
 import { Metrics } from './infra/observability/metrics';
-import { createRedis } from './infra/redis/redis-client';
+import { createRedis, whenReady } from './infra/redis/redis-client';
+import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
 import { createHttpApp } from './rest/http-app';
 import { opsRoutes } from './rest/routes/ops-routes';
@@ -56,8 +57,26 @@ export interface Gateway {
 export async function createGateway(config: Config, options: { logger?: Logger } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const redis = config.redisUrl ? createRedis(config.redisUrl, 'svc-gateway') : undefined;
+  const warn = throttledWarn(logger);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onHealthChange: (up, err) => {
+      metrics.dependencyUp.set({ dependency: 'postgresql' }, up ? 1 : 0);
+      if (up) logger.info('the database answers again');
+      else logger.warn({ err: String(err) }, 'the database does not answer: requests that need it answer 503, workers back off');
+    },
+  });
+  metrics.dependencyUp.set({ dependency: 'postgresql' }, 1);
+  const redis = config.redisUrl
+    ? createRedis(config.redisUrl, 'svc-gateway', (err) => warn('redis:connection', { err: String(err) }, 'Redis connection error'))
+    : undefined;
+  if (redis) {
+    redis.on('ready', () => metrics.dependencyUp.set({ dependency: 'redis' }, 1));
+    redis.on('close', () => metrics.dependencyUp.set({ dependency: 'redis' }, 0));
+    // Starting with Redis down works: rate limits are per instance and events local until it comes.
+    if (!(await whenReady(redis, 2_000))) logger.warn('Redis is not reachable at start-up; running degraded until it is');
+  }
   let boundOrigin: string | undefined;
   const publicBaseUrl = () => config.publicBaseUrl ?? boundOrigin ?? `http://${config.host}:${config.port}`;
   const services = await buildServices({ config, db: database.db, redis, logger, metrics, publicBaseUrl });
@@ -73,14 +92,21 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     adminToken: config.adminToken,
     doors: {
       open: [
-        opsRoutes({ metrics, isDraining: () => draining }),
+        opsRoutes({
+          metrics,
+          isDraining: () => draining,
+          dependencies: async () => ({
+            database: (await database.probe(1_000)) ? 'up' : 'down',
+            redis: redis ? (redis.status === 'ready' ? 'up' : 'down') : 'none',
+          }),
+        }),
         mediaRoutes(s.media),
         consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
       v1Raw: [imageEditRoutes(s.images)],
-      v1: [modelsRoutes(s.catalog), chatRoutes(s.chat), responsesRoutes(s.responses), imageGenerationRoutes(s.images), videoRoutes(s.video)],
+      v1: [modelsRoutes(s.catalog), chatRoutes(s.chat, () => drain.deadline), responsesRoutes(s.responses, () => drain.deadline), imageGenerationRoutes(s.images), videoRoutes(s.video)],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },

@@ -3,7 +3,7 @@ import type { ChatService } from '../../domain/chat/chat-service';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
-import { prepend, sendEvent, startEventStream } from '../sse/sse-writer';
+import { prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, streamLifetime } from '../sse/sse-writer';
 import { chunkBody, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -12,8 +12,11 @@ export function streamErrorBody(err: unknown) {
   return { error: { message: e.message, type: e.type, code: e.code, param: e.param } };
 }
 
-/** POST /v1/chat/completions, plain JSON or server-sent events with `data: [DONE]`. */
-export function chatRoutes(chat: ChatService): Router {
+/**
+ * POST /v1/chat/completions, plain JSON or server-sent events with `data: [DONE]`. A stream
+ * still running at the server's drain deadline is ended with an error event and billed what it sent.
+ */
+export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSignal): Router {
   const r = Router();
   r.post('/chat/completions', async (req, res) => {
     const key = keyOf(res);
@@ -26,10 +29,7 @@ export function chatRoutes(chat: ChatService): Router {
       return;
     }
 
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
+    const abort = streamLifetime(res, shutdownDeadline?.());
     const { info, items: rest } = await chat.stream(key, req.body, abort.signal);
     // Wait for the provider's first event before committing to a 200: an upstream that fails
     // before sending anything (refused, reset, timed out) is then an ordinary HTTP error
@@ -52,7 +52,9 @@ export function chatRoutes(chat: ChatService): Router {
       if (!abort.signal.aborted) await sendEvent(res, streamErrorBody(err));
     } finally {
       // `rest`, not `items`: a wrapper stopped before it reached `yield*` would not pass the return on.
+      // Returning it settles the call (prompt plus what was sent) before the error event goes out.
       if (abort.signal.aborted) await rest.return(undefined);
+      if (abort.cutByShutdown()) await sendEvent(res, { error: SHUTDOWN_STREAM_ERROR });
       res.end();
     }
   });

@@ -4,23 +4,21 @@ import { responsesParam } from '../../domain/chat/responses/responses-to-chat';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
-import { prepend, sendEvent, startEventStream } from '../sse/sse-writer';
+import { prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, streamLifetime } from '../sse/sse-writer';
 
 /** POST /v1/responses (JSON or the Responses event stream), GET and DELETE /v1/responses/:id. */
-export function responsesRoutes(responses: ResponsesService): Router {
+export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
   const r = Router();
   r.post('/responses', async (req, res) => {
     const key = keyOf(res);
-    const abort = new AbortController();
     if (!responses.isStream(req.body)) {
+      const abort = new AbortController();
       res.on('close', () => abort.abort());
       const out = await responses.create(key, req.body, abort.signal);
       res.set(out.headers).set('x-svc-credits', String(out.costCredits)).json(out.response);
       return;
     }
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
+    const abort = streamLifetime(res, shutdownDeadline?.());
     const { headers, events: rest, translator, origins } = await responses.stream(key, req.body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
     const events = prepend(await rest.next(), rest);
@@ -38,6 +36,10 @@ export function responsesRoutes(responses: ResponsesService): Router {
       }
     } finally {
       if (abort.signal.aborted) await rest.return(undefined);
+      if (abort.cutByShutdown()) {
+        const { type, message, param, code } = SHUTDOWN_STREAM_ERROR;
+        await sendEvent(res, translator.error(type, message, param, code), 'error');
+      }
       res.end();
     }
   });

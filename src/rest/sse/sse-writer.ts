@@ -28,3 +28,31 @@ export async function* prepend<T>(first: IteratorResult<T, unknown>, rest: Async
   yield first.value;
   yield* rest;
 }
+
+/**
+ * The life of a streamed response: `signal` aborts when the client leaves or when the server's
+ * drain deadline passes; `cutByShutdown()` tells the second case, in which the stream owes its
+ * client a terminal error event (so an SDK raises an error instead of a silent end).
+ */
+export function streamLifetime(res: Response, shutdownDeadline: AbortSignal | undefined): { signal: AbortSignal; cutByShutdown(): boolean } {
+  const abort = new AbortController();
+  let cut = false;
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const onDeadline = () => {
+    cut = true;
+    abort.abort();
+  };
+  if (shutdownDeadline?.aborted) onDeadline();
+  else shutdownDeadline?.addEventListener('abort', onDeadline, { once: true });
+  res.once('close', () => shutdownDeadline?.removeEventListener('abort', onDeadline));
+  return { signal: abort.signal, cutByShutdown: () => cut && !res.destroyed };
+}
+
+export const SHUTDOWN_STREAM_ERROR = {
+  message: 'The server is restarting and ended this stream; what was sent is billed. Retry the request.',
+  type: 'service_unavailable',
+  code: 'server_shutdown',
+  param: null,
+} as const;

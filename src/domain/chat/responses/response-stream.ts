@@ -82,9 +82,13 @@ export class ResponseStreamTranslator {
     return { events, response };
   }
 
-  /** An error after the stream started: the event the SDKs raise as an error. */
+  /**
+   * An error after the stream started. OpenAI's `error` event (code, message, param), plus the
+   * error object itself: the SDKs raise a data payload carrying `error` as an APIError, so the
+   * application sees a failure rather than an event it might not handle.
+   */
   error(type: string, message: string, param: string | null, code: string | null): ResponsesEvent {
-    return this.event('error', { code: code ?? type, message, param });
+    return this.event('error', { code: code ?? type, message, param, error: { type, code, message, param } });
   }
 
   private text(part: 'output_text' | 'refusal', delta: string, logprobs: unknown[]): ResponsesEvent[] {

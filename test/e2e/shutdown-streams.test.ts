@@ -1,0 +1,81 @@
+/**
+ * SIGTERM with streams running (main.ts calls gateway.close()): a chat stream and a Responses
+ * stream still open at the drain deadline each get a terminal error event the `openai` SDK
+ * raises as an error, are charged exactly the prompt plus what was sent, and leave no hold.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { openDatabase } from '../../src/infra/db/orm';
+import { FAKE_CHAT_DELTAS, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let gw: TestGateway;
+let upstream: FakeOpenAIUpstream;
+let dir: string;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream();
+  upstream.setMode('stall-mid-stream'); // one delta, then silence: a 60-second answer in the making
+  dir = mkdtempSync(join(tmpdir(), 'gw-sd-'));
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === 'svc-chat-1' ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } } : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), SHUTDOWN_DRAIN_SECONDS: '1' });
+});
+afterAll(async () => {
+  await gw.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('streams cut by the drain deadline end with an error event, are billed what they sent, and leave no hold', async () => {
+  const account = await gw.newAccount(10);
+  const openai = new OpenAI({ apiKey: (await gw.newKey(account)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+
+  const chat: string[] = [];
+  const chatDone = (async () => {
+    for await (const c of await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'tell a long story' }], stream: true })) {
+      chat.push(c.choices[0]?.delta?.content ?? '');
+    }
+  })().catch((e) => e);
+  const responses: string[] = [];
+  const responsesDone = (async () => {
+    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'another long story', stream: true, store: false })) {
+      if (e.type === 'response.output_text.delta') responses.push(e.delta);
+    }
+  })().catch((e) => e);
+  while (chat.join('') === '' || responses.length === 0) await new Promise((r) => setTimeout(r, 20));
+
+  await gw.gateway.close();
+  const errs = [await chatDone, await responsesDone];
+  for (const err of errs) {
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.message).toContain('restarting');
+  }
+  expect(chat.join('')).toBe(FAKE_CHAT_DELTAS[0]);
+  expect(responses.join('')).toBe(FAKE_CHAT_DELTAS[0]);
+
+  const { config } = gw.gateway;
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    expect(await db.db.all(`select ref from work_items where kind = 'hold_expiry'`)).toEqual([]);
+    const charges = await db.db.all<{ amount_micro: string }>(`select amount_micro from ledger_entries where account_id = ? and kind = 'charge'`, [account.id]);
+    expect(charges).toHaveLength(2);
+    const charged = charges.reduce((sum, c) => sum - Number(c.amount_micro), 0);
+    expect(charged).toBeGreaterThan(0);
+    const balance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [account.id]);
+    expect(Number(balance!.b)).toBe(10_000_000 - charged);
+    await expectLedgerInvariants(db.db);
+  } finally {
+    await db.close();
+  }
+});
