@@ -139,6 +139,16 @@ test('an upstream 400 reaches the client as a readable 400 without the upstream 
   expect(err.message).toContain('Invalid schema for model svc-chat-1');
   for (const secret of [UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, rig.upstream.url, '127.0.0.1']) expect(err.message).not.toContain(secret);
   expect(rig.upstream.requests).toHaveLength(1);
+
+  // Streamed, the refusal arrives before the first byte: the same 400, not an event in a 200.
+  const streamed = await client(2)
+    .chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], stream: true })
+    .catch((e) => e);
+  expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+  const viaResponses = await client(2).responses.create({ model: 'svc-chat-1', input: 'hi', max_output_tokens: 20 }).catch((e) => e);
+  expect(viaResponses).toBeInstanceOf(OpenAI.BadRequestError);
+  expect(viaResponses.error.param).toBe('text.format');
+  expect(rig.upstream.requests).toHaveLength(3);
   await expectCharged(0);
 });
 
