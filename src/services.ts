@@ -34,6 +34,7 @@ import { SafeHttpClient } from './infra/http/safe-http-client';
 import { WebhookHttpSender } from './infra/http/webhook-http-sender';
 import { DiskBlobStore } from './infra/media/disk-blob-store';
 import { FlexibleRateLimiter } from './infra/ratelimit/flexible-rate-limiter';
+import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
@@ -61,8 +62,14 @@ export async function buildServices(deps: {
   if (config.oidc) identity = new OidcVerifier(config.oidc);
   else identity = devIdentity = await DevIdentityProvider.open(db);
 
-  const limiter = new FlexibleRateLimiter(redis);
-  const events: JobEventBus = redis ? new RedisJobEventBus(redis) : new LocalJobEventBus();
+  // While Redis is away: per-instance rate limits and local-only events, logged and counted.
+  const warn = throttledWarn(logger);
+  const redisDown = (operation: string) => (err: unknown) => {
+    metrics.degraded.inc({ dependency: 'redis', operation });
+    warn(`redis:${operation}`, { err: String(err) }, `Redis unreachable: ${operation} degraded`);
+  };
+  const limiter = new FlexibleRateLimiter(redis, undefined, redisDown('rate_limit'));
+  const events: JobEventBus = redis ? new RedisJobEventBus(redis, redisDown('event_publish')) : new LocalJobEventBus();
   // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
   const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });
   const webhookSender = new WebhookHttpSender({ allowLocal: config.webhook.allowLocal, timeoutSeconds: config.webhook.timeoutSeconds });

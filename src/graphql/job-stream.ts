@@ -18,6 +18,8 @@ export interface JobStreamOptions {
   maxBuffer: number;
   /** One job: drop states older than the last one queued, end after COMPLETED or FAILED. */
   singleJob?: boolean;
+  /** Reads the current state again after the bus reconnects (events may have been lost meanwhile). */
+  resync?: () => Promise<VideoJob>;
 }
 
 /**
@@ -34,11 +36,21 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
   private closed = false;
   private endAfterBuffer = false;
   private unsubscribe: (() => void) | null;
+  private stopResync: (() => void) | null = null;
 
   constructor(bus: JobEventBus, private readonly opts: JobStreamOptions) {
     this.unsubscribe = bus.subscribe(({ job }) => {
       if (opts.accept(job)) this.push(job);
     });
+    const resync = opts.resync;
+    if (resync && bus.onReconnect) {
+      this.stopResync = bus.onReconnect(() => {
+        resync().then(
+          (job) => this.push(job),
+          () => undefined,
+        );
+      });
+    }
   }
 
   /** The state read after subscribing goes first; buffered events it already covers are dropped. */
@@ -118,6 +130,8 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
   private stopListening(): void {
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.stopResync?.();
+    this.stopResync = null;
   }
 
   private close(): void {

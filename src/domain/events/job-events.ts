@@ -12,5 +12,11 @@ export interface JobEvent {
 export interface JobEventBus {
   publish(event: JobEvent): Promise<void>;
   subscribe(listener: (event: JobEvent) => void): () => void;
+  /**
+   * Called after the fan-out came back from an outage (Redis reconnected and resubscribed):
+   * events published meanwhile by other instances were lost, so a subscriber re-reads what it
+   * watches. Buses that cannot lose events never call it.
+   */
+  onReconnect?(listener: () => void): () => void;
   close(): Promise<void>;
 }

@@ -18,6 +18,8 @@ export async function watchJob(ctx: GraphQLContext, jobId: string): Promise<JobS
     accept: (job) => job.id === jobId && job.accountId === accountId,
     maxBuffer: MAX_BUFFERED_EVENTS,
     singleJob: true,
+    // After a Redis outage the terminal event may have been published while we were cut off.
+    resync: () => ctx.services.video.get(accountId, jobId),
   });
   try {
     stream.startWith(await ctx.services.video.get(accountId, jobId));

@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
+import { DatabaseHealth, databaseUnavailable, isDatabaseUnreachable } from './db-unavailable';
 
 interface RawResult {
   rows?: Record<string, unknown>[];
@@ -7,12 +8,31 @@ interface RawResult {
   affectedRows?: number;
 }
 
-/** Runs SQL through MikroORM's knex connection with real bind parameters (never interpolated). */
+/**
+ * Runs SQL through MikroORM's knex connection with real bind parameters (never interpolated).
+ * A statement that fails because the database cannot be reached becomes `service_unavailable`
+ * (503 with Retry-After) instead of an internal error, and is reported to the health tracker.
+ */
 class KnexExecutor implements SqlExecutor {
-  constructor(protected readonly knex: Knex | Knex.Transaction) {}
+  constructor(
+    protected readonly knex: Knex | Knex.Transaction,
+    protected readonly health: DatabaseHealth,
+  ) {}
+
+  protected async guarded<R>(work: () => Promise<R>): Promise<R> {
+    try {
+      const result = await work();
+      this.health.succeeded();
+      return result;
+    } catch (err) {
+      if (!isDatabaseUnreachable(err)) throw err;
+      this.health.failed(err);
+      throw databaseUnavailable(err);
+    }
+  }
 
   async all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const res = (await this.knex.raw(sql, params as Knex.RawBinding[])) as RawResult;
+    const res = (await this.guarded(() => this.knex.raw(sql, params as Knex.RawBinding[]))) as RawResult;
     return (res.rows ?? []) as T[];
   }
 
@@ -22,7 +42,7 @@ class KnexExecutor implements SqlExecutor {
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    const res = (await this.knex.raw(sql, params as Knex.RawBinding[])) as RawResult;
+    const res = (await this.guarded(() => this.knex.raw(sql, params as Knex.RawBinding[]))) as RawResult;
     // pg reports rowCount, the PGlite dialect affectedRows.
     return res.rowCount ?? res.affectedRows ?? 0;
   }
@@ -32,11 +52,33 @@ export class KnexDatabase extends KnexExecutor implements Database {
   constructor(
     private readonly root: Knex,
     readonly dialect: 'postgresql' | 'pglite',
+    health: DatabaseHealth = new DatabaseHealth(),
   ) {
-    super(root);
+    super(root, health);
+  }
+
+  /** Whether the database answered the last statement (or the last probe). */
+  get healthy(): boolean {
+    return this.health.isUp;
   }
 
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.root.transaction((trx) => work(new KnexExecutor(trx)));
+    // A failure to begin or commit is a connection failure too.
+    return this.guarded(() => this.root.transaction((trx) => work(new KnexExecutor(trx, this.health))));
+  }
+
+  /** One `select 1` within `timeoutMs`, for /healthz. */
+  async probe(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error('probe timeout'), { code: 'ETIMEDOUT' })), timeoutMs)));
+    try {
+      await Promise.race([this.guarded(() => this.root.raw('select 1')), timeout]);
+      return true;
+    } catch (err) {
+      this.health.failed(err);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -5,6 +5,7 @@ import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgr
 import { Migrator } from '@mikro-orm/migrations';
 import type { Database } from '../../domain/ports/database';
 import { KnexDatabase } from './knex-database';
+import { DatabaseHealth } from './db-unavailable';
 import { migrationsList } from './migrations';
 
 // mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
@@ -15,6 +16,8 @@ const { PGliteDriver } = require('mikro-orm-pglite') as { PGliteDriver: unknown 
 export interface DatabaseHandle {
   orm: MikroORM;
   db: Database;
+  /** Answers whether the database takes a `select 1` within `timeoutMs` (for /healthz). */
+  probe(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -22,7 +25,7 @@ export interface DatabaseHandle {
  * Opens PostgreSQL when a URL is given, else embedded PGlite in `<dataDir>/db` (same SQL, same
  * migrations), and applies the checked-in migrations before anything else runs.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; onHealthChange?: (up: boolean, err?: unknown) => void }): Promise<DatabaseHandle> {
   const common: Options = {
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
@@ -32,7 +35,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   };
   let orm: MikroORM;
   if (options.databaseUrl) {
-    orm = await MikroORM.init({ ...common, clientUrl: options.databaseUrl, pool: { min: 0, max: 10 } });
+    orm = await MikroORM.init({ ...common, clientUrl: options.databaseUrl, pool: { min: 0, max: 10, acquireTimeoutMillis: 10_000 } });
   } else {
     const dir = resolve(options.dataDir, 'db');
     mkdirSync(dir, { recursive: true });
@@ -52,6 +55,6 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   }
   await orm.getMigrator().up();
   const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
-  const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite');
-  return { orm, db, close: () => orm.close(true) };
+  const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', new DatabaseHealth(options.onHealthChange));
+  return { orm, db, probe: (ms) => db.probe(ms), close: () => orm.close(true) };
 }

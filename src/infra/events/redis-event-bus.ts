@@ -18,25 +18,58 @@ function revive(raw: string): JobEvent {
 /**
  * Every instance publishes to one Redis channel and delivers what it receives to its local
  * subscribers, so each subscriber sees each event once whichever instance did the work.
+ *
+ * Through a Redis outage: a publish that fails is delivered to this instance's subscribers
+ * directly (other instances miss it); the subscriber connection reconnects and resubscribes by
+ * itself, and then `onReconnect` listeners run so subscriptions re-read what they watch.
  */
 export class RedisJobEventBus implements JobEventBus {
   private readonly local = new LocalJobEventBus();
   private readonly subscriber: Redis;
+  private readonly reconnectListeners = new Set<() => void>();
+  private wasDown = false;
 
-  constructor(private readonly publisher: Redis) {
-    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events' });
+  constructor(
+    private readonly publisher: Redis,
+    private readonly onPublishFailed: (err: unknown) => void = () => undefined,
+  ) {
+    // Subscribing may wait for the connection (offline queue), unlike commands.
+    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events', enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === CHANNEL) void this.local.publish(revive(message));
     });
-    void this.subscriber.subscribe(CHANNEL);
+    this.subscriber.on('close', () => {
+      this.wasDown = true;
+    });
+    this.subscriber.on('ready', () => {
+      if (!this.wasDown) return;
+      this.wasDown = false;
+      // ioredis resubscribes on its own; subscribing again is harmless and tells us when it holds.
+      this.subscriber.subscribe(CHANNEL).then(
+        () => this.reconnectListeners.forEach((l) => l()),
+        () => undefined,
+      );
+    });
+    this.subscriber.subscribe(CHANNEL).catch(() => undefined);
   }
 
   async publish(event: JobEvent): Promise<void> {
-    await this.publisher.publish(CHANNEL, JSON.stringify(event));
+    try {
+      await this.publisher.publish(CHANNEL, JSON.stringify(event));
+    } catch (err) {
+      this.onPublishFailed(err);
+      await this.local.publish(event);
+    }
   }
 
   subscribe(listener: (event: JobEvent) => void): () => void {
     return this.local.subscribe(listener);
+  }
+
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
   }
 
   async close(): Promise<void> {

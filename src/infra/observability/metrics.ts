@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics, one registry per gateway instance (tests run several in one process). */
 export class Metrics {
@@ -32,6 +32,19 @@ export class Metrics {
     name: 'svc_webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly degraded = new Counter({
+    name: 'svc_degraded_operations_total',
+    help: 'Operations served in a degraded way because a dependency was unreachable (e.g. per-instance rate limits while Redis is down)',
+    labelNames: ['dependency', 'operation'] as const,
+    registers: [this.registry],
+  });
+  readonly dependencyUp = new Gauge({
+    name: 'svc_dependency_up',
+    help: '1 when the dependency answered lately, 0 while it does not',
+    labelNames: ['dependency'] as const,
     registers: [this.registry],
   });
 

@@ -4,21 +4,39 @@ import { RATE_LIMITS, RATE_WINDOW_SECONDS, type RateDecision, type RateGroup, ty
 
 /**
  * Fixed one-minute windows per key and group (rate-limiter-flexible). In-process without Redis;
- * with Redis every instance counts against the same window.
+ * with Redis every instance counts against the same window. While Redis does not answer, each
+ * instance counts on its own with the full limit (so N instances allow up to N × the limit for
+ * the length of the outage): requests keep being served, and `onFallback` logs and counts it.
  */
 export class FlexibleRateLimiter implements RateLimiter {
   private readonly limiters: Record<RateGroup, RateLimiterAbstract>;
+  private readonly local: Record<RateGroup, RateLimiterAbstract>;
 
-  constructor(redis?: Redis, limits: Record<RateGroup, number> = RATE_LIMITS) {
+  constructor(
+    redis?: Redis,
+    limits: Record<RateGroup, number> = RATE_LIMITS,
+    private readonly onFallback: (err: unknown) => void = () => undefined,
+  ) {
+    const memory = (group: RateGroup) => new RateLimiterMemory({ keyPrefix: `rl:${group}`, points: limits[group], duration: RATE_WINDOW_SECONDS });
     const make = (group: RateGroup): RateLimiterAbstract => {
       const opts = { keyPrefix: `rl:${group}`, points: limits[group], duration: RATE_WINDOW_SECONDS };
-      return redis ? new RateLimiterRedis({ ...opts, storeClient: redis, useRedisPackage: false }) : new RateLimiterMemory(opts);
+      return redis ? new RateLimiterRedis({ ...opts, storeClient: redis, useRedisPackage: false }) : memory(group);
     };
     this.limiters = { chat: make('chat'), image: make('image'), video: make('video') };
+    this.local = redis ? { chat: memory('chat'), image: memory('image'), video: memory('video') } : this.limiters;
   }
 
   async consume(keyId: string, group: RateGroup): Promise<RateDecision> {
-    const limiter = this.limiters[group];
+    try {
+      return await this.decide(this.limiters[group], keyId);
+    } catch (err) {
+      if (this.local === this.limiters) throw err;
+      this.onFallback(err);
+      return this.decide(this.local[group], keyId);
+    }
+  }
+
+  private async decide(limiter: RateLimiterAbstract, keyId: string): Promise<RateDecision> {
     const limit = limiter.points;
     try {
       const res = await limiter.consume(keyId, 1);

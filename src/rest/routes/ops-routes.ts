@@ -1,12 +1,28 @@
 import { Router } from 'express';
 import type { Metrics } from '../../infra/observability/metrics';
 
-/** GET /healthz (200 once requests are taken, 503 while draining) and GET /metrics. */
-export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean }): Router {
+export interface DependencyState {
+  database: 'up' | 'down';
+  /** `none`: no REDIS_URL (in-process rate limits and events). */
+  redis: 'up' | 'down' | 'none';
+}
+
+/**
+ * GET /healthz: 503 while draining (a balancer stops sending) or while the database does not
+ * answer (the instance cannot do its work); 200 `degraded` while only Redis is away (requests are
+ * served with per-instance rate limits); 200 `ok` otherwise. The body names each dependency.
+ * GET /metrics: Prometheus text.
+ */
+export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; dependencies?: () => Promise<DependencyState> }): Router {
   const r = Router();
-  r.get('/healthz', (_req, res) => {
-    if (deps.isDraining()) res.status(503).json({ status: 'draining' });
-    else res.json({ status: 'ok' });
+  r.get('/healthz', async (_req, res) => {
+    if (deps.isDraining()) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
+    const state = deps.dependencies ? await deps.dependencies() : undefined;
+    if (state?.database === 'down') res.status(503).set('Retry-After', '5').json({ status: 'unavailable', ...state });
+    else res.json({ status: state?.redis === 'down' ? 'degraded' : 'ok', ...state });
   });
   r.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', deps.metrics.registry.contentType);
