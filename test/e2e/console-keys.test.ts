@@ -1,0 +1,71 @@
+import type { Browser } from 'playwright-core';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { devSignIn, launchChromium, openPage } from '../support/browser';
+import { startWebhookReceiver } from '../support/webhook-receiver';
+
+/** The Keys view's edit and webhook panels, checked against what the gateway then stores and does. */
+let gw: TestGateway;
+let browser: Browser;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  [gw, browser] = await Promise.all([startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' }), launchChromium()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+  await receiver?.close();
+});
+
+test('edit name, permissions and cap; set a webhook (secret shown once), read its delivery log, regenerate, clear', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await gw.newKey(acct, { name: 'hooked' });
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  const card = page.getByRole('listitem', { name: 'Key hooked' });
+
+  await card.getByRole('button', { name: 'Edit' }).click();
+  await card.getByLabel('Name').fill('hooked and capped');
+  await card.getByLabel('Allowed models (none: all)').selectOption(['svc-2.5-preview-text-to-video', 'svc-chat-1']);
+  await card.getByLabel('Daily spend cap (credits; empty: none)').fill('40');
+  await card.getByRole('button', { name: 'Save' }).click();
+  const edited = page.getByRole('listitem', { name: 'Key hooked and capped' });
+  await edited.getByText('svc-chat-1, svc-2.5-preview-text-to-video').waitFor();
+  const stored = (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0];
+  expect(stored).toMatchObject({ name: 'hooked and capped', allowedModels: ['svc-chat-1', 'svc-2.5-preview-text-to-video'], dailySpendCap: 40 });
+
+  await edited.getByRole('button', { name: 'Webhook' }).click();
+  await edited.getByLabel('Webhook URL (https)').fill(receiver.url);
+  await edited.getByRole('button', { name: 'Save webhook' }).click();
+  const secret = await edited.getByLabel('Webhook secret of hooked and capped', { exact: true }).inputValue();
+  expect(secret).toMatch(/^whsec_|.{20,}/);
+  receiver.verifyWith([secret]);
+  await cp.shot('keys-webhook-secret');
+
+  const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a lantern', resolution: '480p' } });
+  expect(queued.status).toBe(200);
+  await edited.getByRole('button', { name: 'Show delivery log' }).click();
+  const log = edited.getByRole('list', { name: 'Webhook deliveries of hooked and capped' });
+  for (let i = 0; i < 50 && !(await log.getByText(`wh_${queued.body.id}_completed`).count()); i++) {
+    await page.waitForTimeout(200);
+    await edited.getByRole('button', { name: /delivery log/ }).click();
+  }
+  await log.getByText(`wh_${queued.body.id}_completed`).waitFor();
+  await expect(log.textContent()).resolves.toContain('attempt 1 · 200');
+  expect(receiver.received.at(-1)?.verifiedWith).toBe(secret);
+  await cp.shot('keys-delivery-log');
+
+  await edited.getByRole('button', { name: 'Regenerate secret' }).click();
+  const regenerated = edited.getByLabel('Webhook secret of hooked and capped', { exact: true });
+  await page.waitForFunction(`document.querySelector('input[id^="secret-webhook"]')?.value !== ${JSON.stringify(secret)}`);
+  expect(await regenerated.inputValue()).not.toBe(secret);
+
+  await edited.getByRole('button', { name: 'Clear webhook' }).click();
+  const webhookFact = edited.locator('dt', { hasText: /^Webhook$/ }).locator('xpath=following-sibling::dd[1]');
+  await webhookFact.getByText('none', { exact: true }).waitFor();
+  expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0].webhook).toBeNull();
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});
