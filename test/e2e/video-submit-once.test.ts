@@ -31,8 +31,8 @@ beforeAll(async () => {
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  // Polls every 0.2 s; the lease (10 s) outlives the 5 s upstream call timeout.
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), VIDEO_POLL_SECONDS: '0.2', WORK_LEASE_SECONDS: '10' });
+  // Polls every 0.2 s; the lease (15 s) outlives the 5 s upstream call and the 10 s webhook timeouts.
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), VIDEO_POLL_SECONDS: '0.2', WORK_LEASE_SECONDS: '15' });
 });
 
 afterAll(async () => {
@@ -85,5 +85,23 @@ test('a submission the upstream refuses ends the job FAILED and refunds it', asy
   const done = await pollUntil(() => retrieve(secret, queued.body.id), (r) => r.body.status !== 'PROCESSING', 10_000);
   expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider failed to accept the job.' });
   expect(submits()).toHaveLength(1);
+  expect(await gw.balance(acct)).toBe(100);
+});
+
+test('a claim that finds a submission started under a lost lease fails and refunds the job instead of submitting again', async () => {
+  fal.setMode({ submit: 'ok', submitDelayMs: 3_000, pollsBeforeDone: 10_000 });
+  const acct = await gw.newAccount(100);
+  const { secret } = await gw.newKey(acct);
+  const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: MODEL, prompt: 'lost lease', duration: '5s', resolution: '480p' } });
+  const { db } = gw.gateway.database;
+  // The submission is under way; the instance running it is taken for dead (its lease expires).
+  await pollUntil(async () => submits().length, (n) => n === 1, 5_000, 20);
+  await db.run(`update work_items set locked_until = now() - interval '1 second' where kind = 'video_poll' and ref = ?`, [queued.body.id]);
+  const done = await pollUntil(() => retrieve(secret, queued.body.id), (r) => r.body.status !== 'PROCESSING', 10_000);
+  expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider did not confirm the submission.' });
+  // The first submission's late answer changes nothing, and nothing was submitted twice.
+  await new Promise((r) => setTimeout(r, 3_500));
+  expect(submits()).toHaveLength(1);
+  expect((await retrieve(secret, queued.body.id)).body.status).toBe('FAILED');
   expect(await gw.balance(acct)).toBe(100);
 });
