@@ -15,6 +15,10 @@ import { Billing } from './domain/credits/billing';
 import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
+import { KeyCache } from './domain/keys/key-cache';
+import type { KeyChangeFeed } from './domain/keys/key-change-feed';
+import { LocalKeyChangeFeed } from './infra/events/local-key-change-feed';
+import { RedisKeyChangeFeed } from './infra/events/redis-key-change-feed';
 import { ResponsesService } from './domain/chat/responses/responses-service';
 import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
@@ -81,7 +85,9 @@ export async function buildServices(deps: {
   const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   const accounts = new AccountService(db);
-  const keys = new KeyService(db, (id) => catalog.has(id), urls);
+  // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
+  const keyChanges: KeyChangeFeed = redis ? new RedisKeyChangeFeed(redis) : new LocalKeyChangeFeed();
+  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges));
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const history = new AccountHistory(db, keys);
   const billing = new Billing(db);
@@ -143,6 +149,7 @@ export async function buildServices(deps: {
     async close(): Promise<void> {
       await worker.stop();
       await events.close();
+      await keyChanges.close();
       await providers.close();
       await outbound.close();
       await webhookSender.close();

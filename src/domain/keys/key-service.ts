@@ -1,3 +1,4 @@
+import type { KeyCache } from './key-cache';
 import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
@@ -32,6 +33,7 @@ export class KeyService {
     private readonly db: Database,
     isKnownModel: (id: string) => boolean,
     private readonly urls: UrlGuard,
+    private readonly cache?: KeyCache,
   ) {
     this.createSchema = z
       .object({
@@ -118,6 +120,7 @@ export class KeyService {
       [...params, keyId, accountId],
     );
     if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    await this.cache?.invalidate(keyId);
     return toApiKey(row);
   }
 
@@ -128,6 +131,7 @@ export class KeyService {
       [keyId, accountId],
     );
     if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    await this.cache?.invalidate(keyId);
   }
 
   /**
@@ -163,6 +167,13 @@ export class KeyService {
   async authenticate(secret: string): Promise<KeyPrincipal> {
     const keyId = keyIdOfSecret(secret);
     if (!keyId) throw unauthenticated('Invalid API key.');
+    const cached = this.cache?.get(keyId);
+    if (cached) {
+      if (!secretMatchesHash(secret, cached.secretHash)) throw unauthenticated('Invalid API key.');
+      this.touchLastUsed(keyId);
+      return cached.principal;
+    }
+    const loadedAt = this.cache?.startLoad() ?? 0;
     const row = await this.db.one<ApiKeyRow & { secret_hash: string }>(
       `select ${KEY_COLUMNS}, secret_hash from api_keys where id = ? and revoked_at is null`,
       [keyId],
@@ -170,7 +181,7 @@ export class KeyService {
     if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
     const key = toApiKey(row);
-    return {
+    const principal: KeyPrincipal = {
       kind: 'key',
       keyId: key.id,
       accountId: key.accountId,
@@ -179,6 +190,8 @@ export class KeyService {
       blockedModels: key.blockedModels,
       dailySpendCapMicro: key.mode === 'live' ? key.dailySpendCapMicro : null,
     };
+    this.cache?.put(keyId, loadedAt, principal, row.secret_hash);
+    return principal;
   }
 
   private touchLastUsed(keyId: string): void {
