@@ -41,6 +41,11 @@ export function Overview({ token, live }: { token: string; live: Client }) {
 
   // The balance and usage change when a job is charged or refunded: refresh on each job event.
   useEffect(() => subscribe(live, JobsUpdatedSubscription, () => setTick((t) => t + 1), setError), [live]);
+  // Chat and image calls are not job events: refresh every 15 s as well while the page is shown.
+  useEffect(() => {
+    const timer = setInterval(() => document.visibilityState === 'visible' && setTick((t) => t + 1), 15_000);
+    return () => clearInterval(timer);
+  }, []);
   useEffect(() => {
     execute(token, AccountQuery).then((d) => setAccount(d.account), (e) => setError(describeError(e)));
   }, [token, tick]);
