@@ -142,4 +142,14 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   await page.getByRole('status').filter({ hasText: 'Quote: 15 credits' }).waitFor();
   expect(await scrollsSideways(page)).toBe(false);
   await cp.shot('mobile-api-key-jobs');
+
+  // A key revoked elsewhere: the next call is refused and the console signs out, saying why.
+  await gw.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken });
+  await page.getByRole('button', { name: 'Get quote' }).click();
+  await page.getByRole('alert').filter({ hasText: 'no longer accepts this sign-in' }).waitFor();
+  await page.getByRole('button', { name: 'Use API key' }).waitFor();
+  // Chromium logs the refused request (401) itself: the one console error this step causes on purpose.
+  const refusedLog = cp.errors.findIndex((e) => /status of 401/.test(e));
+  expect(refusedLog).toBeGreaterThanOrEqual(0);
+  cp.errors.splice(refusedLog, 1);
 });

@@ -1,5 +1,8 @@
 import { createClient, type Client } from 'graphql-ws';
 import type { TypedDocumentString } from '../gql/graphql';
+import { CREDENTIAL_REFUSED } from './client';
+
+const refused = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 4403;
 
 /** One graphql-ws connection per credential; subscriptions share it. */
 export function liveClient(token: string): Client {
@@ -9,7 +12,13 @@ export function liveClient(token: string): Client {
     connectionParams: { authorization: `Bearer ${token}` },
     lazy: true,
     retryAttempts: Infinity,
-    shouldRetry: () => true,
+    // 4403: the gateway refused the credential (expired, revoked); retrying cannot help.
+    shouldRetry: (e) => !refused(e),
+    on: {
+      closed: (e) => {
+        if (refused(e)) dispatchEvent(new CustomEvent(CREDENTIAL_REFUSED, { detail: token }));
+      },
+    },
   });
 }
 
