@@ -1,0 +1,55 @@
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+
+/** The HTTP side of the console: redirects, its configuration, headers, the development sign-in page. */
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw.close();
+});
+
+const raw = (path: string, init: RequestInit = {}) => fetch(gw.url + path, { redirect: 'manual', ...init });
+
+test('/ and /console redirect to /console/, which is the app with a strict CSP', async () => {
+  expect((await raw('/')).headers.get('location')).toBe('/console/');
+  expect((await raw('/console')).headers.get('location')).toBe('/console/');
+  const page = await raw('/console/');
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toMatch(/text\/html/);
+  expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors 'none'/);
+  expect(await page.text()).toMatch(/<script type="module" crossorigin src="\/console\/assets\/index-[\w-]+\.js">/);
+  // Deep links get the app too; assets are immutable.
+  expect((await raw('/console/keys')).status).toBe(200);
+  const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await (await raw('/console/')).text())![1]!;
+  expect((await raw(asset)).headers.get('cache-control')).toContain('immutable');
+  expect((await raw('/console/assets/missing.js')).status).toBe(404);
+});
+
+test('the console learns how to sign in from /console/config.json', async () => {
+  const res = await raw('/console/config.json');
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(await res.json()).toEqual({ signIn: 'dev', devSignInUrl: '/dev-idp/sign-in' });
+});
+
+test('the development sign-in page: a labelled form; a user name becomes an ID token in the fragment; a bad one is a 400 naming the field', async () => {
+  const form = await raw('/dev-idp/sign-in');
+  const html = await form.text();
+  expect(html).toContain('<label for="username">User name</label>');
+  expect(html).toContain('<button type="submit">Sign in</button>');
+
+  const post = (body: string) => raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const ok = await post('username=ada.lovelace');
+  expect(ok.status).toBe(303);
+  const token = decodeURIComponent(/^\/console\/#id_token=(.+)$/.exec(ok.headers.get('location')!)![1]!);
+  const me = await gw.api('GET', '/account', { token });
+  expect(me.status).toBe(200);
+  expect((await post('username=ada.lovelace')).headers.get('location')).toMatch(/^\/console\/#id_token=/);
+
+  for (const body of ['username=', 'username=%3Cscript%3E', `username=${'x'.repeat(65)}`, 'name=ada']) {
+    const bad = await post(body);
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'username' });
+  }
+  expect((await post(`username=${'x'.repeat(3000)}`)).status).toBe(413);
+});
