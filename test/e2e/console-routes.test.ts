@@ -49,7 +49,7 @@ test('the development sign-in page: a labelled form; a user name becomes an ID t
   for (const body of ['username=', 'username=%3Cscript%3E', `username=${'x'.repeat(65)}`, 'name=ada']) {
     const bad = await post(body);
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'username' });
+    expect(((await bad.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', param: 'username' });
   }
   expect((await post(`username=${'x'.repeat(3000)}`)).status).toBe(413);
 });
