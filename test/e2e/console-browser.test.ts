@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { SCREENSHOTS, devSignIn, firstRenderMs, launchChromium, openPage, scrollsSideways, videoPlays, type ConsolePage } from '../support/browser';
+import { SCREENSHOTS, devSignIn, firstRenderMs, launchChromium, openPage, scrollsSideways, unnamedControls, videoPlays, type ConsolePage } from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
 let gw: TestGateway;
@@ -119,6 +119,7 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   await page.getByRole('button', { name: 'Sign in' }).waitFor();
   writeFileSync(join(SCREENSHOTS, 'first-render-signed-out.json'), JSON.stringify({ firstRenderMs: await firstRenderMs(page) }, null, 2));
   expect(await scrollsSideways(page)).toBe(false);
+  expect(await unnamedControls(page)).toEqual([]);
   await cp.shot('mobile-sign-in');
 
   await devSignIn(page, gw.url, acct.subject);
@@ -128,7 +129,7 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
     await page.waitForLoadState('networkidle');
     if (view === 'Keys') await page.getByRole('listitem', { name: `Key ${'a key with a rather long name to test wrapping on small screens'}` }).waitFor();
     if (view === 'Models') await page.getByText('svc-chat-1').first().waitFor();
-    expect({ view, sideways: await scrollsSideways(page) }).toEqual({ view, sideways: false });
+    expect({ view, sideways: await scrollsSideways(page), unnamed: await unnamedControls(page) }).toEqual({ view, sideways: false, unnamed: [] });
     await cp.shot(`mobile-${view.toLowerCase()}`);
   }
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -60,6 +60,13 @@ export async function devSignIn(page: Page, origin: string, username: string): P
 export const scrollsSideways = (page: Page): Promise<boolean> =>
   page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth || document.body.scrollWidth > window.innerWidth');
 
+/** Form controls without a label and buttons or links without a name: what a screen reader could not announce. */
+export const unnamedControls = (page: Page): Promise<string[]> =>
+  page.evaluate(`[...document.querySelectorAll('input, select, textarea, button, a[href]')]
+    .filter((el) => el.type !== 'hidden')
+    .filter((el) => !(el.getAttribute('aria-label') || (el.labels && el.labels.length) || (/^(BUTTON|A)$/.test(el.tagName) && el.textContent.trim())))
+    .map((el) => el.outerHTML.slice(0, 120))`);
+
 /** Milliseconds from navigation start to the console's first render (set by the app). */
 export const firstRenderMs = (page: Page): Promise<number | null> => page.evaluate('window.__consoleFirstRender ?? null');
 
