@@ -62,8 +62,10 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: string; live
       setError(describeError(err));
     }
   };
-  // Subscribe first, then read the first page: nothing that happens in between is missed.
+  // Live changes merge into the list; each time the socket (re)connects the first page is read
+  // again, so changes made while it was down (or before it first connected) are not missed.
   useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), setError), [live]);
+  useEffect(() => live.on('connected', () => void page(null)), [live]);
   useEffect(() => {
     void page(null);
   }, [token]);

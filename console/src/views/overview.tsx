@@ -41,6 +41,7 @@ export function Overview({ token, live }: { token: string; live: Client }) {
 
   // The balance and usage change when a job is charged or refunded: refresh on each job event.
   useEffect(() => subscribe(live, JobsUpdatedSubscription, () => setTick((t) => t + 1), setError), [live]);
+  useEffect(() => live.on('connected', () => setTick((t) => t + 1)), [live]);
   // Chat and image calls are not job events: refresh every 15 s as well while the page is shown.
   useEffect(() => {
     const timer = setInterval(() => document.visibilityState === 'visible' && setTick((t) => t + 1), 15_000);
