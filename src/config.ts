@@ -62,6 +62,8 @@ const schema = z.object({
   VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   /** On SIGTERM: how long requests in flight may finish before streams are ended and connections cut. */
   SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(3600).default(25),
+  /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
+  SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -84,6 +86,7 @@ export interface Config {
   workerConcurrency: number;
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
+  shutdownNoticeSeconds: number;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
 }
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: c.WORKER_CONCURRENCY,
     videoPollSeconds: c.VIDEO_POLL_SECONDS,
     shutdownDrainSeconds: c.SHUTDOWN_DRAIN_SECONDS,
+    shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
     secrets: env,
   };
 }

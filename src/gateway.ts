@@ -96,7 +96,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
           metrics,
           isDraining: () => draining,
           dependencies: async () => ({
-            database: (await database.probe(1_000)) ? 'up' : 'down',
+            database: (await database.probe(3_000)) ? 'up' : 'down',
             redis: redis ? (redis.status === 'ready' ? 'up' : 'down') : 'none',
           }),
         }),
@@ -145,6 +145,12 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       // Balancers see /healthz 503 and every response says Connection: close from now on.
       draining = true;
       drain.begin();
+      // Notice first: keep serving (with /healthz 503 and Connection: close) until a balancer's
+      // health check has taken this instance out, so no request races the closing listener.
+      if (config.shutdownNoticeSeconds > 0) {
+        logger.info({ noticeSeconds: config.shutdownNoticeSeconds }, 'shutdown notice: /healthz answers 503');
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownNoticeSeconds * 1000));
+      }
       const deadlineAt = Date.now() + config.shutdownDrainSeconds * 1000;
       logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');
       // The worker finishes what it runs (or gives the leases back at the deadline) meanwhile.

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     stopping = true;
     gateway.logger.info({ signal }, 'shutting down: draining requests and workers');
     // Whatever happens during the drain, the process is gone shortly after its deadline.
-    setTimeout(() => process.exit(1), (config.shutdownDrainSeconds + 15) * 1000).unref();
+    setTimeout(() => process.exit(1), (config.shutdownNoticeSeconds + config.shutdownDrainSeconds + 15) * 1000).unref();
     gateway.close().then(
       () => process.exit(process.exitCode ?? 0),
       (err) => {
