@@ -11,5 +11,11 @@ export default defineConfig({
     assetsInlineLimit: 0,
     reportCompressedSize: true,
   },
-  server: { proxy: { '/graphql': { target: 'http://127.0.0.1:8080', ws: true }, '/dev-idp': 'http://127.0.0.1:8080' } },
+  server: {
+    proxy: {
+      '/graphql': { target: 'http://127.0.0.1:8080', ws: true },
+      '/dev-idp': 'http://127.0.0.1:8080',
+      '/console/config.json': 'http://127.0.0.1:8080',
+    },
+  },
 });
