@@ -154,3 +154,27 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   expect(refusedLog).toBeGreaterThanOrEqual(0);
   cp.errors.splice(refusedLog, 1);
 });
+
+test('jobs are paged: twenty, then the rest with "Load more jobs", newest first', async () => {
+  const acct = await gw.newAccount();
+  const ids: string[] = [];
+  // Video requests are limited to 5 a minute per key: five test keys queue five jobs each.
+  for (let k = 0; k < 5; k++) {
+    const key = await gw.newKey(acct, { mode: 'test', name: `pager ${k}` });
+    for (let j = 0; j < 5; j++) {
+      const res = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: `job ${k}.${j}`, resolution: '480p' } });
+      expect(res.status).toBe(200);
+      ids.push(res.body.id);
+    }
+  }
+  const cp = await open();
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  const cards = page.locator('li[data-job-id]');
+  await page.getByRole('button', { name: 'Load more jobs' }).waitFor();
+  expect(await cards.count()).toBe(20);
+  await page.getByRole('button', { name: 'Load more jobs' }).click();
+  await page.getByRole('button', { name: 'Load more jobs' }).waitFor({ state: 'detached' });
+  expect(await cards.evaluateAll((els) => els.map((e) => e.getAttribute('data-job-id')))).toEqual([...ids].reverse());
+});
