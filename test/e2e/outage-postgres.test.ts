@@ -75,7 +75,7 @@ withPostgres('PostgreSQL outage', () => {
     expect(during.length).toBeGreaterThan(10);
     expect(statuses.filter((s) => s.status >= 500 && s.status !== 503)).toEqual([]);
     for (const s of statuses.filter((x) => x.status === 503)) {
-      expect(s).toMatchObject({ type: 'service_unavailable', retryAfter: '5' });
+      expect(s).toMatchObject({ type: 'service_unavailable', retryAfter: expect.stringMatching(/^[1-9]\d*$/) });
     }
     expect(during.filter((s) => s.status === 503).length).toBeGreaterThan(5);
 
