@@ -64,6 +64,10 @@ const schema = z.object({
   SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(3600).default(25),
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
+  /** Internal tuning: a credit lease no call used for this long goes back to its account. */
+  LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(5),
+  /** Internal tuning: a credit lease whose instance stopped heartbeating this long is closed by another. */
+  LEASE_GRACE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -87,6 +91,7 @@ export interface Config {
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
   shutdownNoticeSeconds: number;
+  creditLeases: { idleSeconds: number; graceSeconds: number };
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
 }
@@ -128,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
+    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS },
     logLevel: c.LOG_LEVEL,
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,

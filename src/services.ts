@@ -12,13 +12,18 @@ import { KeyService } from './domain/keys/key-service';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
+import { ChargeBatcher } from './domain/credits/charge-batcher';
+import { LeaseBook } from './domain/credits/lease-book';
+import { LeaseStore } from './domain/credits/lease-store';
+import { newId } from './domain/shared/ids';
+import { MICRO_PER_CREDIT } from './domain/shared/money';
 import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
 import { KeyCache } from './domain/keys/key-cache';
-import type { KeyChangeFeed } from './domain/keys/key-change-feed';
-import { LocalKeyChangeFeed } from './infra/events/local-key-change-feed';
-import { RedisKeyChangeFeed } from './infra/events/redis-key-change-feed';
+import type { TopicFeed } from './domain/ports/topic-feed';
+import { LocalTopicFeed } from './infra/events/local-topic-feed';
+import { RedisTopicFeed } from './infra/events/redis-topic-feed';
 import { ResponsesService } from './domain/chat/responses/responses-service';
 import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
@@ -86,11 +91,25 @@ export async function buildServices(deps: {
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   const accounts = new AccountService(db);
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
-  const keyChanges: KeyChangeFeed = redis ? new RedisKeyChangeFeed(redis) : new LocalKeyChangeFeed();
+  const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
+  const keyChanges = topic('svc:key-changes');
   const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges));
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const history = new AccountHistory(db, keys);
-  const billing = new Billing(db);
+  // Chat and image calls are paid from per-instance credit leases, charges group-committed.
+  const leaseStore = new LeaseStore(db);
+  const chargeBatcher = new ChargeBatcher(leaseStore);
+  const leaseBook = new LeaseBook(leaseStore, chargeBatcher, topic('svc:lease-recalls'), {
+    instanceId: newId('inst'),
+    idleMs: config.creditLeases.idleSeconds * 1000,
+    heartbeatMs: Math.max(200, (config.creditLeases.graceSeconds * 1000) / 6),
+    graceSeconds: config.creditLeases.graceSeconds,
+    wantFactor: 32,
+    minWantMicro: MICRO_PER_CREDIT,
+    onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
+  });
+  leaseBook.start();
+  const billing = new Billing(leaseBook);
   const idempotency = new IdempotencyService(db);
   const chat = new ChatService(catalog, providers, billing, limiter);
   const responses = new ResponsesService(chat, new ResponseStore(db));
@@ -139,6 +158,8 @@ export async function buildServices(deps: {
     history,
     media,
     billing,
+    leaseBook,
+    chargeBatcher,
     chat,
     responses,
     images,
@@ -147,6 +168,7 @@ export async function buildServices(deps: {
     events,
     worker,
     async close(): Promise<void> {
+      await leaseBook.stop();
       await worker.stop();
       await events.close();
       await keyChanges.close();

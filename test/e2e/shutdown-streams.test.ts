@@ -1,7 +1,8 @@
 /**
  * SIGTERM with streams running (main.ts calls gateway.close()): a chat stream and a Responses
  * stream still open at the drain deadline each get a terminal error event the `openai` SDK
- * raises as an error, are charged exactly the prompt plus what was sent, and leave no hold.
+ * raises as an error, are charged exactly the prompt plus what was sent, and leave no hold or
+ * credit lease open.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,9 +69,10 @@ test('streams cut by the drain deadline end with an error event, are billed what
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     expect(await db.db.all(`select ref from work_items where kind = 'hold_expiry'`)).toEqual([]);
-    const charges = await db.db.all<{ amount_micro: string }>(`select amount_micro from ledger_entries where account_id = ? and kind = 'charge'`, [account.id]);
+    expect(await db.db.all(`select id from credit_leases where closed_at is null`)).toEqual([]);
+    const charges = await db.db.all<{ amount_micro: string }>(`select amount_micro from lease_charges where account_id = ?`, [account.id]);
     expect(charges).toHaveLength(2);
-    const charged = charges.reduce((sum, c) => sum - Number(c.amount_micro), 0);
+    const charged = charges.reduce((sum, c) => sum + Number(c.amount_micro), 0);
     expect(charged).toBeGreaterThan(0);
     const balance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [account.id]);
     expect(Number(balance!.b)).toBe(10_000_000 - charged);

@@ -92,8 +92,10 @@ test('drain: in-flight finishes, /healthz 503, new connections refused, the dead
     expect(await db.db.all(`select kind, ref from work_items where locked_until is not null`)).toEqual([]);
     // The video (10) and one edit, charged once; the stuck edit was never charged.
     const balance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [acct.id]);
-    const editCost = await db.db.all(`select amount_micro from ledger_entries where account_id = ? and kind = 'hold'`, [acct.id]);
+    // Image calls are paid from credit leases: one recorded charge, and no lease left open.
+    const editCost = await db.db.all(`select amount_micro from lease_charges where account_id = ?`, [acct.id]);
     expect(editCost).toHaveLength(1);
+    expect(await db.db.all(`select id from credit_leases where closed_at is null`)).toEqual([]);
     expect(Number(balance!.b)).toBeLessThan(90_000_000);
     await expectLedgerInvariants(db.db);
   } finally {

@@ -14,6 +14,9 @@ import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
+import { estimatePromptTokens } from '../../src/domain/chat/prompt-tokens';
+import { chatCostMicro } from '../../src/domain/shared/money';
 import { decodePng } from '../support/png';
 import {
   FAKE_CHAT_DELTAS,
@@ -103,19 +106,15 @@ function expectCallerKeyNotForwarded(secret: string): void {
 }
 
 /** Waits until every hold of the account has been settled (a streamed call settles after the response). */
+/**
+ * Waits until every call of the account is billed (its reservation settled, its charge
+ * committed), and answers the most a call of `chatBody` may be charged: its hold.
+ */
 async function settledHolds(acct: TestAccount): Promise<{ heldMicro: number }> {
-  const db = gw.gateway.database.db;
-  for (let i = 0; i < 200; i++) {
-    const row = await db.one<{ holds: string; releases: string; held: string | null }>(
-      `select count(*) filter (where kind = 'hold') as holds, count(*) filter (where kind = 'release') as releases,
-              -sum(amount_micro) filter (where kind = 'hold') as held
-         from ledger_entries where account_id = ?`,
-      [acct.id],
-    );
-    if (Number(row!.holds) > 0 && row!.holds === row!.releases) return { heldMicro: Number(row!.held) };
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the hold was never settled');
+  const messages = chatBody.messages.map((m) => ({ ...m }));
+  const heldMicro = chatCostMicro(Math.ceil(estimatePromptTokens(messages, {}) * 1.25) + 16 + 1024, 1);
+  await pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(acct.id), (n) => n === 0, 5_000, 10);
+  return { heldMicro };
 }
 
 describe('chat through an OpenAI-compatible upstream', () => {

@@ -12,6 +12,7 @@ import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-
 import { FAKE_AGENT_USAGE } from './fake-openai-chat';
 import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
 import { expectLedgerInvariants } from './ledger-invariants';
+import { pollUntil } from './poll';
 
 export const UPSTREAM_SECRET = 'sk-upstream-agent-secret-0123';
 export const UPSTREAM_CHAT_MODEL = 'up-agent-model';
@@ -59,18 +60,10 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
   };
 }
 
-/** Waits until every hold of the account is settled, then answers the balance. */
+/** Waits until every call of the account is billed (reservations settled, charges committed), then answers the balance. */
 export async function settledBalance(gw: TestGateway, account: TestAccount): Promise<number> {
-  const db = gw.gateway.database.db;
-  for (let i = 0; i < 200; i++) {
-    const row = await db.one<{ holds: string; releases: string }>(
-      `select count(*) filter (where kind = 'hold') as holds, count(*) filter (where kind = 'release') as releases from ledger_entries where account_id = ?`,
-      [account.id],
-    );
-    if (row!.holds === row!.releases) return gw.balance(account);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('holds never settled');
+  await pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(account.id), (n) => n === 0, 5_000, 10);
+  return gw.balance(account);
 }
 
 export const weatherParameters = {

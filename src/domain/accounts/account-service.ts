@@ -47,8 +47,13 @@ export class AccountService {
   }
 
   async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
+    // Credits leased to instances and not yet charged are still the account's: the balance shown
+    // is the account row plus what its open leases have not spent.
     const row = await tx.one<AccountRow>(
-      `select id, issuer, subject, balance_micro, member, created_at from accounts where id = ?`,
+      `select id, issuer, subject, member, created_at,
+              balance_micro + coalesce((select sum(amount_micro - spent_micro) from credit_leases l
+                                         where l.account_id = a.id and l.closed_at is null), 0) as balance_micro
+         from accounts a where id = ?`,
       [accountId],
     );
     if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');

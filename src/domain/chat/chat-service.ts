@@ -71,10 +71,11 @@ export class ChatService {
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id);
+    const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
+    const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id);
     return {
       info: {
-        id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
+        id,
         created: Math.floor(Date.now() / 1000),
         model: model.id,
         includeUsage: call.includeUsage,
@@ -104,10 +105,8 @@ export class ChatService {
 
   /** Charges `usage` against the hold; answers what the balance moved (or would have, for a test key), in credits. */
   private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
-    let cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
-    if (call.hold.live) cost = Math.min(cost, call.hold.amountMicro);
-    await this.billing.settle(call.hold, cost);
-    return microToCredits(cost);
+    const cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
+    return microToCredits(await this.billing.settle(call.hold, cost));
   }
 
   async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ChatCompletionResult> {

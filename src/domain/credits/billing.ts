@@ -1,49 +1,49 @@
-import type { Database } from '../ports/database';
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
-import * as ledger from './ledger';
+import type { LeaseBook, Reservation } from './lease-book';
 
 export interface Hold {
+  /** What the charge references: the call (a chatcmpl id, an image request id). */
   id: string;
   amountMicro: number;
   /** Test keys never touch the balance: their holds are bookkeeping only. */
   live: boolean;
   principal: KeyPrincipal;
+  model: string | null;
+  reservation?: Reservation;
 }
 
 /**
- * Pay-after-the-call billing for chat and images: a hold debits the balance before the provider
- * is called (so concurrent requests cannot overdraw), and settling charges the actual amount and
- * returns the rest. Failure settles at zero: nothing is charged for a request that failed.
+ * Pay-after-the-call billing for chat and images: a hold reserves the call's most before the
+ * provider is called (from the key's credit lease, so concurrent requests can never overdraw),
+ * and settling records the actual charge (group-committed, before the response goes out) and
+ * frees the rest. Failure settles at zero: nothing is charged for a request that failed.
  */
 export class Billing {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly leases: LeaseBook) {}
 
-  /** `model`: the public model id paid for, recorded in the ledger (usage by model). */
-  async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null): Promise<Hold> {
-    const hold: Hold = { id: newId('hold'), amountMicro, live: principal.mode === 'live', principal };
-    if (!hold.live || amountMicro <= 0) return hold;
-    // One atomic call: the debit, its ledger entry and the expiry row that releases the hold
-    // if this instance dies before settling it.
-    await ledger.placeHold(this.db, {
-      accountId: principal.accountId,
-      key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
-      amountMicro,
-      reference: hold.id,
-      model,
-    });
+  async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null, reference: string = newId('call')): Promise<Hold> {
+    const hold: Hold = { id: reference, amountMicro, live: principal.mode === 'live', principal, model };
+    if (hold.live && amountMicro > 0) hold.reservation = await this.leases.reserve(principal, amountMicro);
     return hold;
   }
 
-  /** Charges `actualMicro` (capped at the hold) and releases the rest, once. */
-  async settle(hold: Hold, actualMicro: number): Promise<void> {
-    if (!hold.live || hold.amountMicro <= 0) return;
-    const { principal } = hold;
-    await ledger.settleHold(this.db, {
-      accountId: principal.accountId,
-      key: { id: principal.keyId, dailySpendCapMicro: principal.dailySpendCapMicro },
-      holdId: hold.id,
-      actualMicro,
-    });
+  /**
+   * Charges `actualMicro` — the usage the provider reported, even above the hold (the excess is
+   * debited as far as the balance goes; the rest is recorded as uncollected) — and frees the
+   * rest of the hold, once. Answers what the balance moved, in micro-credits (for a test key,
+   * what the call would have cost).
+   */
+  async settle(hold: Hold, actualMicro: number): Promise<number> {
+    const cost = Math.max(0, Math.round(actualMicro));
+    if (!hold.live) return cost;
+    const reservation = hold.reservation;
+    if (!reservation) return 0;
+    hold.reservation = undefined;
+    if (cost === 0) {
+      this.leases.release(reservation);
+      return 0;
+    }
+    return this.leases.commit(reservation, cost, hold.id, hold.model);
   }
 }

@@ -14,7 +14,7 @@ import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
  * means two transactions of one account can never deadlock on each other.
  */
 
-export type EntryKind = 'grant' | 'charge' | 'refund' | 'hold' | 'release';
+export type EntryKind = 'grant' | 'charge' | 'refund' | 'hold' | 'release' | 'lease' | 'lease_return';
 
 export interface SpendingKey {
   id: string;

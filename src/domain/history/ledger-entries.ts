@@ -45,12 +45,20 @@ interface Row {
 /** The account's entries, newest first; `after` is the id of the last entry of the previous page. */
 export async function ledgerEntries(db: SqlExecutor, accountId: string, input: unknown): Promise<LedgerPage> {
   const v = parseInput(pageSchema, input);
-  const params: unknown[] = [accountId];
-  if (v.after) params.push(v.after);
-  params.push(v.first + 1);
+  // The statement a user reads: each call paid from a credit lease is a charge of its own (the
+  // lease and its return are the gateway's bookkeeping, left out), so the entries sum to the
+  // balance shown. Both tables draw ids from one sequence, hence one order and one cursor.
+  const after = v.after ? 'and id < ?::bigint' : '';
+  const page = v.after ? [v.after] : [];
+  const params = [accountId, ...page, accountId, ...page, v.first + 1];
   const rows = await db.all<Row>(
-    `select id, kind, amount_micro, reference, api_key_id, model, reason, created_at from ledger_entries
-      where account_id = ? ${v.after ? 'and id < ?::bigint' : ''} order by id desc limit ?`,
+    `select * from (
+       select id, kind, amount_micro, reference, api_key_id, model, reason, created_at from ledger_entries
+        where account_id = ? and kind not in ('lease', 'lease_return') ${after}
+       union all
+       select id, 'charge', -amount_micro, request_id, api_key_id, model, null, created_at from lease_charges
+        where account_id = ? ${after}) as statement
+      order by id desc limit ?`,
     params,
   );
   const entries = rows.slice(0, v.first).map(

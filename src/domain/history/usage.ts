@@ -51,8 +51,9 @@ export function parseUsageQuery(input: unknown, now = new Date()): { from: strin
 }
 
 /**
- * Spending from the ledger: charges minus refunds per UTC day (holds and their releases are
- * transient and left out). Test keys never touch the ledger, so their calls are not here.
+ * Spending from the ledger: charges (direct ones and those paid from credit leases) minus
+ * refunds per UTC day (holds, leases and their returns are transient and left out). Test keys
+ * never touch the ledger, so their calls are not here.
  */
 export async function usageHistory(db: SqlExecutor, accountId: string, input: unknown, now = new Date()): Promise<UsageHistory> {
   const q = parseUsageQuery(input, now);
@@ -61,10 +62,14 @@ export async function usageHistory(db: SqlExecutor, accountId: string, input: un
   const end = new Date(Date.parse(`${q.to}T00:00:00Z`) + DAY_MS).toISOString();
   const rows = await db.all<{ day: string; key_id: string | null; model: string | null; spent: string | number }>(
     `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${keyCol} as key_id, ${modelCol} as model, -sum(amount_micro) as spent
-       from ledger_entries
-      where account_id = ? and kind in ('charge', 'refund') and created_at >= ?::timestamptz and created_at < ?::timestamptz
+       from (select created_at, api_key_id, model, amount_micro from ledger_entries
+              where account_id = ? and kind in ('charge', 'refund') and created_at >= ?::timestamptz and created_at < ?::timestamptz
+             union all
+             -- Calls paid from credit leases: each is a charge of its lease (see migration 20261122000500).
+             select created_at, api_key_id, model, -amount_micro from lease_charges
+              where account_id = ? and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
       group by 1, 2, 3 order by 1, 2, 3`,
-    [accountId, `${q.from}T00:00:00Z`, end],
+    [accountId, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, end],
   );
   return {
     ...q,

@@ -7,7 +7,8 @@ import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { MediaLibrary } from '../media/media-library';
 import { parseInput } from '../shared/validate';
-import { creditsToMicro } from '../shared/money';
+import { creditsToMicro, microToCredits } from '../shared/money';
+import { newId } from '../shared/ids';
 import type { GeneratedImage, InputFile } from '../../providers/ports';
 import { invalidRequest } from '../errors/domain-error';
 import type { ProviderRegistry } from '../../providers/provider-registry';
@@ -110,15 +111,15 @@ export class ImageService {
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
     const price = creditsToMicro(credits);
-    const hold = await this.billing.hold(key, price, modelId);
+    const hold = await this.billing.hold(key, price, modelId, newId('img'));
+    let data: ImageResult['data'];
     try {
-      const images = await call();
-      const data = await renderImages(images, format, key.accountId, this.media);
-      await this.billing.settle(hold, price);
-      return { created: Math.floor(Date.now() / 1000), data, costCredits: credits, headers };
+      data = await renderImages(await call(), format, key.accountId, this.media);
     } catch (err) {
       await this.billing.settle(hold, 0);
       throw err;
     }
+    const charged = await this.billing.settle(hold, price);
+    return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers };
   }
 }

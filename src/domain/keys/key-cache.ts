@@ -1,13 +1,13 @@
 /**
  * Authenticated key records kept in memory, so a request authenticates without a database
  * round trip. Each entry holds the secret's hash (compared in constant time on every use) and
- * the principal. A change to a key anywhere is pushed over the KeyChangeFeed and drops the entry
+ * the principal. A change to a key anywhere is pushed over the TopicFeed and drops the entry
  * on every instance; while the feed is down nothing is served from memory (and the cache is
  * flushed when it goes down and when it comes back), so a revocation is never missed. Entries
  * also expire after a minute, a last line of defence.
  */
 import type { KeyPrincipal } from './principal';
-import type { KeyChangeFeed } from './key-change-feed';
+import type { TopicFeed } from '../ports/topic-feed';
 
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 20_000;
@@ -23,7 +23,7 @@ export class KeyCache {
   /** Bumped by every invalidation: a load that started before one must not be cached. */
   private generation = 0;
 
-  constructor(private readonly feed: KeyChangeFeed) {
+  constructor(private readonly feed: TopicFeed) {
     feed.subscribe((keyId) => {
       this.generation++;
       this.entries.delete(keyId);

@@ -1,12 +1,13 @@
 /**
- * Tells every instance that a key changed (revoked, permissions or cap edited), so their key
- * caches drop it. In-process without Redis; Redis pub/sub with it.
+ * A broadcast of ids on one topic to every instance: key changes (caches drop the key), lease
+ * recalls (instances give an account's credits back). In-process without Redis; Redis pub/sub
+ * with it.
  */
-export interface KeyChangeFeed {
-  publish(keyId: string): Promise<void>;
-  subscribe(listener: (keyId: string) => void): () => void;
+export interface TopicFeed {
+  publish(id: string): Promise<void>;
+  subscribe(listener: (id: string) => void): () => void;
   /**
-   * False while changes published elsewhere could be missed (the subscription is down): a
+   * False while messages published elsewhere could be missed (the subscription is down): a
    * cache must not answer from memory then.
    */
   readonly live: boolean;

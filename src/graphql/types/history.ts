@@ -19,6 +19,10 @@ export enum LedgerEntryKind {
   REFUND = 'refund',
   HOLD = 'hold',
   RELEASE = 'release',
+  /** Credits leased to an instance for a key's calls (their charges are the lease's). */
+  LEASE = 'lease',
+  /** What a closed lease's calls did not use, back to the balance. */
+  LEASE_RETURN = 'lease_return',
 }
 registerEnumType(LedgerEntryKind, { name: 'LedgerEntryKind' });
 

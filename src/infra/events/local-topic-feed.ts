@@ -1,15 +1,15 @@
-import type { KeyChangeFeed } from '../../domain/keys/key-change-feed';
+import type { TopicFeed } from '../../domain/ports/topic-feed';
 
-/** One process: a change is seen by the only cache there is, synchronously. */
-export class LocalKeyChangeFeed implements KeyChangeFeed {
-  private readonly listeners = new Set<(keyId: string) => void>();
+/** One process: a message reaches the only subscribers there are, synchronously. */
+export class LocalTopicFeed implements TopicFeed {
+  private readonly listeners = new Set<(id: string) => void>();
   readonly live = true;
 
-  async publish(keyId: string): Promise<void> {
-    for (const listener of this.listeners) listener(keyId);
+  async publish(id: string): Promise<void> {
+    for (const listener of this.listeners) listener(id);
   }
 
-  subscribe(listener: (keyId: string) => void): () => void {
+  subscribe(listener: (id: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

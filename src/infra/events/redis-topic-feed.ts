@@ -1,25 +1,26 @@
 import type Redis from 'ioredis';
-import type { KeyChangeFeed } from '../../domain/keys/key-change-feed';
-
-const CHANNEL = 'svc:key-changes';
+import type { TopicFeed } from '../../domain/ports/topic-feed';
 
 /**
- * Key changes over one Redis pub/sub channel. `live` is true only while this instance's
+ * One topic over one Redis pub/sub channel. `live` is true only while this instance's
  * subscription holds: from the moment the connection drops until it is subscribed again, caches
  * read the database instead, and they are flushed at both ends of the gap. A publish that fails
  * (Redis away) loses nothing: every other instance is then in a gap and reads the database too.
  */
-export class RedisKeyChangeFeed implements KeyChangeFeed {
+export class RedisTopicFeed implements TopicFeed {
   private readonly subscriber: Redis;
-  private readonly listeners = new Set<(keyId: string) => void>();
+  private readonly listeners = new Set<(id: string) => void>();
   private readonly gapListeners = new Set<() => void>();
   private subscribed = false;
 
-  constructor(private readonly publisher: Redis) {
-    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-keys', enableOfflineQueue: true, maxRetriesPerRequest: null });
+  constructor(
+    private readonly publisher: Redis,
+    private readonly channel: string,
+  ) {
+    this.subscriber = publisher.duplicate({ connectionName: `svc-gateway-${channel.replace(/\W+/g, '-')}`, enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.subscriber.on('error', () => undefined);
-    this.subscriber.on('message', (channel: string, keyId: string) => {
-      if (channel === CHANNEL) for (const l of this.listeners) l(keyId);
+    this.subscriber.on('message', (channel: string, id: string) => {
+      if (channel === this.channel) for (const l of this.listeners) l(id);
     });
     this.subscriber.on('close', () => this.setSubscribed(false));
     this.subscriber.on('ready', () => this.subscribe_());
@@ -31,7 +32,7 @@ export class RedisKeyChangeFeed implements KeyChangeFeed {
   }
 
   private subscribe_(): void {
-    this.subscriber.subscribe(CHANNEL).then(
+    this.subscriber.subscribe(this.channel).then(
       () => this.setSubscribed(this.subscriber.status === 'ready'),
       () => this.setSubscribed(false),
     );
@@ -43,11 +44,11 @@ export class RedisKeyChangeFeed implements KeyChangeFeed {
     for (const l of this.gapListeners) l();
   }
 
-  async publish(keyId: string): Promise<void> {
-    await this.publisher.publish(CHANNEL, keyId).catch(() => undefined);
+  async publish(id: string): Promise<void> {
+    await this.publisher.publish(this.channel, id).catch(() => undefined);
   }
 
-  subscribe(listener: (keyId: string) => void): () => void {
+  subscribe(listener: (id: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -1,0 +1,267 @@
+/**
+ * This instance's credit leases, one per key at a time, served from memory. A call reserves
+ * its hold from its key's lease (taking a new lease when there is none or it is too small),
+ * and its charge is recorded through the ChargeBatcher before its response goes out. Leases go
+ * back (what their recorded charges did not use) when idle, at UTC midnight, when recalled by
+ * another instance short of credits, and on shutdown; a lease whose holder stopped
+ * heartbeating is closed by any instance. The database is the truth: closing a lease returns
+ * amount − Σ recorded charges, whatever this memory believed.
+ */
+import { DomainError } from '../errors/domain-error';
+import type { KeyPrincipal } from '../keys/principal';
+import { newId } from '../shared/ids';
+import { utcDay } from '../shared/time';
+import type { TopicFeed } from '../ports/topic-feed';
+import type { ChargeBatcher } from './charge-batcher';
+import type { LeaseStore } from './lease-store';
+
+export interface LeaseBookOptions {
+  instanceId: string;
+  /** A lease no call used for this long goes back. */
+  idleMs: number;
+  /** How often this instance says its leases are alive. */
+  heartbeatMs: number;
+  /** A lease not heartbeated for this long is closed by whoever sees it. */
+  graceSeconds: number;
+  /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
+  wantFactor: number;
+  minWantMicro: number;
+  onError?: (what: string, err: unknown) => void;
+}
+
+interface Lease {
+  id: string;
+  accountId: string;
+  keyId: string;
+  day: string;
+  /** Neither reserved nor charged. */
+  free: number;
+  /** Reservations not yet settled (their charges not yet committed). */
+  inFlight: number;
+  lastUsed: number;
+  /** Takes no new reservations; closed once inFlight reaches 0. */
+  retiring: boolean;
+}
+
+/** 402, but retryable: the credits exist and are held by calls in progress. */
+const creditsInFlight = () =>
+  new DomainError('insufficient_credits', 'Your credit balance does not cover this request while other calls of this account are in progress; retry in a second.', {
+    retryAfterSeconds: 1,
+  });
+
+export interface Reservation {
+  lease: Lease;
+  amountMicro: number;
+}
+
+export class LeaseBook {
+  private readonly current = new Map<string, Lease>();
+  private readonly retiring = new Set<Lease>();
+  /** Closes under way, so a caller can wait for the credits to be back. */
+  private readonly closes = new Map<Lease, Promise<void>>();
+  private readonly taking = new Map<string, Promise<void>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly batcher: ChargeBatcher,
+    private readonly recalls: TopicFeed,
+    private readonly options: LeaseBookOptions,
+  ) {
+    recalls.subscribe((accountId) => this.recall(accountId));
+  }
+
+  /** Starts the idle return, heartbeat and stale-lease sweep. */
+  start(): void {
+    const every = (ms: number, work: () => Promise<void>, what: string) => {
+      const t = setInterval(() => void work().catch((err) => this.options.onError?.(what, err)), ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(Math.min(1000, this.options.idleMs), () => this.returnIdle(), 'lease idle return');
+    every(this.options.heartbeatMs, () => this.store.heartbeat(this.options.instanceId), 'lease heartbeat');
+    every(Math.max(1000, (this.options.graceSeconds * 1000) / 3), () => this.sweepStale(), 'stale lease sweep');
+  }
+
+  async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
+    if (this.stopped) throw new DomainError('service_unavailable', 'The server is shutting down.', { retryAfterSeconds: 1 });
+    const day = utcDay(now);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const lease = this.current.get(key.keyId);
+      if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro) {
+        lease.free -= amountMicro;
+        lease.inFlight++;
+        lease.lastUsed = Date.now();
+        return { lease, amountMicro };
+      }
+      if (lease) this.retire(lease);
+      await this.takeFor(key, amountMicro, now);
+    }
+    // Other calls of the key kept taking what each new lease brought: they will settle soon.
+    throw creditsInFlight();
+  }
+
+  /**
+   * Records the call's charge (the reservation, what else the lease has free, then the balance
+   * directly; any rest uncollected) and frees what the reservation did not use. Answers what
+   * was charged, in micro-credits, once it is committed.
+   */
+  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null): Promise<number> {
+    const { lease } = r;
+    const extra = Math.max(0, Math.min(costMicro - r.amountMicro, lease.free));
+    lease.free -= extra;
+    const leaseMicro = Math.min(costMicro, r.amountMicro + extra);
+    try {
+      const outcome = await this.batcher.record({
+        requestId,
+        leaseId: lease.id,
+        accountId: lease.accountId,
+        keyId: lease.keyId,
+        model,
+        leaseMicro,
+        excessMicro: costMicro - leaseMicro,
+      });
+      if (outcome.status !== 0) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
+      lease.free += r.amountMicro + extra - leaseMicro;
+      return outcome.chargedMicro;
+    } catch (err) {
+      // The database decides what was recorded; this lease is retired and closed from it.
+      this.retire(lease);
+      throw new DomainError('service_unavailable', 'The charge for this call could not be recorded; it was not billed. Retry the request.', { retryAfterSeconds: 1, cause: err });
+    } finally {
+      this.settled(lease);
+    }
+  }
+
+  /** Reservations of an account not yet settled on this instance (0 once every call is billed). */
+  inFlightFor(accountId: string): number {
+    let n = 0;
+    for (const lease of [...this.current.values(), ...this.retiring]) if (lease.accountId === accountId) n += lease.inFlight;
+    return n;
+  }
+
+  /** The call charges nothing (it failed): its reservation is free again. */
+  release(r: Reservation): void {
+    r.lease.free += r.amountMicro;
+    this.settled(r.lease);
+  }
+
+  /** Shutdown: no new reservations; every lease goes back once its calls are settled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const lease of [...this.current.values()]) this.retire(lease);
+    const until = Date.now() + 30_000;
+    while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    for (const lease of [...this.retiring]) void this.closeNow(lease);
+    await Promise.all(this.closes.values());
+  }
+
+  private settled(lease: Lease): void {
+    lease.inFlight--;
+    lease.lastUsed = Date.now();
+    if (lease.retiring && lease.inFlight === 0) void this.closeNow(lease);
+  }
+
+  private retire(lease: Lease): void {
+    if (this.current.get(lease.keyId) === lease) this.current.delete(lease.keyId);
+    lease.retiring = true;
+    this.retiring.add(lease);
+    if (lease.inFlight === 0) void this.closeNow(lease);
+  }
+
+  private closeNow(lease: Lease): Promise<void> {
+    const running = this.closes.get(lease);
+    if (running) return running;
+    if (!this.retiring.delete(lease)) return Promise.resolve();
+    const close = this.store
+      .close(lease.id)
+      .then(() => undefined, (err) => this.options.onError?.('lease close', err))
+      .finally(() => this.closes.delete(lease));
+    this.closes.set(lease, close);
+    return close;
+  }
+
+  /** One take per key at a time; a call that finds one running waits for it and looks again. */
+  private async takeFor(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
+    const running = this.taking.get(key.keyId);
+    if (running) return running.catch(() => undefined);
+    const take = this.take(key, amountMicro, now);
+    this.taking.set(key.keyId, take);
+    try {
+      await take;
+    } finally {
+      this.taking.delete(key.keyId);
+    }
+  }
+
+  private async take(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
+    const want = Math.max(amountMicro * this.options.wantFactor, this.options.minWantMicro);
+    const request = () =>
+      this.store.take({
+        id: newId('lease'),
+        accountId: key.accountId,
+        keyId: key.keyId,
+        capMicro: key.dailySpendCapMicro,
+        minMicro: amountMicro,
+        wantMicro: want,
+        day: utcDay(now),
+        instanceId: this.options.instanceId,
+        now,
+      });
+    let grant;
+    try {
+      grant = await request();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
+      grant = await this.afterShortfall(key.accountId, request, err);
+    }
+    this.current.set(key.keyId, { id: grant.id, accountId: key.accountId, keyId: key.keyId, day: utcDay(now), free: grant.amountMicro, inFlight: 0, lastUsed: Date.now(), retiring: false });
+  }
+
+  /**
+   * The balance cannot fund a lease, but credits of the account may sit in leases: this
+   * instance's idle ones go back at once (and the take is tried again); its busy ones go back
+   * as their calls settle, and other instances are asked to give theirs back. While any lease of
+   * the account is open, the caller gets a 402 with Retry-After: 1, and a retry a moment later
+   * finds the credits; with none open, the plain 402.
+   */
+  private async afterShortfall(accountId: string, request: () => Promise<{ id: string; amountMicro: number }>, shortfall: DomainError) {
+    if (await this.returnIdleOf(accountId)) {
+      const grant = await request().catch(() => undefined);
+      if (grant) return grant;
+    }
+    const busyHere = [...this.current.values(), ...this.retiring].some((l) => l.accountId === accountId);
+    const elsewhere = await this.store.openElsewhere(accountId, this.options.instanceId);
+    if (!busyHere && elsewhere === 0) throw shortfall;
+    this.recall(accountId);
+    if (elsewhere > 0) await this.recalls.publish(accountId);
+    throw creditsInFlight();
+  }
+
+  /** Closes this instance's unused leases of an account; answers whether any went back. */
+  private async returnIdleOf(accountId: string): Promise<boolean> {
+    const idle = [...this.current.values()].filter((l) => l.accountId === accountId && l.inFlight === 0);
+    for (const lease of idle) this.retire(lease);
+    const pending = [...this.closes.entries()].filter(([l]) => l.accountId === accountId).map(([, p]) => p);
+    await Promise.all(pending);
+    return pending.length > 0;
+  }
+
+  private recall(accountId: string): void {
+    for (const lease of [...this.current.values()]) if (lease.accountId === accountId) this.retire(lease);
+  }
+
+  private async returnIdle(): Promise<void> {
+    const now = Date.now();
+    const today = utcDay(new Date(now));
+    for (const lease of [...this.current.values()]) {
+      if (lease.day !== today || (lease.inFlight === 0 && now - lease.lastUsed >= this.options.idleMs)) this.retire(lease);
+    }
+  }
+
+  private async sweepStale(): Promise<void> {
+    for (const id of await this.store.stale(this.options.graceSeconds)) await this.store.close(id);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The database side of credit leases: each call is one round trip to a SQL function of
+ * migration 20261122000500, where the money rules live (take, close, record charges).
+ */
+import type { Database } from '../ports/database';
+import { DomainError, insufficientCredits } from '../errors/domain-error';
+import { secondsUntilNextUtcMidnight } from '../shared/time';
+
+export interface LeaseGrant {
+  id: string;
+  amountMicro: number;
+}
+
+export interface ChargeRow {
+  requestId: string;
+  leaseId: string;
+  accountId: string;
+  keyId: string;
+  model: string | null;
+  /** Paid from the lease. */
+  leaseMicro: number;
+  /** Beyond the lease: debited from the balance as far as it goes, the rest uncollected. */
+  excessMicro: number;
+}
+
+export interface ChargeOutcome {
+  requestId: string;
+  /** 0 recorded (or recorded before), 1 refused (lease closed or too small). */
+  status: number;
+  chargedMicro: number;
+}
+
+export function dailyCapExceeded(now: Date): DomainError {
+  return new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
+    retryAfterSeconds: secondsUntilNextUtcMidnight(now),
+  });
+}
+
+export class LeaseStore {
+  constructor(private readonly db: Database) {}
+
+  /** A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. */
+  async take(input: { id: string; accountId: string; keyId: string; capMicro: number | null; minMicro: number; wantMicro: number; day: string; instanceId: string; now: Date }): Promise<LeaseGrant> {
+    const row = await this.db.one<{ amount: string | number }>(`select svc_take_lease(?, ?, ?, ?, ?, ?, ?::date, ?) as amount`, [
+      input.id,
+      input.accountId,
+      input.keyId,
+      input.capMicro,
+      input.minMicro,
+      input.wantMicro,
+      input.day,
+      input.instanceId,
+    ]);
+    const amount = Number(row?.amount);
+    if (amount === -2) throw dailyCapExceeded(input.now);
+    if (amount < 0) throw insufficientCredits();
+    return { id: input.id, amountMicro: amount };
+  }
+
+  /** Returns what the lease's recorded charges did not use; -1 when it was closed already. */
+  async close(leaseId: string): Promise<number> {
+    const row = await this.db.one<{ back: string | number }>(`select svc_close_lease(?) as back`, [leaseId]);
+    return Number(row?.back);
+  }
+
+  async record(rows: readonly ChargeRow[]): Promise<ChargeOutcome[]> {
+    const items = rows.map((r) => ({
+      request_id: r.requestId,
+      lease_id: r.leaseId,
+      account_id: r.accountId,
+      api_key_id: r.keyId,
+      model: r.model,
+      lease_micro: r.leaseMicro,
+      excess_micro: r.excessMicro,
+    }));
+    const out = await this.db.all<{ request_id: string; status: number; charged: string | number }>(
+      `select request_id, status, charged from svc_record_charges(?::jsonb)`,
+      [JSON.stringify(items)],
+    );
+    return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
+  }
+
+  async heartbeat(instanceId: string): Promise<void> {
+    await this.db.run(`update credit_leases set heartbeat_at = now() where instance_id = ? and closed_at is null`, [instanceId]);
+  }
+
+  /** Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the database). */
+  async stale(graceSeconds: number): Promise<string[]> {
+    const rows = await this.db.all<{ id: string }>(
+      `select id from credit_leases where closed_at is null and heartbeat_at < now() - make_interval(secs => ?) order by id limit 100`,
+      [graceSeconds],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Open leases of an account held by other instances (to recall them). */
+  async openElsewhere(accountId: string, instanceId: string): Promise<number> {
+    const row = await this.db.one<{ n: string | number }>(
+      `select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`,
+      [accountId, instanceId],
+    );
+    return Number(row?.n ?? 0);
+  }
+}

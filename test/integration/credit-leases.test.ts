@@ -1,0 +1,193 @@
+/**
+ * Credit leases on a real database (PGlite, or PostgreSQL in CI's second pass): two lease books
+ * stand for two instances sharing one account and one recall feed. Checks what a user and an
+ * operator would: the balance shown, the ledger, the lease books, never an overdraw.
+ */
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
+import { Billing } from '../../src/domain/credits/billing';
+import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
+import { LeaseBook, type LeaseBookOptions } from '../../src/domain/credits/lease-book';
+import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { DomainError } from '../../src/domain/errors/domain-error';
+import type { KeyPrincipal } from '../../src/domain/keys/principal';
+import { creditsToMicro } from '../../src/domain/shared/money';
+import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+
+let gw: TestGateway;
+const books: LeaseBook[] = [];
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  for (const book of books) await book.stop();
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+});
+
+const recalls = new LocalTopicFeed();
+function instance(name: string, options: Partial<LeaseBookOptions> = {}): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
+  const store = new LeaseStore(gw.gateway.database.db);
+  const batcher = new ChargeBatcher(store);
+  const book = new LeaseBook(store, batcher, recalls, {
+    instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
+    idleMs: 60_000,
+    heartbeatMs: 60_000,
+    graceSeconds: 600,
+    wantFactor: 32,
+    minWantMicro: creditsToMicro(1),
+    ...options,
+  });
+  books.push(book);
+  return { book, billing: new Billing(book), batcher };
+}
+
+async function liveKey(account: TestAccount, capCredits: number | null = null): Promise<KeyPrincipal> {
+  const { id } = await gw.newKey(account, capCredits === null ? {} : { dailySpendCap: capCredits });
+  return { kind: 'key', keyId: id, accountId: account.id, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits) };
+}
+
+const db = () => gw.gateway.database.db;
+const openLeases = async (accountId: string) => Number((await db().one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]))!.n);
+
+test('a call is paid from the lease: the balance shown moves by exactly the charge, at once', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await liveKey(acct);
+  const { billing } = instance('a');
+  const hold = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-one');
+  expect(await gw.balance(acct)).toBe(100); // a reservation is not a charge
+  expect(await billing.settle(hold, creditsToMicro(0.75))).toBe(creditsToMicro(0.75));
+  expect(await gw.balance(acct)).toBe(99.25);
+  expect(await db().one(`select request_id, model, amount_micro from lease_charges where request_id = 'chatcmpl-one'`)).toMatchObject({ model: 'svc-chat-1' });
+  // The lease took at most a quarter of the balance, so most of it stays free for others.
+  const lease = await db().one<{ amount_micro: string }>(`select amount_micro from credit_leases where account_id = ?`, [acct.id]);
+  expect(Number(lease!.amount_micro)).toBeLessThanOrEqual(creditsToMicro(25));
+  await expectLedgerInvariants(db());
+});
+
+test('usage above the hold is charged: from the lease, then the balance as far as it goes, the rest recorded as uncollected', async () => {
+  const acct = await gw.newAccount(4);
+  const key = await liveKey(acct);
+  const { billing } = instance('b');
+  // The lease is a quarter of 4 credits = 1; the hold 0.5; the provider reports 6 credits of usage.
+  const hold = await billing.hold(key, creditsToMicro(0.5), 'svc-chat-1', 'chatcmpl-big');
+  const charged = await billing.settle(hold, creditsToMicro(6));
+  expect(charged).toBe(creditsToMicro(4)); // everything the account had, and no more
+  expect(await gw.balance(acct)).toBe(0);
+  const uncollected = await db().one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where request_id = 'chatcmpl-big'`);
+  expect(Number(uncollected!.amount_micro)).toBe(creditsToMicro(2));
+  await expectLedgerInvariants(db());
+});
+
+test('a failed call charges nothing; an idle lease goes back whole', async () => {
+  const acct = await gw.newAccount(40);
+  const key = await liveKey(acct);
+  const { billing } = instance('c', { idleMs: 100 });
+  books.at(-1)!.start();
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-failed');
+  expect(await billing.settle(hold, 0)).toBe(0);
+  await pollUntil(() => openLeases(acct.id), (n) => n === 0, 5_000, 50);
+  const row = await db().one<{ balance_micro: string }>(`select balance_micro from accounts where id = ?`, [acct.id]);
+  expect(Number(row!.balance_micro)).toBe(creditsToMicro(40));
+  await expectLedgerInvariants(db());
+});
+
+test('the daily cap counts leases; a call past it is refused; a closed lease gives the unspent part of the day back', async () => {
+  const acct = await gw.newAccount(1000);
+  const key = await liveKey(acct, 10);
+  const { billing, book } = instance('d');
+  const holds = [];
+  for (let i = 0; i < 9; i++) holds.push(await billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-cap-${i}`));
+  const past = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-cap-past').catch((e) => e);
+  expect(past).toBeInstanceOf(DomainError);
+  expect(past.type).toBe('daily_cap_exceeded');
+  for (const h of holds) await billing.settle(h, creditsToMicro(1));
+  await book.stop();
+  expect(await gw.balance(acct)).toBe(991);
+  const spent = await db().one<{ spent_micro: string }>(`select spent_micro from key_daily_spend where api_key_id = ?`, [key.keyId]);
+  expect(Number(spent!.spent_micro)).toBe(creditsToMicro(9));
+});
+
+test('two instances drain one account of 10 credits with 200 concurrent calls: never more than 10, down to its last call', async () => {
+  const acct = await gw.newAccount(10);
+  const keys = [await liveKey(acct), await liveKey(acct)];
+  const a = instance('drain-a', { idleMs: 200 });
+  const b = instance('drain-b', { idleMs: 200 });
+  a.book.start();
+  b.book.start();
+  const price = creditsToMicro(0.3);
+  let answered = 0;
+  const call = async (i: number) => {
+    const { billing } = i % 2 === 0 ? a : b;
+    // A client that honours Retry-After: tries again shortly after a 402 that carries one.
+    for (let attempt = 0; attempt < 40; attempt++) {
+      try {
+        const hold = await billing.hold(keys[i % 2]!, price, 'flux-pro', `img_drain_${i}`);
+        await billing.settle(hold, price);
+        answered++;
+        return;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
+        if (err.retryAfterSeconds === undefined) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 200 }, (_, i) => call(i)));
+  const charged = Number((await db().one<{ s: string }>(`select coalesce(sum(amount_micro), 0) as s from lease_charges where account_id = ?`, [acct.id]))!.s);
+  expect(charged).toBe(answered * price);
+  expect(charged).toBeLessThanOrEqual(creditsToMicro(10));
+  expect(creditsToMicro(10) - charged).toBeLessThan(price); // spent to within one call of zero
+  expect(await gw.balance(acct)).toBeCloseTo(10 - charged / 1e6, 9);
+  await a.book.stop();
+  await b.book.stop();
+  expect(await openLeases(acct.id)).toBe(0);
+  await expectLedgerInvariants(db());
+});
+
+test('a lease whose instance stopped heartbeating is closed by another; what it recorded stays charged', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await liveKey(acct);
+  const dead = instance('dead');
+  books.splice(books.indexOf(dead.book), 1); // it crashed: nobody stops it
+  const hold = await dead.billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-before-crash');
+  await dead.billing.settle(hold, creditsToMicro(1));
+  await dead.billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-never-answered'); // in flight when it "crashed"
+  await db().run(`update credit_leases set heartbeat_at = now() - interval '1 hour' where account_id = ?`, [acct.id]);
+  const alive = instance('alive', { graceSeconds: 1 });
+  alive.book.start();
+  await pollUntil(() => openLeases(acct.id), (n) => n === 0, 10_000, 100);
+  expect(await gw.balance(acct)).toBe(99);
+  await expectLedgerInvariants(db());
+});
+
+test('a long call keeps its lease alive by heartbeat: charged in full after several grace periods', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await liveKey(acct);
+  const { billing, book } = instance('long', { graceSeconds: 1, heartbeatMs: 200 });
+  book.start();
+  const sweeper = instance('sweeper', { graceSeconds: 1 });
+  sweeper.book.start();
+  const hold = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-long-stream');
+  await new Promise((r) => setTimeout(r, 3_000));
+  expect(await openLeases(acct.id)).toBe(1);
+  expect(await billing.settle(hold, creditsToMicro(1.5))).toBe(creditsToMicro(1.5));
+  expect(await gw.balance(acct)).toBe(98.5);
+});
+
+test('group commit: concurrent charges share transactions', async () => {
+  const acct = await gw.newAccount(1000);
+  const key = await liveKey(acct);
+  const { billing, batcher } = instance('batch');
+  const before = { ...batcher.stats };
+  await Promise.all(
+    Array.from({ length: 64 }, async (_, i) => {
+      const hold = await billing.hold(key, creditsToMicro(0.01), 'svc-chat-1', `chatcmpl-batch-${i}`);
+      await billing.settle(hold, creditsToMicro(0.01));
+    }),
+  );
+  expect(batcher.stats.charges - before.charges).toBe(64);
+  expect(batcher.stats.commits - before.commits).toBeLessThan(64 / 4);
+  expect(await gw.balance(acct)).toBeCloseTo(1000 - 0.64, 9);
+});
