@@ -9,10 +9,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { summarize, type LoadJob, type PhaseResult } from './phase';
 
+/** The call id in a chat answer (the JSON body, or the first chunk of a stream). */
+const CALL_ID = /"id":"(chatcmpl-[^"]+)"/;
+
 async function main(job: LoadJob): Promise<PhaseResult> {
   let next = 0;
   let invalidBodies = 0;
   const latencies: number[] = [];
+  const answered: [string, number | null][] = [];
   const options: autocannon.Options = {
     url: job.url,
     title: job.title,
@@ -29,8 +33,13 @@ async function main(job: LoadJob): Promise<PhaseResult> {
           request.headers = { ...request.headers, authorization: `Bearer ${job.keys[next++ % job.keys.length]}` };
           return request;
         },
-        onResponse: (status, body) => {
-          if (status >= 200 && status < 300 && !body.includes(job.expectInBody)) invalidBodies++;
+        onResponse: (status, body, _context, headers) => {
+          if (status < 200 || status >= 300) return;
+          if (!body.includes(job.expectInBody)) invalidBodies++;
+          if (!job.collectCharges) return;
+          const id = CALL_ID.exec(body)?.[1];
+          const credits = headers['x-svc-credits'];
+          if (id) answered.push([id, credits === undefined ? null : Number(credits)]);
         },
       },
     ],
@@ -41,7 +50,7 @@ async function main(job: LoadJob): Promise<PhaseResult> {
   });
   // In a worker thread autocannon resolves to its raw per-worker result: aggregate it ourselves.
   const result = autocannon.aggregateResult([await instance], options);
-  return summarize(job, result, latencies, invalidBodies);
+  return summarize(job, result, latencies, invalidBodies, job.collectCharges ? answered : undefined);
 }
 
 main(workerData as LoadJob).then(

@@ -4,9 +4,11 @@ import type autocannon from 'autocannon';
 export interface LoadJob {
   id: string;
   title: string;
-  target: 'direct' | 'gateway';
+  target: Target;
   streamed: boolean;
   url: string;
+  /** Collect each 2xx answer's call id and x-svc-credits (gateway phases), for the money check. */
+  collectCharges?: boolean;
   path: string;
   body: string;
   /** API keys rotated request by request (the direct phases use one dummy key). */
@@ -16,6 +18,8 @@ export interface LoadJob {
   connections: number;
   durationSeconds: number;
 }
+
+export type Target = 'direct' | 'bare' | 'gateway';
 
 export interface LatencySummary {
   mean: number;
@@ -28,10 +32,12 @@ export interface LatencySummary {
 export interface PhaseResult {
   id: string;
   title: string;
-  target: 'direct' | 'gateway';
+  target: Target;
   streamed: boolean;
   connections: number;
   durationSeconds: number;
+  /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
+  answered?: [string, number | null][];
   /** 2xx responses per second over the run. */
   requestsPerSecond: number;
   completed2xx: number;
@@ -54,7 +60,7 @@ export function percentile(sorted: Float64Array, p: number): number {
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-export function summarize(job: LoadJob, result: autocannon.Result, latencies: number[], invalidBodies: number): PhaseResult {
+export function summarize(job: LoadJob, result: autocannon.Result, latencies: number[], invalidBodies: number, answered?: [string, number | null][]): PhaseResult {
   const sorted = Float64Array.from(latencies).sort();
   const sum = latencies.reduce((a, b) => a + b, 0);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]));
@@ -79,5 +85,6 @@ export function summarize(job: LoadJob, result: autocannon.Result, latencies: nu
     errors: result.errors,
     timeouts: result.timeouts,
     invalidBodies,
+    ...(answered ? { answered } : {}),
   };
 }

@@ -1,18 +1,20 @@
-/** The bench's result file, and its Markdown rendering. */
+/** The bench's result file, and its Markdown rendering: side by side, as ratios to the bare pass-through. */
+import type { MoneyCheck } from './money-check';
 import type { PhaseResult } from './phase';
 
 export interface BenchReport {
   date: string;
   environment: { node: string; platform: string; cpu: string; database: 'pglite' | 'postgresql'; redis: boolean };
-  settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; connections: number; keyPool: number; maxTokens: number };
+  settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; connections: number; keyPool: number; accounts: number; maxTokens: number };
   phases: PhaseResult[];
-  /** Gateway minus direct, per percentile, in milliseconds: under load, then on one connection. */
-  addedLatencyMs: { connections: number; nonStreamed: { p50: number; p99: number }; streamed: { p50: number; p99: number } }[];
-  ledger: { consistent: boolean; charges: number; openHolds: number; gatewayCalls2xx: number };
+  money: MoneyCheck[];
+  /** Calls per group commit over the run. */
+  chargesPerCommit: number;
   totalSeconds: number;
 }
 
 const ms = (n: number) => n.toFixed(2);
+const pct = (n: number) => `${(n * 100).toFixed(0)}%`;
 
 function statusCell(r: PhaseResult): string {
   const codes = Object.entries(r.statusCodes).map(([code, n]) => `${code}×${n}`).join(' ');
@@ -22,40 +24,100 @@ function statusCell(r: PhaseResult): string {
   return [codes, extra].filter(Boolean).join('; ');
 }
 
+export interface SideBySide {
+  connections: number;
+  streamed: boolean;
+  direct: PhaseResult;
+  bare: PhaseResult;
+  gateway: PhaseResult;
+  /** Gateway req/s as a share of the bare pass-through's. */
+  ratio: number;
+  addedMeanMs: number;
+  addedP50Ms: number;
+}
+
+export function sideBySide(r: BenchReport): SideBySide[] {
+  const find = (target: string, streamed: boolean, connections: number) =>
+    r.phases.find((p) => p.target === target && p.streamed === streamed && p.connections === connections)!;
+  const rows: SideBySide[] = [];
+  for (const connections of [...new Set(r.phases.map((p) => p.connections))]) {
+    for (const streamed of [false, true]) {
+      const direct = find('direct', streamed, connections);
+      const bare = find('bare', streamed, connections);
+      const gateway = find('gateway', streamed, connections);
+      if (!direct || !bare || !gateway) continue;
+      rows.push({
+        connections,
+        streamed,
+        direct,
+        bare,
+        gateway,
+        ratio: bare.requestsPerSecond > 0 ? gateway.requestsPerSecond / bare.requestsPerSecond : 0,
+        addedMeanMs: Math.round((gateway.latencyMs.mean - direct.latencyMs.mean) * 1000) / 1000,
+        addedP50Ms: Math.round((gateway.latencyMs.p50 - direct.latencyMs.p50) * 1000) / 1000,
+      });
+    }
+  }
+  return rows;
+}
+
+export function summaryLines(r: BenchReport): string[] {
+  return [
+    ...sideBySide(r).map(
+      (s) =>
+        `c=${s.connections} ${s.streamed ? 'streamed' : 'non-streamed'}: direct ${s.direct.requestsPerSecond.toFixed(0)}, bare ${s.bare.requestsPerSecond.toFixed(0)}, ` +
+        `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare; added mean ${ms(s.addedMeanMs)} ms`,
+    ),
+    `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
+  ];
+}
+
 export function renderMarkdown(r: BenchReport): string {
   const e = r.environment;
+  const rows = sideBySide(r);
   const lines = [
-    '# Gateway benchmark: chat through an OpenAI-compatible upstream',
+    '# Gateway benchmark: chat through an OpenAI-compatible upstream, side by side',
     '',
     `Run ${r.date} · Node ${e.node} · ${e.platform} · ${e.cpu} · ${e.database === 'pglite' ? 'embedded PGlite' : 'PostgreSQL'} · ` +
-      `${e.redis ? 'Redis' : 'in-process'} rate limits · ${r.settings.keyPool} live keys rotated · max_tokens ${r.settings.maxTokens}`,
+      `${e.redis ? 'Redis' : 'in-process'} rate limits · ${r.settings.keyPool} live keys over ${r.settings.accounts} accounts · max_tokens ${r.settings.maxTokens}`,
     '',
-    'The upstream is an instant local OpenAI-compatible server (bench/instant-upstream.ts) in its own worker thread; the',
-    'gateway runs in the main thread (createGateway, as `npm start` builds it); autocannon runs in a worker thread per phase.',
-    'Latencies are from every 2xx response, in milliseconds, to the last byte of the body (for streams: to `data: [DONE]`).',
-    `Phases (a)–(d) run ${r.settings.secondsPerPhase} s each at ${r.settings.connections} concurrent connections; (a1)–(d1) run ` +
-      `${r.settings.unloadedSecondsPerPhase} s each on one connection, where nothing queues.`,
+    'Three targets, each its own event loop: the instant upstream (bench/instant-upstream.ts, a worker thread) called directly;',
+    'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',
+    'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). autocannon runs in a',
+    'worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to `data: [DONE]`).',
+    `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one.`,
     '',
-    '| phase | target | mode | conns | req/s | mean ms | p50 ms | p90 ms | p99 ms | max ms | responses |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
-    ...r.phases.map(
-      (p) =>
-        `| (${p.id}) | ${p.target} | ${p.streamed ? 'streamed' : 'non-streamed'} | ${p.connections} | ${p.requestsPerSecond.toFixed(0)} | ${ms(p.latencyMs.mean)} | ` +
-        `${ms(p.latencyMs.p50)} | ${ms(p.latencyMs.p90)} | ${ms(p.latencyMs.p99)} | ${ms(p.latencyMs.max)} | ${statusCell(p)} |`,
+    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | added mean ms | added p50 ms |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (s) =>
+        `| ${s.connections} | ${s.streamed ? 'streamed' : 'non-streamed'} | ${s.direct.requestsPerSecond.toFixed(0)} | ${s.bare.requestsPerSecond.toFixed(0)} | ` +
+        `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} |`,
     ),
     '',
-    '## Added latency (gateway minus direct)',
+    '## Every phase',
     '',
-    '| connections | mode | p50 ms | p99 ms |',
-    '|---:|---|---:|---:|',
-    ...r.addedLatencyMs.flatMap((a) => [
-      `| ${a.connections} | non-streamed | +${ms(a.nonStreamed.p50)} | +${ms(a.nonStreamed.p99)} |`,
-      `| ${a.connections} | streamed | +${ms(a.streamed.p50)} | +${ms(a.streamed.p99)} |`,
-    ]),
+    '| phase | req/s | mean ms | p50 ms | p90 ms | p99 ms | max ms | responses |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    ...r.phases.map(
+      (p) =>
+        `| ${p.title} | ${p.requestsPerSecond.toFixed(0)} | ${ms(p.latencyMs.mean)} | ${ms(p.latencyMs.p50)} | ${ms(p.latencyMs.p90)} | ${ms(p.latencyMs.p99)} | ` +
+        `${ms(p.latencyMs.max)} | ${statusCell(p)} |`,
+    ),
     '',
-    `Every gateway call authenticates its key, counts against its rate limit, places a hold and settles it in two database`,
-    `transactions. After the run the ledger was ${r.ledger.consistent ? 'consistent (every balance equals the sum of its entries)' : '**inconsistent**'}: ` +
-      `${r.ledger.charges} charges for ${r.ledger.gatewayCalls2xx} answered calls (calls cut off when a phase ends are charged too), ${r.ledger.openHolds} holds open.`,
+    '## Money, checked after every gateway phase',
+    '',
+    'Calls in flight settle, idle credit leases go back, then: every balance equals the sum of its ledger entries and is not',
+    'negative; every answered call has exactly one charge, and a non-streamed one carries that charge in `x-svc-credits`; the only',
+    'other charges are calls cut off by the phase end (at most one per connection); no hold or lease is left open; no key passed',
+    `its daily cap. Charges were group-committed ${r.chargesPerCommit} to a transaction on average.`,
+    '',
+    '| phase | answered | charges | cut off | missing | x-svc-credits ≠ charge | drift | open leases | open holds | past cap | |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...r.money.map(
+      (m) =>
+        `| ${m.phase} | ${m.answered} | ${m.charges} | ${m.cutOff} | ${m.missing} | ${m.mismatched} | ${m.drift} | ${m.openLeases} | ${m.openHolds} | ${m.pastCap} | ${m.ok ? 'exact' : '**WRONG**'} |`,
+    ),
     '',
     `Total run time ${r.totalSeconds} s. Reproduce with \`npm run bench\` (BENCH_SECONDS, BENCH_UNLOADED_SECONDS, BENCH_CONNECTIONS, BENCH_KEYS; DATABASE_URL / REDIS_URL are passed through).`,
     '',

@@ -1,23 +1,23 @@
 /**
- * `npm run bench`: what the gateway adds to an OpenAI-compatible chat call.
+ * `npm run bench`: what the gateway adds to an OpenAI-compatible chat call, side by side.
  *
- * Three parties, three event loops: an "instant" upstream (worker thread, answers at once), the
- * gateway under test (this thread, built with createGateway exactly as `npm start` builds it, on a
- * fresh embedded PGlite, or on DATABASE_URL / REDIS_URL when those are set), and autocannon
- * (a worker thread per phase). Four phases of BENCH_SECONDS (default 10) each, at
- * BENCH_CONNECTIONS (default 10) concurrent connections:
- *   (a) non-streamed chat straight to the upstream, (b) the same through the gateway,
- *   (c) streamed chat straight to the upstream,     (d) the same through the gateway;
- * then the same four for BENCH_UNLOADED_SECONDS (default 3) on one connection (a1…d1), where
- * nothing queues. Added latency = gateway minus direct, per percentile. Results go to
- * bench/results/latest.{json,md}.
+ * Four parties, four event loops: an "instant" upstream (worker thread, answers at once), a bare
+ * Node pass-through in front of it (worker thread: node:http + undici, nothing else), the gateway
+ * under test (this thread, built with createGateway exactly as `npm start` builds it, on a fresh
+ * embedded PGlite, or on DATABASE_URL / REDIS_URL when those are set), and autocannon (a worker
+ * thread per phase). For non-streamed and streamed chat, the three targets run one after the
+ * other for BENCH_SECONDS (default 10) at BENCH_CONNECTIONS (default 32) connections, then for
+ * BENCH_UNLOADED_SECONDS (default 3) on one connection, where nothing queues. The gateway is
+ * reported as a ratio of the bare pass-through; added latency = gateway minus direct. After every
+ * gateway phase the money is checked (money-check.ts) and a failed check fails the bench. Results
+ * go to bench/results/latest.{json,md}.
  *
- * Rate limits stay on (60 chat requests per minute per key): the gateway phases rotate the
- * Authorization header over a pool of live keys (10 per account, several accounts) big enough
- * that no key reaches its limit during the run (BENCH_KEYS, default 300: 18,000 gateway requests a
- * minute). Any 429 would show in the status-code column, and the run warns about it.
+ * Rate limits and billing stay on (60 chat requests per minute per key): the gateway phases
+ * rotate the Authorization header over a pool of live keys (10 per account; BENCH_KEYS, default
+ * 3,000 over 300 accounts) big enough that no key reaches its limit. Any 429 would show in the
+ * status-code column, and the run warns about it.
  *
- * Then the subscription fan-out phase (bench/fanout.ts): 1,000 graphql-ws subscribers in a child
+ * Then (unless BENCH_FANOUT=0) the subscription fan-out phase (bench/fanout.ts): 1,000 graphql-ws subscribers in a child
  * process on the same gateway, memory per idle connection, and job completion → each subscriber.
  * SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
  */
@@ -35,14 +35,17 @@ import { creditsToMicro } from '../src/domain/shared/money';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import type { LoadJob, PhaseResult } from './phase';
-import { renderMarkdown, type BenchReport } from './report';
+import { renderMarkdown, summaryLines, type BenchReport } from './report';
+import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
 import { renderFanoutMarkdown, runFanoutPhase, type FanoutResult } from './fanout';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
-const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 10);
-/** Live keys in the rotation; 60 chat requests a minute each, shared by phases (b) and (d). */
-const KEY_POOL = positiveInt('BENCH_KEYS', 300);
+const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 32);
+/** Live keys in the rotation; 60 chat requests a minute each, shared by the gateway phases. */
+const KEY_POOL = positiveInt('BENCH_KEYS', 3000);
+/** Each bench key's daily cap, so the money check's "no key past its cap" means something. */
+const KEY_CAP_CREDITS = 100_000;
 /** The short single-connection pass that shows the added latency without queueing. */
 const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
 const UPSTREAM_KEY = 'sk-bench-upstream';
@@ -61,7 +64,11 @@ function positiveInt(name: string, fallback: number): number {
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
 async function startUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
-  const worker = new Worker(join(__dirname, 'upstream-worker.js'));
+  return startServerWorker('upstream-worker.js');
+}
+
+async function startServerWorker(file: string, workerData?: unknown): Promise<{ url: string; close: () => Promise<void> }> {
+  const worker = new Worker(join(__dirname, file), { workerData });
   const port = await new Promise<number>((ok, fail) => {
     worker.once('message', (m: { port: number }) => ok(m.port));
     worker.once('error', fail);
@@ -87,7 +94,7 @@ async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
     );
     const secrets: string[] = [];
     const n = Math.min(MAX_ACTIVE_KEYS, size - i * MAX_ACTIVE_KEYS);
-    for (let k = 0; k < n; k++) secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live' })).secret);
+    for (let k = 0; k < n; k++) secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live', dailySpendCap: KEY_CAP_CREDITS })).secret);
     return secrets;
   };
   const perAccount: string[][] = [];
@@ -122,31 +129,6 @@ async function smokeTest(gatewayUrl: string, key: string, bodies: { plain: strin
   }
 }
 
-async function holdsSettled(gateway: Gateway, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const row = await gateway.database.db.one<{ open: string }>(
-      `select count(*) filter (where kind = 'hold') - count(*) filter (where kind = 'release') as open from ledger_entries`,
-    );
-    if (Number(row!.open) === 0) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Balance = sum of entries for every account, and every hold released: the load left the books straight. */
-async function ledgerCheck(gateway: Gateway): Promise<{ consistent: boolean; charges: number; openHolds: number }> {
-  const { db } = gateway.database;
-  const drift = await db.all(
-    `select a.id from accounts a left join ledger_entries e on e.account_id = a.id
-      group by a.id, a.balance_micro having a.balance_micro <> coalesce(sum(e.amount_micro), 0) or a.balance_micro < 0`,
-  );
-  const row = await db.one<{ charges: string; holds: string; releases: string }>(
-    `select count(*) filter (where kind = 'charge') as charges, count(*) filter (where kind = 'hold') as holds,
-            count(*) filter (where kind = 'release') as releases from ledger_entries`,
-  );
-  return { consistent: drift.length === 0, charges: Number(row!.charges), openHolds: Number(row!.holds) - Number(row!.releases) };
-}
-
 const fmt = (r: PhaseResult) =>
   `${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms` +
   (Object.keys(r.statusCodes).some((c) => c !== '200') || r.errors || r.invalidBodies
@@ -157,6 +139,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const upstream = await startUpstream();
+  const bare = await startServerWorker('proxy-worker.js', { upstream: upstream.url });
   // With DATABASE_URL, a database of the bench's own, dropped afterwards.
   const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
   let gateway: Gateway | undefined;
@@ -200,45 +183,46 @@ async function main(): Promise<void> {
 
     // The smoke test spent two requests of keys[0]: start the rotation after it.
     const gatewayKeys = [...keys.slice(1), keys[0]!];
-    const direct = { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] };
-    const viaGateway = { target: 'gateway' as const, url: gatewayUrl, keys: gatewayKeys };
-    const nonStreamed = { streamed: false, body: plain, expectInBody: '"chat.completion"' };
-    const stream = { streamed: true, body: streamed, expectInBody: 'data: [DONE]' };
-    const path = '/v1/chat/completions';
-    const pass = (suffix: string, connections: number, durationSeconds: number): LoadJob[] => [
-      { id: `a${suffix}`, title: 'direct, non-streamed', ...direct, ...nonStreamed, path, connections, durationSeconds },
-      { id: `b${suffix}`, title: 'gateway, non-streamed', ...viaGateway, ...nonStreamed, path, connections, durationSeconds },
-      { id: `c${suffix}`, title: 'direct, streamed', ...direct, ...stream, path, connections, durationSeconds },
-      { id: `d${suffix}`, title: 'gateway, streamed', ...viaGateway, ...stream, path, connections, durationSeconds },
+    const targets = [
+      { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] },
+      { target: 'bare' as const, url: bare.url, keys: [UPSTREAM_KEY] },
+      { target: 'gateway' as const, url: gatewayUrl, keys: gatewayKeys, collectCharges: true },
     ];
-    const jobs = [...pass('', CONNECTIONS, SECONDS), ...pass('1', 1, UNLOADED_SECONDS)];
+    const modes = [
+      { streamed: false, body: plain, expectInBody: '"chat.completion"' },
+      { streamed: true, body: streamed, expectInBody: 'data: [DONE]' },
+    ];
+    const jobs: LoadJob[] = [];
+    for (const [connections, durationSeconds] of [[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const) {
+      for (const mode of modes) {
+        for (const t of targets) {
+          const title = `${t.target}, ${mode.streamed ? 'streamed' : 'non-streamed'}, c=${connections}`;
+          jobs.push({ id: `${t.target}-${mode.streamed ? 'stream' : 'json'}-c${connections}`, title, ...t, ...mode, path: '/v1/chat/completions', connections, durationSeconds });
+        }
+      }
+    }
     const results: PhaseResult[] = [];
+    const money: MoneyCheck[] = [];
     for (const [i, job] of jobs.entries()) {
-      log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s, ${job.connections} connection${job.connections > 1 ? 's' : ''}…`);
+      log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s…`);
+      const mark = job.target === 'gateway' ? await ledgerMark(gateway) : 0;
       const r = await runPhase(job);
-      results.push(r);
       log(`(${job.id}) ${fmt(r)}`);
+      if (job.target === 'gateway') {
+        const check = await checkMoney(gateway, r, mark);
+        money.push(check);
+        log(`(${job.id}) money ${check.ok ? 'exact' : 'WRONG'}: ${JSON.stringify(check)}`);
+      }
+      delete r.answered;
+      results.push(r);
     }
     const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
     if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
 
-    // Calls cut off at the end of the last phase settle their holds after the client left.
-    await holdsSettled(gateway, 5000);
-    const ledgerState = await ledgerCheck(gateway);
-    // Subscription fan-out (bench/fanout.ts), after the chat phases and their ledger check.
-    const fanout: FanoutResult = await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
-    const byId = Object.fromEntries(results.map((r) => [r.id, r])) as Record<string, PhaseResult>;
-    const delta = (gw: PhaseResult, d: PhaseResult) => ({
-      p50: Math.round((gw.latencyMs.p50 - d.latencyMs.p50) * 1000) / 1000,
-      p99: Math.round((gw.latencyMs.p99 - d.latencyMs.p99) * 1000) / 1000,
-    });
-    const added = (suffix: string) => ({
-      connections: byId[`b${suffix}`]!.connections,
-      nonStreamed: delta(byId[`b${suffix}`]!, byId[`a${suffix}`]!),
-      streamed: delta(byId[`d${suffix}`]!, byId[`c${suffix}`]!),
-    });
-    const gatewayCalls2xx = results.filter((r) => r.target === 'gateway').reduce((n, r) => n + r.completed2xx, 0) + 2; // + the smoke test
-    const report: BenchReport & { fanout: FanoutResult } = {
+    // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
+    const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
+    const batches = gateway.services.chargeBatcher.stats;
+    const report: BenchReport & { fanout?: FanoutResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -247,25 +231,24 @@ async function main(): Promise<void> {
         database: database.url ? 'postgresql' : 'pglite',
         redis: Boolean(process.env.REDIS_URL),
       },
-      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, connections: CONNECTIONS, keyPool: keys.length, maxTokens: 16 },
+      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, connections: CONNECTIONS, keyPool: keys.length, accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS), maxTokens: 16 },
       phases: results,
-      addedLatencyMs: [added(''), added('1')],
-      ledger: { ...ledgerState, gatewayCalls2xx },
+      money,
+      chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
       fanout,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + renderFanoutMarkdown(fanout));
-    for (const a of report.addedLatencyMs) {
-      log(`added latency at ${a.connections} connection(s): non-streamed p50 +${a.nonStreamed.p50} ms, p99 +${a.nonStreamed.p99} ms; ` +
-        `streamed p50 +${a.streamed.p50} ms, p99 +${a.streamed.p99} ms`);
-    }
-    log(`ledger ${ledgerState.consistent ? 'consistent' : 'INCONSISTENT'}: ${ledgerState.charges} charges for ${gatewayCalls2xx} answered calls, ${ledgerState.openHolds} open holds`);
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (fanout ? renderFanoutMarkdown(fanout) : ''));
+    for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
-    if (fanout.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
+    const wrong = money.filter((m) => !m.ok);
+    if (wrong.length > 0) throw new Error(`the money check failed after ${wrong.map((m) => m.phase).join(', ')}`);
+    if (fanout?.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
   } finally {
     await gateway?.close();
+    await bare.close();
     await upstream.close();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

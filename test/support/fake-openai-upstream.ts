@@ -38,7 +38,9 @@ export type FakeOpenAIMode =
   /** Images answer `{ url }` pointing back at this server instead of `{ b64_json }`. */
   | 'image-url'
   /** 400 blaming the request, in words that name the upstream's model, its URL and its key. */
-  | 'bad-request';
+  | 'bad-request'
+  /** Chat answers as usual but reports HUGE_USAGE: far more than any hold. */
+  | 'huge-usage';
 
 export interface MultipartPart {
   name: string;
@@ -73,6 +75,8 @@ export interface FakeOpenAIUpstream {
 export const FAKE_CHAT_REPLY = 'Hello wörld';
 export const FAKE_CHAT_DELTAS = ['Hel', 'lo', ' wörld'];
 export const FAKE_USAGE = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+/** What `huge-usage` reports: 5 credits at 1 credit per 10k tokens. */
+export const HUGE_USAGE = { prompt_tokens: 40_000, completion_tokens: 10_000, total_tokens: 50_000 };
 
 export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   let mode: FakeOpenAIMode = 'ok';
@@ -126,7 +130,8 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         const invalid = validateChat(r.json);
         if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
-        return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res) : sendJson(res, 200, chatCompletion(r.json?.model));
+        const usage = mode === 'huge-usage' ? HUGE_USAGE : FAKE_USAGE;
+        return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':
         return sendImages(res, r.json?.n ?? 1, r.json?.size);
@@ -141,7 +146,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     }
   }
 
-  async function streamChat(res: ServerResponse): Promise<void> {
+  async function streamChat(res: ServerResponse, usageReported: object): Promise<void> {
     res.socket?.setNoDelay(true);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const chunk = (choice: object | null, extra: object = {}) =>
@@ -155,7 +160,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     }
     if (mode === 'stall-mid-stream') return void res.write(head + deltas[0]);
     const finish = chunk({ index: 0, delta: {}, finish_reason: 'stop' });
-    const usage = chunk(null, { usage: FAKE_USAGE });
+    const usage = chunk(null, { usage: usageReported });
     const tail = mode === 'stream-without-done' ? '' : 'data: [DONE]\n\n';
     const whole = Buffer.from(head + ': keep-alive comment\n\n' + deltas.join('') + finish + usage + tail);
     // Cut the stream where a careless parser breaks: inside a `data:` line, and between the
@@ -197,14 +202,14 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   };
 }
 
-function chatCompletion(model: string) {
+function chatCompletion(model: string, usage: object = FAKE_USAGE) {
   return {
     id: 'chatcmpl-fake',
     object: 'chat.completion',
     created: 0,
     model,
     choices: [{ index: 0, message: { role: 'assistant', content: FAKE_CHAT_REPLY }, finish_reason: 'stop' }],
-    usage: FAKE_USAGE,
+    usage,
   };
 }
 

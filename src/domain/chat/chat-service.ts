@@ -67,6 +67,8 @@ export class ChatService {
     const model = this.catalog.require(body.model, 'chat');
     assertModelAllowed(key, model.id);
     const call = readChatCall(body, model);
+    // Everything that can refuse the call comes before the hold, so a refusal never leaves one.
+    const provider = this.providers.chat(model, key.mode);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'chat');
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
@@ -83,7 +85,7 @@ export class ChatService {
         headers,
       },
       model,
-      provider: this.providers.chat(model, key.mode),
+      provider,
       request: {
         upstreamModel: model.route.upstreamModel,
         publicModel: model.id,

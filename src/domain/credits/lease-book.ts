@@ -141,6 +141,19 @@ export class LeaseBook {
     return n;
   }
 
+  /** Reservations not yet settled on this instance, all accounts. */
+  inFlightTotal(): number {
+    let n = 0;
+    for (const lease of [...this.current.values(), ...this.retiring]) n += lease.inFlight;
+    return n;
+  }
+
+  /** Gives back every lease no call is using now, and waits until they are closed. */
+  async returnIdleNow(): Promise<void> {
+    for (const lease of [...this.current.values()]) if (lease.inFlight === 0) this.retire(lease);
+    await Promise.all(this.closes.values());
+  }
+
   /** The call charges nothing (it failed): its reservation is free again. */
   release(r: Reservation): void {
     r.lease.free += r.amountMicro;

@@ -1,0 +1,68 @@
+/**
+ * After every gateway phase of the bench: the money must be exact. Waits for the calls still in
+ * flight to settle, gives every idle lease back, then checks that every balance equals the sum of
+ * its ledger entries and is not negative; that each answered call has exactly one charge and, for
+ * non-streamed calls, that its x-svc-credits equals that charge; that the only other charges are
+ * calls cut off when the phase ended (at most one per connection); that no hold or lease is left
+ * open; and that no key spent past its daily cap. A failed check fails the bench.
+ */
+import type { Gateway } from '../src/gateway';
+import { MICRO_PER_CREDIT } from '../src/domain/shared/money';
+import type { PhaseResult } from './phase';
+
+export interface MoneyCheck {
+  phase: string;
+  answered: number;
+  charges: number;
+  /** Charged calls the client never saw complete (the phase's end cut them off). */
+  cutOff: number;
+  missing: number;
+  mismatched: number;
+  drift: number;
+  openLeases: number;
+  openHolds: number;
+  pastCap: number;
+  ok: boolean;
+}
+
+/** The newest ledger id: lease charges share the sequence, so later ones are above it. */
+export async function ledgerMark(gateway: Gateway): Promise<number> {
+  const row = await gateway.database.db.one<{ id: string | null }>(`select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`);
+  return Number(row?.id ?? 0);
+}
+
+async function drain(gateway: Gateway): Promise<void> {
+  const book = gateway.services.leaseBook;
+  const until = Date.now() + 15_000;
+  while (book.inFlightTotal() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await book.returnIdleNow();
+}
+
+export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: number): Promise<MoneyCheck> {
+  await drain(gateway);
+  const { db } = gateway.database;
+  const rows = await db.all<{ request_id: string; amount_micro: string | number }>(`select request_id, amount_micro from lease_charges where id > ?`, [sinceId]);
+  const charged = new Map(rows.map((r) => [r.request_id, Number(r.amount_micro)]));
+  let missing = 0;
+  let mismatched = 0;
+  for (const [id, credits] of phase.answered ?? []) {
+    const amount = charged.get(id);
+    if (amount === undefined) missing++;
+    else if (credits !== null && Math.round(credits * MICRO_PER_CREDIT) !== amount) mismatched++;
+  }
+  const answered = phase.answered?.length ?? 0;
+  const count = async (sql: string) => Number((await db.one<{ n: string | number }>(sql))?.n ?? 0);
+  const drift = await count(
+    `select count(*) as n from (select a.id from accounts a left join ledger_entries e on e.account_id = a.id
+      group by a.id, a.balance_micro having a.balance_micro <> coalesce(sum(e.amount_micro), 0) or a.balance_micro < 0) d`,
+  );
+  const openLeases = await count(`select count(*) as n from credit_leases where closed_at is null`);
+  const openHolds = await count(`select (count(*) filter (where kind = 'hold')) - (count(*) filter (where kind = 'release')) as n from ledger_entries`);
+  const pastCap = await count(
+    `select count(*) as n from key_daily_spend s join api_keys k on k.id = s.api_key_id
+      where k.daily_spend_cap_micro is not null and s.spent_micro > k.daily_spend_cap_micro`,
+  );
+  const cutOff = charged.size - (answered - missing);
+  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections;
+  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, openHolds, pastCap, ok };
+}

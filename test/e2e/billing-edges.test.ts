@@ -1,0 +1,84 @@
+/**
+ * The edges of billing, through the gateway with the openai SDK: usage far above the hold is
+ * charged (as far as the balance goes, the rest recorded as uncollected, never a negative
+ * balance), `x-svc-credits` is what the balance moved, and a call refused before its upstream is
+ * reached leaves nothing reserved.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
+
+let gw: TestGateway;
+let upstream: FakeOpenAIUpstream;
+let dir: string;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'gw-edges-'));
+  const route = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 5 };
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: [
+      ...BUILTIN_CATALOG.models.map((m) => (m.id === 'svc-chat-1' ? { ...m, route } : m)),
+      // A route that cannot serve chat: the call is refused after authorisation, before any upstream.
+      { id: 'svc-chat-misrouted', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: { ...route, provider: 'fal-queue' as const } },
+    ],
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json') });
+});
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const settled = (accountId: string) => pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(accountId), (n) => n === 0, 5_000, 10);
+
+test('usage far above the hold is charged as far as the balance goes; the rest is uncollected; x-svc-credits is what moved', async () => {
+  upstream.setMode('huge-usage'); // 5 credits of usage for a hold of about 0.1
+  const acct = await gw.newAccount(3);
+  const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const { data, response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 }).withResponse();
+  expect(data.usage?.total_tokens).toBe(50_000);
+  expect(Number(response.headers.get('x-svc-credits'))).toBe(3);
+  expect(await gw.balance(acct)).toBe(0);
+  const uncollected = await gw.gateway.database.db.one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where account_id = ?`, [acct.id]);
+  expect(Number(uncollected!.amount_micro)).toBe(2_000_000);
+  upstream.setMode('ok');
+});
+
+test('across many calls, the sum of x-svc-credits is exactly what the balance moved', async () => {
+  const acct = await gw.newAccount(50);
+  const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  let reported = 0;
+  await Promise.all(
+    Array.from({ length: 30 }, async (_, i) => {
+      const { response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 50 }).withResponse();
+      reported += Math.round(Number(response.headers.get('x-svc-credits')) * 1e6);
+    }),
+  );
+  await settled(acct.id);
+  expect(reported).toBeGreaterThan(0);
+  expect(Math.round((50 - (await gw.balance(acct))) * 1e6)).toBe(reported);
+});
+
+test('a call refused before the upstream is reached leaves nothing reserved and charges nothing', async () => {
+  const acct = await gw.newAccount(10);
+  const key = await gw.newKey(acct);
+  const upstreamCalls = upstream.requests.length;
+  const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-misrouted', messages: [{ role: 'user', content: 'hi' }] } });
+  expect(res.status).toBe(500);
+  expect(res.body.error.type).toBe('internal_error');
+  expect(gw.gateway.services.leaseBook.inFlightFor(acct.id)).toBe(0);
+  expect(await gw.balance(acct)).toBe(10);
+  expect(upstream.requests).toHaveLength(upstreamCalls);
+});
