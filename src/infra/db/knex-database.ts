@@ -67,15 +67,19 @@ export class KnexDatabase extends KnexExecutor implements Database {
     return this.guarded(() => this.root.transaction((trx) => work(new KnexExecutor(trx, this.health))));
   }
 
-  /** One `select 1` within `timeoutMs`, for /healthz. */
+  /**
+   * One `select 1`, for /healthz: false when the database refuses or drops the connection. A
+   * probe merely slower than `timeoutMs` (a busy server) answers what the last statements said,
+   * so a loaded instance is not taken out of a balancer's rotation for being slow.
+   */
   async probe(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error('probe timeout'), { code: 'ETIMEDOUT' })), timeoutMs)));
+    const slow = Symbol('slow');
+    const timeout = new Promise<typeof slow>((resolve) => (timer = setTimeout(() => resolve(slow), timeoutMs)));
     try {
-      await Promise.race([this.guarded(() => this.root.raw('select 1')), timeout]);
-      return true;
-    } catch (err) {
-      this.health.failed(err);
+      const answer = await Promise.race([this.guarded(() => this.root.raw('select 1')), timeout]);
+      return answer === slow ? this.health.isUp : true;
+    } catch {
       return false;
     } finally {
       clearTimeout(timer);
