@@ -5,7 +5,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { DomainError, unauthenticated } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
-import { bearerToken } from '../rest/auth';
+import { bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';

@@ -5,7 +5,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
-import { bearerToken } from '../rest/auth';
+import { bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';

@@ -1,3 +1,4 @@
+import { bearerToken } from '../infra/http/bearer-token';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { notFound, unauthenticated } from '../domain/errors/domain-error';
@@ -6,11 +7,6 @@ import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 
 /** `Authorization: Bearer <token>` → the token, or null when absent or malformed. */
-export function bearerToken(header: string | undefined): string | null {
-  if (!header || header.length > 10_000) return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1]! : null;
-}
 
 export function keyOf(res: Response): KeyPrincipal {
   return res.locals.key as KeyPrincipal;

@@ -1,4 +1,4 @@
-import type { GeneratedImage } from '../../providers/ports';
+import type { GeneratedImage } from './image-port';
 import type { MediaLibrary } from '../media/media-library';
 
 export type ResponseFormat = 'url' | 'b64_json';

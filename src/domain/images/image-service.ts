@@ -9,9 +9,8 @@ import type { MediaLibrary } from '../media/media-library';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro, microToCredits } from '../shared/money';
 import { newId } from '../shared/ids';
-import type { GeneratedImage, InputFile } from '../../providers/ports';
+import type { GeneratedImage, ImageProviders, InputFile } from './image-port';
 import { invalidRequest } from '../errors/domain-error';
-import type { ProviderRegistry } from '../../providers/provider-registry';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
 import { imageOptionFields, readImageOptions } from './image-options';
@@ -46,7 +45,7 @@ const editSchema = z
 export class ImageService {
   constructor(
     private readonly catalog: Catalog,
-    private readonly providers: ProviderRegistry,
+    private readonly providers: ImageProviders,
     private readonly billing: Billing,
     private readonly limiter: RateLimiter,
     private readonly media: MediaLibrary,

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../ports/database';
-import type { VideoJobSpec } from '../../providers/ports';
+import type { VideoJobSpec } from './video-port';
 import { microToCredits } from '../shared/money';
 import type { VideoJob, VideoJobStatus } from './video-job';
 

@@ -3,11 +3,10 @@ import type { Catalog } from '../catalog/catalog';
 import type { MediaLibrary } from '../media/media-library';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
 import { DomainError } from '../errors/domain-error';
-import type { ProviderRegistry } from '../../providers/provider-registry';
 import type { VideoJobRepository } from './video-job-repository';
 import type { JobFinisher } from './job-finisher';
 import type { VideoJob } from './video-job';
-import type { VideoProvider } from '../../providers/ports';
+import type { VideoProvider, VideoProviders } from './video-port';
 
 export const TIMEOUT_REASON = 'timeout';
 export const SUBMIT_FAILED_REASON = 'The video provider failed to accept the job.';
@@ -24,7 +23,7 @@ export class VideoJobRunner {
     private readonly deps: {
       db: Database;
       catalog: Catalog;
-      providers: ProviderRegistry;
+      providers: VideoProviders;
       jobs: VideoJobRepository;
       queue: WorkQueue;
       finisher: JobFinisher;

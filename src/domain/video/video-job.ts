@@ -1,4 +1,4 @@
-import type { VideoJobSpec } from '../../providers/ports';
+import type { VideoJobSpec } from './video-port';
 
 export type VideoJobStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED';
 

@@ -13,8 +13,7 @@ import { invalidRequest, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { newId } from '../shared/ids';
-import type { VideoJobSpec } from '../../providers/ports';
-import type { ProviderRegistry } from '../../providers/provider-registry';
+import type { VideoJobSpec, VideoProviders } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
@@ -41,7 +40,7 @@ export class VideoService {
     private readonly deps: {
       db: Database;
       catalog: Catalog;
-      providers: ProviderRegistry;
+      providers: VideoProviders;
       limiter: RateLimiter;
       urls: UrlGuard;
       jobs: VideoJobRepository;

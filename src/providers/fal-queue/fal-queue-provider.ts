@@ -25,7 +25,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { upstreamError } from '../../domain/errors/domain-error';
-import { errorForStatus } from '../openai-compatible/upstream-errors';
+import { errorForStatus } from '../shared/upstream-errors';
 import type { GeneratedImage, VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';
 import { FalHttp, type FalOutcome } from './fal-http';
 import { reasonFromRejectedResult, reasonFromUpstreamError } from './failure-reason';

@@ -17,7 +17,7 @@ import type { ChatRequest, ChatResult, ChatStreamEvent, ChatUsage, ChoiceDelta, 
 import { resultFromCompletion } from './chat-complete';
 import { chatPayload, finishReasonOf, logprobsOf, usageOf } from './chat-payload';
 import { SseDataParser } from './sse-parser';
-import { asUpstreamError } from './upstream-errors';
+import { asUpstreamError } from '../shared/upstream-errors';
 import { isUndiciTimeout, type UpstreamHttp } from './upstream-http';
 
 /** How long the end of a response may trail its `[DONE]` before we stop waiting for it. */

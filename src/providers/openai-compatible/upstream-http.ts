@@ -10,7 +10,7 @@
  */
 import { Agent, type Dispatcher, request } from 'undici';
 import { startDeadline } from './deadline';
-import { asUpstreamError, errorForStatus, type ErrorScrub } from './upstream-errors';
+import { asUpstreamError, errorForStatus, type ErrorScrub } from '../shared/upstream-errors';
 
 /** Which model a call was for, so an upstream's error can name it the way the client does. */
 export interface CallModel {

@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import multer from 'multer';
 import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
-import type { InputFile } from '../../providers/ports';
+import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
 
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;

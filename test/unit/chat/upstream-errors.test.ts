@@ -1,4 +1,4 @@
-import { errorForStatus, scrubUpstreamText } from '../../../src/providers/openai-compatible/upstream-errors';
+import { errorForStatus, scrubUpstreamText } from '../../../src/providers/shared/upstream-errors';
 
 const scrub = { secrets: ['https://api.upstream.example/v1', 'api.upstream.example', 'sk-live-upstream-secret'], model: { upstream: 'gpt-4o-2024-08-06', public: 'svc-chat-1' } };
 

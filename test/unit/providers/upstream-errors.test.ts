@@ -1,4 +1,4 @@
-import { isContentPolicyRejection } from '../../../src/providers/openai-compatible/upstream-errors';
+import { isContentPolicyRejection } from '../../../src/providers/shared/upstream-errors';
 
 describe('isContentPolicyRejection', () => {
   it.each([

@@ -1,0 +1,63 @@
+/**
+ * The image capabilities as the domain sees them; providers implement ImageProvider and
+ * ImageEditProvider, and the composition root supplies an ImageProviders.
+ */
+import type { CatalogModel } from '../catalog/model';
+import type { ImageOptions } from './image-options';
+
+export interface GeneratedImage {
+  data: Buffer;
+  contentType: string;
+}
+
+export interface ImageGenerationRequest {
+  upstreamModel: string;
+  prompt: string;
+  negativePrompt?: string;
+  n: number;
+  width: number;
+  height: number;
+  seed?: number;
+  stylePreset?: string;
+  /** True for the creative group, which skips provider-side content filtering. */
+  creative: boolean;
+  /** gpt-image options the model takes, as the client sent them. */
+  options?: ImageOptions;
+  user?: string;
+  signal?: AbortSignal;
+}
+
+export interface ImageProvider {
+  generate(request: ImageGenerationRequest): Promise<GeneratedImage[]>;
+}
+
+export interface InputFile {
+  data: Buffer;
+  filename: string;
+  contentType: string;
+}
+
+export interface ImageEditRequest {
+  upstreamModel: string;
+  prompt: string;
+  images: InputFile[];
+  mask?: InputFile;
+  n: number;
+  /** Output size; when absent the provider keeps the first input image's size. */
+  width?: number;
+  height?: number;
+  seed?: number;
+  options?: ImageOptions;
+  user?: string;
+  signal?: AbortSignal;
+}
+
+export interface ImageEditProvider {
+  edit(request: ImageEditRequest): Promise<GeneratedImage[]>;
+}
+
+/** Finds the provider that serves a model for a key's mode (test keys: the simulator). */
+export interface ImageProviders {
+  image(model: CatalogModel, mode: 'live' | 'test'): ImageProvider;
+  edit(model: CatalogModel, mode: 'live' | 'test'): ImageEditProvider;
+}

@@ -1,0 +1,44 @@
+/**
+ * The video capability as the domain sees it; providers implement VideoProvider, and the
+ * composition root supplies a VideoProviders.
+ */
+import type { CatalogModel } from '../catalog/model';
+import type { GeneratedImage } from '../images/image-port';
+
+export interface VideoJobSpec {
+  jobId: string;
+  upstreamModel: string;
+  kind: 'video' | 'motion-control';
+  prompt?: string;
+  durationSeconds: number;
+  resolution?: '480p' | '720p' | '1080p';
+  aspectRatio?: string;
+  audio?: boolean;
+  imageUrl?: string;
+  referenceImageUrls?: string[];
+  videoUrl?: string;
+  keepOriginalSound?: boolean;
+  characterOrientation?: 'image' | 'video';
+}
+
+export type VideoPollResult =
+  | { state: 'processing' }
+  | { state: 'completed'; video: GeneratedImage }
+  | { state: 'failed'; reason: string };
+
+export interface VideoProvider {
+  /** Hands the job to the provider; returns the provider's queue id. */
+  submit(spec: VideoJobSpec): Promise<{ queueId: string }>;
+  /**
+   * Asks where the job is. Stateless on our side: everything needed is passed in, so a
+   * restarted gateway can poll a job submitted before the crash.
+   */
+  poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult>;
+}
+
+export interface VideoProviders {
+  /** The provider's name stored with a job, so a restarted gateway polls the same provider. */
+  providerName(model: CatalogModel, mode: 'live' | 'test'): string;
+  /** A video provider by the name stored on the job. */
+  video(model: CatalogModel, providerName: string): VideoProvider;
+}
