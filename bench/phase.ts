@@ -36,6 +36,9 @@ export interface PhaseResult {
   streamed: boolean;
   connections: number;
   durationSeconds: number;
+  /** Gateway phases: the gateway event loop's busy time per answered call, and its utilisation. */
+  gatewayBusyMsPerCall?: number;
+  gatewayUtilization?: number;
   /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
   answered?: [string, number | null][];
   /** 2xx responses per second over the run. */

@@ -26,6 +26,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createGateway, type Gateway } from '../src/gateway';
 import { BUILTIN_CATALOG } from '../src/domain/catalog/builtin-catalog';
@@ -37,6 +38,7 @@ import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import type { LoadJob, PhaseResult } from './phase';
 import { renderMarkdown, summaryLines, type BenchReport } from './report';
 import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
+import { profiled } from './profiler';
 import { renderFanoutMarkdown, runFanoutPhase, type FanoutResult } from './fanout';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 
@@ -206,7 +208,14 @@ async function main(): Promise<void> {
     for (const [i, job] of jobs.entries()) {
       log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s…`);
       const mark = job.target === 'gateway' ? await ledgerMark(gateway) : 0;
-      const r = await runPhase(job);
+      // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
+      const elu = performance.eventLoopUtilization();
+      const r = job.target === 'gateway' ? await profiled(job.id, () => runPhase(job)) : await runPhase(job);
+      if (job.target === 'gateway') {
+        const used = performance.eventLoopUtilization(elu);
+        r.gatewayBusyMsPerCall = Math.round((used.active / Math.max(1, r.completed2xx)) * 1000) / 1000;
+        r.gatewayUtilization = Math.round(used.utilization * 1000) / 1000;
+      }
       log(`(${job.id}) ${fmt(r)}`);
       if (job.target === 'gateway') {
         const check = await checkMoney(gateway, r, mark);

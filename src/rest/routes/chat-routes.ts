@@ -22,7 +22,10 @@ export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSign
     const key = keyOf(res);
     if (!chat.isStream(req.body)) {
       const abort = new AbortController();
-      res.on('close', () => abort.abort());
+      // Only a client that left before the answer aborts the call (aborting after it costs an exception object per request).
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
       const out = await chat.complete(key, req.body, abort.signal);
       res.set(out.headers).set('x-svc-credits', String(out.costCredits));
       res.json(completionBody(out));

@@ -13,7 +13,10 @@ export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: 
     const key = keyOf(res);
     if (!responses.isStream(req.body)) {
       const abort = new AbortController();
-      res.on('close', () => abort.abort());
+      // Only a client that left before the answer aborts the call (aborting after it costs an exception object per request).
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
       const out = await responses.create(key, req.body, abort.signal);
       res.set(out.headers).set('x-svc-credits', String(out.costCredits)).json(out.response);
       return;
