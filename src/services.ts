@@ -98,7 +98,7 @@ export async function buildServices(deps: {
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db);
-  const chargeBatcher = new ChargeBatcher(leaseStore);
+  const chargeBatcher = new ChargeBatcher(leaseStore, db.dialect === 'pglite' ? 2 : 0);
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, topic('svc:lease-recalls'), {
     instanceId: newId('inst'),
     idleMs: config.creditLeases.idleSeconds * 1000,
