@@ -1,0 +1,69 @@
+/**
+ * A first attempt that failed with a 5xx (the upstream broke; nothing was charged) does not pin
+ * its Idempotency-Key: the retry runs the request again and is charged once; a further retry
+ * with the same key then replays that success.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import type { CatalogInput } from '../../src/domain/catalog/model';
+import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let upstream: FakeOpenAIUpstream;
+let gw: TestGateway;
+let dir: string;
+
+beforeAll(async () => {
+  upstream = await startFakeOpenAIUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'gw-idem-'));
+  const catalog: CatalogInput = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === 'svc-chat-1'
+        ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'up-chat', baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_IDEM_KEY', timeoutSeconds: 2 } }
+        : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_IDEM_KEY: 'sk-upstream' });
+});
+
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('5xx first, then the retry with the same key runs and is charged once; the next retry replays it', async () => {
+  const acct = await gw.newAccount(100);
+  const { secret } = await gw.newKey(acct);
+  const chat = () =>
+    gw.api('POST', '/v1/chat/completions', {
+      token: secret,
+      headers: { 'Idempotency-Key': 'retry-after-502' },
+      body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello' }] },
+    });
+
+  upstream.setMode('error-500');
+  const failed = await chat();
+  expect(failed.status).toBe(502);
+  expect(await gw.balance(acct)).toBe(100);
+
+  upstream.setMode('ok');
+  const ran = await chat();
+  expect(ran.status).toBe(200);
+  expect(ran.headers.get('idempotent-replayed')).toBeNull();
+  const cost = Number(ran.headers.get('x-svc-credits'));
+  expect(cost).toBeGreaterThan(0);
+
+  const replayed = await chat();
+  expect(replayed.status).toBe(200);
+  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  expect(replayed.body).toEqual(ran.body);
+  expect(upstream.requests.filter((r) => r.path === '/chat/completions' || r.path === '/v1/chat/completions')).toHaveLength(2);
+  expect(await gw.balance(acct)).toBeCloseTo(100 - cost, 6);
+});
