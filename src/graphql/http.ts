@@ -9,6 +9,7 @@ import { bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';
+import { unstorableArgumentError } from './storable-arguments';
 
 /**
  * Before execution: a subscription is refused (HTTP cannot carry it; graphql-js would run its
@@ -25,7 +26,7 @@ function operationLimitsPlugin(schema: GraphQLSchema): ApolloServerPlugin<GraphQ
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
           }
-          const error = costError(schema, document, request.variables, request.operationName);
+          const error = unstorableArgumentError(document, request.variables) ?? costError(schema, document, request.variables, request.operationName);
           if (error) throw error;
         },
       };

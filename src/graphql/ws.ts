@@ -9,6 +9,7 @@ import { bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';
+import { unstorableArgumentError } from './storable-arguments';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -47,7 +48,7 @@ async function prepare(
   } catch (err) {
     return [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
   }
-  const outOfBounds = documentLimitError(document);
+  const outOfBounds = documentLimitError(document) ?? unstorableArgumentError(document, payload.variables);
   if (outOfBounds) return [outOfBounds];
   const rules = deps.production ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : specifiedRules;
   const invalid = validate(deps.schema, document, rules);

@@ -4,6 +4,7 @@ import type { Metrics } from '../infra/observability/metrics';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
+import { storableText } from './storable-text';
 import { requireAdmin, requireApiKey, requireIdToken } from './auth';
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
@@ -56,6 +57,7 @@ export function createHttpApp(deps: {
     next();
   });
 
+  app.use(storableText);
   for (const r of deps.doors.open) app.use(r);
   deps.graphql?.(app);
 

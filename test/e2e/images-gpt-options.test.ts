@@ -103,3 +103,28 @@ test('the model list says which options each image model takes', async () => {
   expect(models.find((m) => m.id === 'flux-schnell')!.parameters).toEqual([]);
   expect(models.find((m) => m.id === 'svc-chat-1')!.capabilities).toEqual(expect.arrayContaining(['tools', 'structured-outputs', 'vision']));
 });
+
+test.each([
+  ['n as a string', { n: '2' }, 'n'],
+  ['n as a boolean', { n: true }, 'n'],
+  ['n as an array', { n: [3] }, 'n'],
+  ['seed as a string', { seed: '12' }, 'seed'],
+  ['n as a fraction', { n: 1.5 }, 'n'],
+])('strict types on a JSON body: %s is a 400 naming it, nothing charged', async (_name, body, param) => {
+  const before = await gw.balance(account);
+  const res = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { model: 'svc-creative-v8', prompt: 'x', size: '64x64', ...body } });
+  expect([res.status, res.body.error?.type, res.body.error?.param]).toEqual([400, 'invalid_request_error', param]);
+  expect(await gw.balance(account)).toBe(before);
+});
+
+test('a multipart edit reads n and seed from digits; other text there is a 400 naming it', async () => {
+  const ok = await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'x', n: 2, image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }) });
+  expect(ok.data).toHaveLength(2);
+  const form = new FormData();
+  form.append('prompt', 'x');
+  form.append('n', 'two');
+  form.append('image', new Blob([makePng(16, 16)], { type: 'image/png' }), 'in.png');
+  const res = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${(openai as any).apiKey}` }, body: form });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as any).error.param).toBe('n');
+});

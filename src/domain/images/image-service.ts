@@ -18,18 +18,27 @@ import { imageOptionFields, readImageOptions } from './image-options';
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
 
-const common = {
+/**
+ * A JSON body's numbers are JSON numbers (`n: "2"` is a 400, as OpenAI answers it); a multipart
+ * edit sends every field as text, so there a number is digits.
+ */
+const integer = (multipart: boolean, min: number, max: number) => {
+  const n = z.number().int().min(min).max(max);
+  return multipart ? z.string().regex(/^\d{1,10}$/, `must be an integer from ${min} to ${max}`).transform(Number).pipe(n) : n;
+};
+
+const common = (multipart: boolean) => ({
   prompt: z.string().trim().min(1).max(5000),
-  n: z.coerce.number().int().min(1).max(4).default(1),
+  n: integer(multipart, 1, 4).default(1),
   size: z.string().max(20).optional(),
   response_format: z.enum(['url', 'b64_json']).default('url'),
-  seed: z.coerce.number().int().min(0).max(4_294_967_295).optional(),
+  seed: integer(multipart, 0, 4_294_967_295).optional(),
   user: z.string().max(256).optional(),
-};
+});
 
 const generationSchema = z
   .object({
-    ...common,
+    ...common(false),
     model: z.string().min(1).max(100).default(DEFAULT_IMAGE_MODEL),
     negative_prompt: z.string().max(5000).optional(),
     style_preset: z.string().trim().min(1).max(64).optional(),
@@ -38,7 +47,7 @@ const generationSchema = z
   .strict();
 
 const editSchema = z
-  .object({ ...common, model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true) })
+  .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true) })
   .strict();
 
 /** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */

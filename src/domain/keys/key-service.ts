@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
-import { parseInput } from '../shared/validate';
+import { assertStorableText, parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { randomBase62 } from '../shared/ids';
 import { KEY_COLUMNS, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
@@ -141,6 +141,7 @@ export class KeyService {
   async configureWebhook(accountId: string, keyId: string, input: unknown): Promise<{ url: string | null; secret?: string }> {
     const body = (input ?? {}) as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object.');
+    assertStorableText(body);
     const unknownField = Object.keys(body).find((k) => k !== 'url' && k !== 'regenerateSecret');
     if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, unknownField);
     const current = await this.get(accountId, keyId);

@@ -14,6 +14,7 @@ export function paramOf(path: readonly PropertyKey[]): string | null {
  * invalid_request_error naming the field. Both front doors call domain services through this.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  assertStorableText(input);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
@@ -24,4 +25,36 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   }
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
   throw invalidRequest(param ? `Invalid '${param}': ${message}` : message, param);
+}
+
+/** NUL, or a UTF-16 surrogate without its pair: text PostgreSQL cannot store (or JSON cannot carry). */
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const MAX_SCAN_DEPTH = 64;
+
+export function hasUnstorableText(text: string): boolean {
+  return UNSTORABLE.test(text);
+}
+
+/**
+ * Refuses any string (value or key, at any depth) that the database could not store, with a 400
+ * naming where it is, before a schema or a query sees it: one check for every input of both doors.
+ */
+export function assertStorableText(input: unknown, path: (string | number)[] = [], depth = 0): void {
+  if (typeof input === 'string') {
+    if (UNSTORABLE.test(input)) {
+      const param = paramOf(path);
+      throw invalidRequest(`${param ? `Invalid '${param}': ` : ''}text must not contain NUL characters or unpaired UTF-16 surrogates.`, param);
+    }
+    return;
+  }
+  if (input === null || typeof input !== 'object' || depth > MAX_SCAN_DEPTH) return;
+  if (Array.isArray(input)) {
+    input.forEach((v, i) => assertStorableText(v, [...path, i], depth + 1));
+    return;
+  }
+  for (const [k, v] of Object.entries(input)) {
+    if (UNSTORABLE.test(k)) throw invalidRequest('Field names must not contain NUL characters or unpaired UTF-16 surrogates.', paramOf(path));
+    assertStorableText(v, [...path, k], depth + 1);
+  }
 }
