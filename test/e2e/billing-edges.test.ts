@@ -82,3 +82,14 @@ test('a call refused before the upstream is reached leaves nothing reserved and 
   expect(await gw.balance(acct)).toBe(10);
   expect(upstream.requests).toHaveLength(upstreamCalls);
 });
+
+test('a stream whose first line never ends is a 502 upstream_error, nothing charged', async () => {
+  upstream.setMode('endless-line');
+  const acct = await gw.newAccount(10);
+  const key = await gw.newKey(acct);
+  const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], stream: true } });
+  upstream.setMode('ok');
+  expect([res.status, res.body.error?.type]).toEqual([502, 'upstream_error']);
+  await settled(acct.id);
+  expect(await gw.balance(acct)).toBe(10);
+});

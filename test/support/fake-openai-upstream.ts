@@ -40,7 +40,9 @@ export type FakeOpenAIMode =
   /** 400 blaming the request, in words that name the upstream's model, its URL and its key. */
   | 'bad-request'
   /** Chat answers as usual but reports HUGE_USAGE: far more than any hold. */
-  | 'huge-usage';
+  | 'huge-usage'
+  /** Streams: `data: ` and then 6 MB without a line end. */
+  | 'endless-line';
 
 export interface MultipartPart {
   name: string;
@@ -159,6 +161,11 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       return void res.socket?.destroy();
     }
     if (mode === 'stall-mid-stream') return void res.write(head + deltas[0]);
+    if (mode === 'endless-line') {
+      res.write('data: ');
+      for (let i = 0; i < 6 && !res.destroyed; i++) res.write('x'.repeat(1024 * 1024));
+      return void res.end();
+    }
     const finish = chunk({ index: 0, delta: {}, finish_reason: 'stop' });
     const usage = chunk(null, { usage: usageReported });
     const tail = mode === 'stream-without-done' ? '' : 'data: [DONE]\n\n';

@@ -8,9 +8,15 @@
  * event; several `data:` lines in one event are joined with \n; one space after the colon is
  * dropped; comments (`:`) and other fields (`event:`, `id:`, `retry:`) are ignored.
  */
+import { upstreamError } from '../../domain/errors/domain-error';
+
+/** One event's text, at most: a chunk of a chat stream is a few hundred bytes; 4 MB is broken. */
+export const MAX_EVENT_CHARS = 4 * 1024 * 1024;
+
 export class SseDataParser {
   private pending = '';
   private data: string[] = [];
+  private dataChars = 0;
   /** The previous chunk ended with \r: a \n at the start of the next one is the same line end. */
   private skipLeadingLf = false;
 
@@ -36,6 +42,10 @@ export class SseDataParser {
       start = i + 1;
     }
     if (start < text.length) this.pending += text.slice(start);
+    // A line that never ends (or an event that never does) would grow without bound.
+    if (this.pending.length + this.dataChars > MAX_EVENT_CHARS) {
+      throw upstreamError(undefined, new Error(`SSE event over ${MAX_EVENT_CHARS} characters`));
+    }
     return events;
   }
 
@@ -49,6 +59,7 @@ export class SseDataParser {
     if (this.data.length === 0) return [];
     const event = this.data.join('\n');
     this.data = [];
+    this.dataChars = 0;
     return [event];
   }
 
@@ -57,6 +68,7 @@ export class SseDataParser {
       if (this.data.length > 0) {
         events.push(this.data.length === 1 ? this.data[0] : this.data.join('\n'));
         this.data = [];
+        this.dataChars = 0;
       }
       return;
     }
@@ -64,7 +76,9 @@ export class SseDataParser {
     if (line.length === 4) {
       this.data.push('');
     } else if (line.charCodeAt(4) === 58 /* : */) {
-      this.data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+      const value = line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
+      this.data.push(value);
+      this.dataChars += value.length;
     }
   }
 }

@@ -38,3 +38,27 @@ describe('SseDataParser', () => {
     expect(new SseDataParser().push('dataset: x\n\n')).toEqual([]);
   });
 });
+
+describe('bounds', () => {
+  test('a line that never ends is refused as upstream_error once past the bound, not buffered forever', () => {
+    const parser = new SseDataParser();
+    const piece = 'x'.repeat(1024 * 1024);
+    expect(() => {
+      for (let i = 0; i < 5; i++) parser.push(i === 0 ? `data: ${piece}` : piece);
+    }).toThrow(expect.objectContaining({ type: 'upstream_error' }));
+  });
+
+  test('an event of many data lines that never ends is refused the same way', () => {
+    const parser = new SseDataParser();
+    const line = `data: ${'y'.repeat(64 * 1024)}\n`;
+    expect(() => {
+      for (let i = 0; i < 80; i++) parser.push(line);
+    }).toThrow(expect.objectContaining({ type: 'upstream_error' }));
+  });
+
+  test('ordinary events reset the count', () => {
+    const parser = new SseDataParser();
+    const event = `data: ${'z'.repeat(512 * 1024)}\n\n`;
+    for (let i = 0; i < 20; i++) expect(parser.push(event)).toHaveLength(1);
+  });
+});
