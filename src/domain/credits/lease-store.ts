@@ -3,8 +3,8 @@
  * migration 20261122000500, where the money rules live (take, close, record charges).
  */
 import type { Database } from '../ports/database';
-import { DomainError, insufficientCredits } from '../errors/domain-error';
-import { secondsUntilNextUtcMidnight } from '../shared/time';
+import { insufficientCredits } from '../errors/domain-error';
+import { dailyCapExceeded } from './ledger';
 
 export interface LeaseGrant {
   id: string;
@@ -28,12 +28,6 @@ export interface ChargeOutcome {
   /** 0 recorded (or recorded before), 1 refused (lease closed or too small). */
   status: number;
   chargedMicro: number;
-}
-
-export function dailyCapExceeded(now: Date): DomainError {
-  return new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
-    retryAfterSeconds: secondsUntilNextUtcMidnight(now),
-  });
 }
 
 export class LeaseStore {

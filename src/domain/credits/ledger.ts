@@ -3,8 +3,9 @@ import { DomainError, insufficientCredits } from '../errors/domain-error';
 import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
 
 /**
- * The only code that touches balances. Every change is a ledger entry written in the same
- * transaction as a conditional balance UPDATE, so the balance always equals the sum of the
+ * The only code that touches balances, by calling the SQL functions where the money rules live
+ * (migrations 20261122000100, 000500 and 000600): every change is a ledger entry written in the
+ * same transaction as a conditional balance UPDATE, so the balance always equals the sum of the
  * entries and can never go below zero, however many requests race.
  *
  * Every function takes the transaction it runs in: callers compose a charge with the job row
@@ -22,60 +23,10 @@ export interface SpendingKey {
   dailySpendCapMicro: number | null;
 }
 
-async function appendEntry(
-  tx: SqlExecutor,
-  e: { accountId: string; amountMicro: number; kind: EntryKind; reference?: string | null; keyId?: string | null; reason?: string | null; model?: string | null },
-): Promise<void> {
-  await tx.run(
-    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model) values (?, ?, ?, ?, ?, ?, ?)`,
-    [e.accountId, e.amountMicro, e.kind, e.reference ?? null, e.keyId ?? null, e.reason ?? null, e.model ?? null],
-  );
-}
-
-/** Adds `amountMicro` (>= 0) to a key's spend for today, refusing when it would pass the cap. */
-async function addDailySpend(tx: SqlExecutor, key: SpendingKey, amountMicro: number, now: Date): Promise<void> {
-  const day = utcDay(now);
-  if (key.dailySpendCapMicro === null) {
-    await tx.run(
-      `insert into key_daily_spend (api_key_id, day, spent_micro) values (?, ?, ?)
-       on conflict (api_key_id, day) do update set spent_micro = key_daily_spend.spent_micro + excluded.spent_micro`,
-      [key.id, day, amountMicro],
-    );
-    return;
-  }
-  const touched = amountMicro > key.dailySpendCapMicro
-    ? 0
-    : await tx.run(
-        `insert into key_daily_spend (api_key_id, day, spent_micro) values (?, ?, ?)
-         on conflict (api_key_id, day) do update set spent_micro = key_daily_spend.spent_micro + excluded.spent_micro
-         where key_daily_spend.spent_micro + excluded.spent_micro <= ?`,
-        [key.id, day, amountMicro, key.dailySpendCapMicro],
-      );
-  if (touched === 0) throw dailyCapExceeded(now);
-}
-
-function dailyCapExceeded(now: Date): DomainError {
+export function dailyCapExceeded(now: Date): DomainError {
   return new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
     retryAfterSeconds: secondsUntilNextUtcMidnight(now),
   });
-}
-
-async function reduceDailySpend(tx: SqlExecutor, keyId: string, day: string, amountMicro: number): Promise<void> {
-  if (amountMicro <= 0) return;
-  await tx.run(`update key_daily_spend set spent_micro = greatest(0, spent_micro - ?) where api_key_id = ? and day = ?`, [amountMicro, keyId, day]);
-}
-
-/** Debits the balance only when it covers the amount; throws insufficient_credits otherwise. */
-async function debit(tx: SqlExecutor, accountId: string, amountMicro: number): Promise<void> {
-  const touched = await tx.run(
-    `update accounts set balance_micro = balance_micro - ? where id = ? and balance_micro >= ?`,
-    [amountMicro, accountId, amountMicro],
-  );
-  if (touched === 0) throw insufficientCredits();
-}
-
-async function credit(tx: SqlExecutor, accountId: string, amountMicro: number): Promise<void> {
-  await tx.run(`update accounts set balance_micro = balance_micro + ? where id = ?`, [amountMicro, accountId]);
 }
 
 export interface ChargeInput {
@@ -90,13 +41,23 @@ export interface ChargeInput {
   now?: Date;
 }
 
-/** Charges in full (images, videos, motion control). */
+/** Charges in full (videos, motion control), in the caller's transaction; one round trip (svc_charge). */
 export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void> {
   if (input.amountMicro <= 0) return;
   const now = input.now ?? new Date();
-  await addDailySpend(tx, input.key, input.amountMicro, now);
-  await debit(tx, input.accountId, input.amountMicro);
-  await appendEntry(tx, { ...input, amountMicro: -input.amountMicro, kind: 'charge', keyId: input.key.id });
+  const row = await tx.one<{ status: number }>(`select svc_charge(?, ?, ?, ?, ?, ?, ?, ?::date) as status`, [
+    input.accountId,
+    input.key.id,
+    input.key.dailySpendCapMicro,
+    input.amountMicro,
+    input.reference,
+    input.reason ?? null,
+    input.model ?? null,
+    utcDay(now),
+  ]);
+  const status = Number(row?.status);
+  if (status === 1) throw insufficientCredits();
+  if (status === 2) throw dailyCapExceeded(now);
 }
 
 /**
@@ -104,36 +65,14 @@ export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void>
  * worker) finds the unique refund entry and does nothing. Answers whether this call refunded.
  */
 export async function refundOnce(tx: SqlExecutor, input: { accountId: string; reference: string; reason: string }): Promise<boolean> {
-  const charged = await tx.one<{ amount: string | number | null; key_id: string | null; day: string | null; model: string | null }>(
-    `select -sum(amount_micro) as amount, max(api_key_id) as key_id, to_char(min(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day,
-            max(model) as model
-       from ledger_entries where kind = 'charge' and reference = ? and account_id = ?`,
-    [input.reference, input.accountId],
-  );
-  const amount = Number(charged?.amount ?? 0);
-  if (amount <= 0) return false;
-  const inserted = await tx.run(
-    `insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model)
-     values (?, ?, 'refund', ?, ?, ?, ?) on conflict do nothing`,
-    [input.accountId, amount, input.reference, charged?.key_id ?? null, input.reason, charged?.model ?? null],
-  );
-  if (inserted === 0) return false;
-  if (charged?.key_id && charged.day) await reduceDailySpend(tx, charged.key_id, charged.day, amount);
-  await credit(tx, input.accountId, amount);
-  return true;
+  const row = await tx.one<{ refunded: boolean }>(`select svc_refund_once(?, ?, ?) as refunded`, [input.accountId, input.reference, input.reason]);
+  return row?.refunded === true;
 }
 
 /** An operator grant; a negative amount takes credits away but never below zero. Answers the amount applied. */
 export async function grant(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<number> {
-  let applied = input.amountMicro;
-  if (applied < 0) {
-    const row = await tx.one<{ balance_micro: string }>(`select balance_micro from accounts where id = ? for update`, [input.accountId]);
-    applied = -Math.min(-applied, Number(row?.balance_micro ?? 0));
-  }
-  if (applied === 0) return 0;
-  await tx.run(`update accounts set balance_micro = balance_micro + ? where id = ?`, [applied, input.accountId]);
-  await appendEntry(tx, { accountId: input.accountId, amountMicro: applied, kind: 'grant', reason: input.reason });
-  return applied;
+  const row = await tx.one<{ applied: string | number }>(`select svc_grant(?, ?, ?) as applied`, [input.accountId, input.amountMicro, input.reason]);
+  return Number(row?.applied ?? 0);
 }
 
 /** A hold not settled within this time (the instance died mid-call) is released by the worker. */

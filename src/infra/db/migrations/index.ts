@@ -4,6 +4,7 @@ import { Migration20261122000200 } from './Migration20261122000200';
 import { Migration20261122000300 } from './Migration20261122000300';
 import { Migration20261122000400 } from './Migration20261122000400';
 import { Migration20261122000500 } from './Migration20261122000500';
+import { Migration20261122000600 } from './Migration20261122000600';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261122000300', class: Migration20261122000300 },
   { name: 'Migration20261122000400', class: Migration20261122000400 },
   { name: 'Migration20261122000500', class: Migration20261122000500 },
+  { name: 'Migration20261122000600', class: Migration20261122000600 },
 ];
