@@ -128,3 +128,21 @@ test('a multipart edit reads n and seed from digits; other text there is a 400 n
   expect(res.status).toBe(400);
   expect(((await res.json()) as any).error.param).toBe('n');
 });
+
+test('media is streamed with byte ranges, nosniff and an allowed content type', async () => {
+  const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'range', size: '64x64', output_format: 'webp', output_compression: 80 });
+  const url = res.data![0]!.url!;
+  const whole = Buffer.from(await (await fetch(url)).arrayBuffer());
+  const head = await fetch(url, { headers: { range: 'bytes=0-9' } });
+  expect(head.status).toBe(206);
+  expect(head.headers.get('content-range')).toBe(`bytes 0-9/${whole.length}`);
+  expect(head.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(head.headers.get('content-type')).toBe('image/webp');
+  expect(Buffer.from(await head.arrayBuffer())).toEqual(whole.subarray(0, 10));
+  const tail = await fetch(url, { headers: { range: 'bytes=-5' } });
+  expect(Buffer.from(await tail.arrayBuffer())).toEqual(whole.subarray(whole.length - 5));
+  const open = await fetch(url, { headers: { range: `bytes=${whole.length - 3}-` } });
+  expect(Buffer.from(await open.arrayBuffer())).toEqual(whole.subarray(whole.length - 3));
+  const beyond = await fetch(url, { headers: { range: `bytes=${whole.length}-` } });
+  expect([beyond.status, beyond.headers.get('content-range')]).toEqual([416, `bytes */${whole.length}`]);
+});

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Database, SqlExecutor } from '../ports/database';
-import type { BlobStore } from '../ports/blob-store';
+import type { BlobHandle, BlobStore } from '../ports/blob-store';
 import { newId, randomBase62 } from '../shared/ids';
 
 const SECRET_NAME = 'media_url_secret';
@@ -47,17 +47,17 @@ export class MediaLibrary {
     return { id, url: this.urlFor(id, contentType) };
   }
 
-  /** The bytes behind a URL, or null for an unknown id or a wrong token (indistinguishable). */
-  async read(id: string, token: string): Promise<{ data: Buffer; contentType: string } | null> {
+  /**
+   * The blob behind a media URL, opened for streaming; null for an unknown id or a wrong token
+   * (indistinguishable).
+   */
+  async open(id: string, token: string): Promise<{ blob: BlobHandle; contentType: string } | null> {
     const expected = Buffer.from(this.token(id));
     const given = Buffer.from(token);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-    const row = await this.db.one<{ content_type: string; storage_key: string }>(
-      `select content_type, storage_key from media_objects where id = ?`,
-      [id],
-    );
+    const row = await this.db.one<{ content_type: string; storage_key: string }>(`select content_type, storage_key from media_objects where id = ?`, [id]);
     if (!row) return null;
-    const data = await this.blobs.get(row.storage_key);
-    return data ? { data, contentType: row.content_type } : null;
+    const blob = await this.blobs.open(row.storage_key);
+    return blob ? { blob, contentType: row.content_type } : null;
   }
 }

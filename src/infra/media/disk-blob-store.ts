@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobStore } from '../../domain/ports/blob-store';
+import type { BlobHandle, BlobStore } from '../../domain/ports/blob-store';
 
 /** Media on disk under `<DATA_DIR>/media`, fanned out by a prefix; writes are atomic (tmp + rename). */
 export class DiskBlobStore implements BlobStore {
@@ -20,9 +21,11 @@ export class DiskBlobStore implements BlobStore {
     await rename(tmp, file);
   }
 
-  async get(key: string): Promise<Buffer | null> {
+  async open(key: string): Promise<BlobHandle | null> {
+    const { file } = this.path(key);
     try {
-      return await readFile(this.path(key).file);
+      const { size } = await stat(file);
+      return { size, stream: (start, end) => createReadStream(file, { start, end }) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;

@@ -1,17 +1,71 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import type { MediaLibrary } from '../../domain/media/media-library';
 import { notFound } from '../../domain/errors/domain-error';
 
-/** GET /media/<id>/<token>.<ext>: no Authorization header, the token in the path is the credential. */
+/** What stored media may be served as; anything else goes out as bytes a browser will not render. */
+const SERVABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'video/mp4']);
+
+/**
+ * `bytes=a-b`, `bytes=a-` or `bytes=-n` (one range; browsers seeking a video send the first two).
+ * Answers the inclusive range, 'unsatisfiable', or null for no (or an unusable) Range header.
+ */
+export function parseByteRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!header) return null;
+  const m = /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+function stream(res: Response, source: NodeJS.ReadableStream): void {
+  source.on('error', () => res.destroy());
+  source.pipe(res);
+}
+
+/**
+ * GET /media/<id>/<token>.<ext>: no Authorization header, the token in the path is the
+ * credential. Streamed from the store (never read whole into memory), with Range support (206)
+ * so a browser can seek a video; the content type comes from an allow-list, with nosniff.
+ */
 export function mediaRoutes(media: MediaLibrary): Router {
   const r = Router();
   r.get('/media/:id/:file', async (req, res) => {
     const token = req.params.file.replace(/\.[a-z0-9]+$/, '');
-    const found = /^med_[A-Za-z0-9]+$/.test(req.params.id) ? await media.read(req.params.id, token) : null;
+    const found = /^med_[A-Za-z0-9]+$/.test(req.params.id) ? await media.open(req.params.id, token) : null;
     if (!found) throw notFound('No such media.', 'media_not_found');
-    res.setHeader('Content-Type', found.contentType);
+    const { blob } = found;
+    res.setHeader('Content-Type', SERVABLE_TYPES.has(found.contentType) ? found.contentType : 'application/octet-stream');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
-    res.send(found.data);
+    res.setHeader('Accept-Ranges', 'bytes');
+    const range = parseByteRange(req.headers.range, blob.size);
+    if (range === 'unsatisfiable') {
+      res.status(416).setHeader('Content-Range', `bytes */${blob.size}`).end();
+      return;
+    }
+    if (range) {
+      res.status(206).setHeader('Content-Range', `bytes ${range.start}-${range.end}/${blob.size}`);
+      res.setHeader('Content-Length', String(range.end - range.start + 1));
+      stream(res, blob.stream(range.start, range.end));
+      return;
+    }
+    res.setHeader('Content-Length', String(blob.size));
+    if (blob.size === 0) {
+      res.end();
+      return;
+    }
+    stream(res, blob.stream(0, blob.size - 1));
   });
   return r;
 }
