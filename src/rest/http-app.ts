@@ -1,4 +1,4 @@
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
@@ -26,9 +26,19 @@ export interface RestDoors {
   v1Raw?: Router[];
 }
 
-function routeGroup(path: string): string {
-  const parts = path.split('/');
-  return parts.slice(0, parts[1] === 'v1' || parts[1] === 'account' || parts[1] === 'admin' ? 3 : 2).join('/') || '/';
+/** Mounts answered outside an Express route (Apollo, static files), labelled by their mount. */
+const MOUNT_LABELS = ['/graphql', '/console'];
+
+/**
+ * The metrics label of a finished request: its route template (`/v1/video/:id`), never the path
+ * a client typed, so a flood of random paths adds no series. Requests that reached no route are
+ * `unmatched` (404) or `unrouted` (refused before routing: 401, 413, …).
+ */
+export function routeLabel(req: Request, status: number): string {
+  if (req.route) return `${req.baseUrl ?? ''}${String(req.route.path)}`;
+  const mount = MOUNT_LABELS.find((m) => req.originalUrl === m || req.originalUrl.startsWith(`${m}/`) || req.originalUrl.startsWith(`${m}?`));
+  if (mount) return mount;
+  return status === 404 ? 'unmatched' : 'unrouted';
 }
 
 export function createHttpApp(deps: {
@@ -50,7 +60,7 @@ export function createHttpApp(deps: {
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const group = res.statusCode === 404 && !res.locals.routed ? 'unmatched' : routeGroup(req.path);
+      const group = routeLabel(req, res.statusCode);
       deps.metrics.httpRequests.inc({ route: group, status: String(res.statusCode) });
       deps.metrics.httpDuration.observe({ route: group }, Number(process.hrtime.bigint() - started) / 1e9);
     });

@@ -25,6 +25,33 @@ describe('operations', () => {
     expect(m.body).toContain('svc_http_requests_total');
   });
 
+  test('metrics labels are route templates: a flood of random paths adds no series; a real 404 is labelled by its route', async () => {
+    const series = async () => ((await gw.api('GET', '/metrics')).body as string).split('\n').filter((l) => l.startsWith('svc_http_requests_total{'));
+    // Warm every label the flood (and reading /metrics) can produce, then count.
+    await series();
+    await gw.api('GET', `/warm-${Date.now()}`);
+    await gw.api('GET', '/v1/warm', { token: 'svc_live_nope' });
+    await gw.api('POST', '/v1/warm', { token: 'svc_live_nope' });
+    const before = await series();
+    const junks: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const junk = Math.random().toString(36).slice(2);
+      junks.push(junk);
+      await gw.api('GET', `/${junk}`);
+      await gw.api('GET', `/v1/${junk}/${junk}`, { token: 'svc_live_nope' });
+      await gw.api('POST', `/v1/${junk}`);
+    }
+    const after = await series();
+    expect(after.map((l) => l.replace(/\s\S+$/, ''))).toEqual(before.map((l) => l.replace(/\s\S+$/, '')));
+    const text = (await gw.api('GET', '/metrics')).body as string;
+    expect(junks.filter((j) => text.includes(j))).toEqual([]);
+    // A 404 a route answers (an unknown response id) is labelled by that route.
+    const acct = await gw.newAccount(0);
+    const key = await gw.newKey(acct);
+    expect((await gw.api('GET', '/v1/responses/resp_missing', { token: key.secret })).status).toBe(404);
+    expect(((await gw.api('GET', '/metrics')).body as string)).toContain('svc_http_requests_total{route="/v1/responses/:id",status="404"}');
+  });
+
   test('unknown route is a 404 in the OpenAI error shape', async () => {
     expectError(await gw.api('GET', '/nope'), 404, 'not_found_error');
   });
