@@ -35,7 +35,12 @@ const MOUNT_LABELS = ['/graphql', '/console'];
  * `unmatched` (404) or `unrouted` (refused before routing: 401, 413, …).
  */
 export function routeLabel(req: Request, status: number): string {
-  if (req.route) return `${req.baseUrl ?? ''}${String(req.route.path)}`;
+  if (req.route) {
+    // /v1 routers are mounted under /v1 (and an error answered after them no longer has that
+    // baseUrl); every other router spells its whole path.
+    const path = String(req.route.path);
+    return req.originalUrl.startsWith('/v1/') && !path.startsWith('/v1') ? `/v1${path}` : path;
+  }
   const mount = MOUNT_LABELS.find((m) => req.originalUrl === m || req.originalUrl.startsWith(`${m}/`) || req.originalUrl.startsWith(`${m}?`));
   if (mount) return mount;
   return status === 404 ? 'unmatched' : 'unrouted';
