@@ -99,7 +99,8 @@ export async function buildServices(deps: {
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db);
   const chargeBatcher = new ChargeBatcher(leaseStore, db.dialect === 'pglite' ? 2 : 0);
-  const leaseBook = new LeaseBook(leaseStore, chargeBatcher, topic('svc:lease-recalls'), {
+  const leaseRecalls = topic('svc:lease-recalls');
+  const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {
     instanceId: newId('inst'),
     idleMs: config.creditLeases.idleSeconds * 1000,
     heartbeatMs: Math.max(200, (config.creditLeases.graceSeconds * 1000) / 6),
@@ -172,6 +173,8 @@ export async function buildServices(deps: {
       await worker.stop();
       await events.close();
       await keyChanges.close();
+      // Its Redis subscriber connection would otherwise outlive the gateway.
+      await leaseRecalls.close();
       await providers.close();
       await outbound.close();
       await webhookSender.close();

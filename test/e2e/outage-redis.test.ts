@@ -28,7 +28,7 @@ shared('Redis outage', () => {
   beforeAll(async () => {
     redis = ownRedis(await freePort());
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_rediscut');
-    const env = { DATABASE_URL: scratch.url, REDIS_URL: redis.url, SIMULATOR_VIDEO_SECONDS: '4' };
+    const env = { DATABASE_URL: scratch.url, REDIS_URL: redis.url, SIMULATOR_VIDEO_SECONDS: '7' }; // finishes inside the 10 s outage, which starts ~1 s after queueing
     // Redis is not running yet: start-up goes on degraded.
     a = await startTestGateway({ ...env, WORKER_CONCURRENCY: '0' });
     b = await startTestGateway(env);
