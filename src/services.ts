@@ -161,6 +161,7 @@ export async function buildServices(deps: {
     billing,
     leaseBook,
     chargeBatcher,
+    keyChanges,
     chat,
     responses,
     images,

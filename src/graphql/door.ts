@@ -19,7 +19,7 @@ export interface GraphQLDoor {
 /** The GraphQL front door: one schema, one error mapping, one set of limits for HTTP and WebSocket. */
 export async function createGraphQLDoor(deps: { services: GraphQLServices; logger: Logger; production: boolean }): Promise<GraphQLDoor> {
   const schema = await buildGraphQLSchema();
-  const formatError = createFormatError(deps.logger);
+  const formatError = createFormatError(deps.logger, deps.production);
   const shared = { schema, services: deps.services, formatError, logger: deps.logger, production: deps.production };
   const http = await createHttpDoor(shared);
   let ws: { close: () => Promise<void> } | undefined;

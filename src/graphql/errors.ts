@@ -34,7 +34,16 @@ export function asGraphQLError(err: DomainError, httpStatus?: number): GraphQLEr
  * `code` as `reason`, and `retryAfter` seconds where they apply. GraphQL's own client errors keep
  * theirs. Everything else becomes `internal_error` with a fixed message: no stack, no internals.
  */
-export function createFormatError(logger: Logger) {
+/** graphql-js names the fields, types and values a mistaken document may have meant: schema hints. */
+const SUGGESTION = /\s*Did you mean [^?]*\?/g;
+
+/**
+ * The one mapping of errors to the wire, for HTTP and WebSocket alike. In production, client
+ * errors lose graphql-js's "Did you mean …?" suggestions, which would reveal the schema that
+ * introspection hides.
+ */
+export function createFormatError(logger: Logger, production = false) {
+  const hint = (message: string) => (production ? message.replace(SUGGESTION, '') : message);
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const where = { ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}) };
     const domain = domainErrorOf(error);
@@ -47,7 +56,7 @@ export function createFormatError(logger: Logger) {
       return { message: domain.message, ...where, extensions };
     }
     const code = formatted.extensions?.code;
-    if (typeof code === 'string' && CLIENT_CODES.has(code)) return { message: formatted.message, ...where, extensions: { code } };
+    if (typeof code === 'string' && CLIENT_CODES.has(code)) return { message: hint(formatted.message), ...where, extensions: { code } };
     logger.error({ err: error }, 'unhandled error in a GraphQL operation');
     return { message: 'The server had an error while processing the request.', ...where, extensions: { code: 'internal_error' } };
   };

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
@@ -16,6 +16,54 @@ export const GRAPHQL_PATH = '/graphql';
 /** What a connection carries from its connection_init to its operations: the credential, re-checked by each. */
 interface ConnectionExtra extends Record<PropertyKey, unknown> {
   token: string;
+  /** Set for a socket authenticated by an API key: a change to the key re-checks it. */
+  keyId?: string;
+}
+
+/** graphql-ws's close code for a refused credential. */
+const FORBIDDEN = 4403;
+
+/**
+ * The sockets opened with each API key. A change to a key (revoked, narrowed) reaches every
+ * instance over the key-change feed; each re-checks that key's sockets and closes those whose
+ * credential no longer holds (4403), which ends their subscriptions. After a gap in the feed
+ * (changes may have been missed) every key socket is re-checked.
+ */
+class KeySockets {
+  private readonly byKey = new Map<string, Set<{ token: string; socket: WebSocket }>>();
+
+  constructor(
+    private readonly services: GraphQLServices,
+    private readonly logger: Logger,
+  ) {
+    services.keyChanges.subscribe((keyId) => void this.recheck(keyId));
+    services.keyChanges.onGap(() => {
+      if (services.keyChanges.live) for (const keyId of [...this.byKey.keys()]) void this.recheck(keyId);
+    });
+  }
+
+  add(keyId: string, token: string, socket: WebSocket): void {
+    const entry = { token, socket };
+    let set = this.byKey.get(keyId);
+    if (!set) this.byKey.set(keyId, (set = new Set()));
+    set.add(entry);
+    socket.once('close', () => {
+      set!.delete(entry);
+      if (set!.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
+    });
+  }
+
+  private async recheck(keyId: string): Promise<void> {
+    const set = this.byKey.get(keyId);
+    if (!set || set.size === 0) return;
+    const { token } = set.values().next().value!;
+    try {
+      await authenticateBearer(token, this.services);
+    } catch (err) {
+      if (!(err instanceof DomainError)) return this.logger.warn({ err, keyId }, 'key re-check failed; sockets kept');
+      for (const { socket } of set) socket.close(FORBIDDEN, 'Forbidden');
+    }
+  }
 }
 
 /**
@@ -84,6 +132,7 @@ export function attachWebSocketDoor(
   server.on('upgrade', onUpgrade);
 
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
+  const keySockets = new KeySockets(deps.services, deps.logger);
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {
       isProd: deps.production,
@@ -92,8 +141,12 @@ export function attachWebSocketDoor(
         const token = typeof raw === 'string' ? bearerToken(raw) : null;
         if (!token) return false;
         try {
-          await authenticateBearer(token, deps.services);
+          const principal = await authenticateBearer(token, deps.services);
           ctx.extra.token = token;
+          if (principal.kind === 'key') {
+            ctx.extra.keyId = principal.keyId;
+            keySockets.add(principal.keyId, token, ctx.extra.socket);
+          }
           return true;
         } catch (err) {
           // A bad credential is 4403; our own failure (the database, say) is 4500, logged here.

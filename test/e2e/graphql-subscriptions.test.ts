@@ -163,17 +163,21 @@ test.each([
   expect(closeCode).toBe(4403);
 });
 
-test('a key revoked after connecting can start no new operation', async () => {
+test('a key revoked after connecting can start no new operation: its socket is closed', async () => {
   const k = await gw.newKey(acct);
   const client = connect(k.secret);
   // An open subscription keeps the (lazy) client on the same socket.
   const holding = run(client, 'subscription { videoJobsUpdated { id } }');
   expect((await run(client, '{ models { id } }')).results[0].data.models.length).toBeGreaterThan(0);
   await gw.api('DELETE', `/account/api-keys/${k.id}`, { token: acct.idToken });
+  const held = await holding;
+  expect(held.completed).toBe(false);
+  expect(held.error?.code).toBe(4403);
+  // The client reconnects for a new operation, and the revoked key is refused at connect.
   const out = await run(client, 'subscription { videoJobsUpdated { id } }');
-  expect(out.error[0].extensions.code).toBe('authentication_error');
+  expect(out.results).toEqual([]);
+  expect(out.error?.code).toBe(4403);
   await client.dispose();
-  await holding;
 });
 
 test('limits hold over the socket: depth, and 20 operations per connection', async () => {
@@ -198,5 +202,27 @@ test('errors over the socket hide internals like HTTP does', async () => {
     locations: expect.any(Array),
     path: ['queueVideo'],
     extensions: { code: 'invalid_request_error', param: 'resolution' },
+  });
+});
+
+describe('a key revoked while its sockets are open', () => {
+  test('its subscriptions end within 2 seconds (close 4403); a socket of another key keeps running', async () => {
+    const acct = await gw.newAccount(10);
+    const doomed = await gw.newKey(acct, { name: 'doomed' });
+    const kept = await gw.newKey(acct, { name: 'kept' });
+    const closes: { key: string; code: number }[] = [];
+    const subscribe = (key: { secret: string }, name: string) => {
+      const client = connect(key.secret, { closed: (e) => closes.push({ key: name, code: (e as { code: number }).code }) });
+      return run(client, `subscription { videoJobsUpdated { id } }`);
+    };
+    const doomedRun = subscribe(doomed, 'doomed');
+    void subscribe(kept, 'kept');
+    await new Promise((r) => setTimeout(r, 300)); // both subscribed
+    const revokedAt = Date.now();
+    expect((await gw.api('DELETE', `/account/api-keys/${doomed.id}`, { token: acct.idToken })).status).toBeLessThan(300);
+    const outcome = await doomedRun;
+    expect(Date.now() - revokedAt).toBeLessThan(2_000);
+    expect(outcome.completed).toBe(false);
+    expect(closes).toEqual([{ key: 'doomed', code: 4403 }]);
   });
 });

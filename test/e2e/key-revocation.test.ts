@@ -10,6 +10,8 @@ import { freePort } from '../support/free-port';
 import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { pollUntil } from '../support/poll';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL && hasRedisServer() ? describe : describe.skip;
 
@@ -46,6 +48,27 @@ shared('key changes across instances', () => {
     expect((await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken })).status).toBeLessThan(300);
     await pollUntil(() => models(b, key.secret), (r) => r.status === 401, 1_000, 10);
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
+  });
+
+  test('a revocation on A ends the key\'s subscriptions on B within 2 seconds (close 4403)', async () => {
+    const acct = await a.newAccount(10);
+    const key = await a.newKey(acct);
+    let closedWith: number | undefined;
+    const client = createClient({
+      url: b.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${key.secret}` },
+      on: { closed: (e) => (closedWith ??= (e as { code: number }).code) },
+    });
+    const ended = new Promise<void>((resolve) => client.subscribe({ query: 'subscription { videoJobsUpdated { id } }' }, { next: () => undefined, error: () => resolve(), complete: () => resolve() }));
+    await new Promise((r) => setTimeout(r, 300));
+    const revokedAt = Date.now();
+    await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken });
+    await ended;
+    expect(Date.now() - revokedAt).toBeLessThan(2_000);
+    expect(closedWith).toBe(4403);
+    await client.dispose();
   });
 
   test('narrowed permissions on A apply on B within a second', async () => {

@@ -4,13 +4,20 @@ import express from 'express';
 import { createGraphQLDoor, type GraphQLDoor } from '../../src/graphql/door';
 import type { GraphQLServices } from '../../src/graphql/context';
 import type { Logger } from '../../src/infra/observability/logger';
+import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
 
 /**
  * The door alone, on a bare Express app, with production on and off: no database is needed for
  * what is checked here (nothing authenticates and nothing reaches a service).
  */
 const logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
-const services = {} as GraphQLServices;
+/** Just enough services for the door: a key that authenticates (for WebSocket) and the key-change feed. */
+const services = {
+  keyChanges: new LocalTopicFeed(),
+  keys: { authenticate: async () => ({ kind: 'key', keyId: 'svc_live_unit', accountId: 'acct_unit', mode: 'test', allowedModels: null, blockedModels: null, dailySpendCapMicro: null }) },
+} as unknown as GraphQLServices;
 
 async function serve(production: boolean): Promise<{ url: string; close: () => Promise<void> }> {
   const door: GraphQLDoor = await createGraphQLDoor({ services, logger, production });
@@ -64,5 +71,31 @@ test('a subscription over HTTP is refused before execution', async () => {
     expect(res.body.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST' }, message: expect.stringMatching(/WebSocket/) });
   } finally {
     await s.close();
+  }
+});
+
+/** Errors a mistaken document gets, over HTTP and over WebSocket. */
+async function typoErrors(url: string): Promise<string[]> {
+  const http = await post(url, '{ modles { id } }');
+  const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: 'Bearer svc_live_unit_key' } });
+  const ws = await new Promise<any[]>((resolve) => {
+    client.subscribe({ query: 'subscription { videoJobsUpdatd { id } }' }, { next: () => undefined, error: (e) => resolve(e as any[]), complete: () => resolve([]) });
+  });
+  await client.dispose();
+  return [...http.body.errors, ...ws].map((e: { message: string }) => e.message);
+}
+
+test('in production no error hints at the schema ("Did you mean …"), over HTTP or WebSocket', async () => {
+  const prod = await serve(true);
+  const dev = await serve(false);
+  try {
+    const inProduction = await typoErrors(prod.url);
+    expect(inProduction).toHaveLength(2);
+    for (const message of inProduction) expect(message).not.toMatch(/did you mean|models|videoJobsUpdated/i);
+    // Outside production the hints stay: they help a developer.
+    expect((await typoErrors(dev.url)).join(' ')).toMatch(/Did you mean/);
+  } finally {
+    await prod.close();
+    await dev.close();
   }
 });
