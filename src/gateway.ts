@@ -106,7 +106,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
       v1Raw: [imageEditRoutes(s.images)],
-      v1: [modelsRoutes(s.catalog), chatRoutes(s.chat, () => drain.deadline), responsesRoutes(s.responses, () => drain.deadline), imageGenerationRoutes(s.images), videoRoutes(s.video)],
+      // The busiest first: Express tries routers in order.
+      v1: [chatRoutes(s.chat, () => drain.deadline), responsesRoutes(s.responses, () => drain.deadline), imageGenerationRoutes(s.images), modelsRoutes(s.catalog), videoRoutes(s.video)],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
