@@ -13,6 +13,8 @@ import type { KeyPrincipal } from './principal';
 export const MAX_ACTIVE_KEYS = 10;
 /** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** How long a key's lastUsed waits for others to be written with it. */
+const LAST_USED_FLUSH_MS = 500;
 
 const modelList = (isKnown: (id: string) => boolean) =>
   z
@@ -28,6 +30,8 @@ export class KeyService {
   private readonly createSchema;
   private readonly updateSchema;
   private readonly lastUsedWritten = new Map<string, number>();
+  private readonly lastUsedPending = new Set<string>();
+  private lastUsedFlush: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Database,
@@ -195,10 +199,28 @@ export class KeyService {
     return principal;
   }
 
+  /**
+   * lastUsed has a minute's resolution, and the keys used in the last moment are written
+   * together, one statement for all of them (thousands of keys in use would otherwise cost a
+   * commit each per minute on the request path).
+   */
   private touchLastUsed(keyId: string): void {
     const now = Date.now();
     if (now - (this.lastUsedWritten.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWritten.set(keyId, now);
-    this.db.run(`update api_keys set last_used_at = now() where id = ?`, [keyId]).catch(() => undefined);
+    this.lastUsedPending.add(keyId);
+    this.scheduleLastUsedFlush();
+  }
+
+  private scheduleLastUsedFlush(): void {
+    if (this.lastUsedFlush) return;
+    this.lastUsedFlush = setTimeout(() => {
+      this.lastUsedFlush = undefined;
+      const ids = [...this.lastUsedPending].slice(0, 1000);
+      for (const id of ids) this.lastUsedPending.delete(id);
+      if (this.lastUsedPending.size > 0) this.scheduleLastUsedFlush();
+      this.db.run(`update api_keys set last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids).catch(() => undefined);
+    }, LAST_USED_FLUSH_MS);
+    this.lastUsedFlush.unref();
   }
 }
