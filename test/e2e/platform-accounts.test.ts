@@ -1,3 +1,4 @@
+import { pollUntil } from '../support/poll';
 import { SignJWT, generateKeyPair } from 'jose';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { DEV_AUDIENCE, DEV_ISSUER } from '../../src/infra/identity/dev-identity-provider';
