@@ -65,7 +65,7 @@ const schema = z.object({
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
   /** Internal tuning: a credit lease no call used for this long goes back to its account. */
-  LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(5),
+  LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** Internal tuning: a credit lease whose instance stopped heartbeating this long is closed by another. */
   LEASE_GRACE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -98,7 +98,7 @@ export async function buildServices(deps: {
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db);
-  const chargeBatcher = new ChargeBatcher(leaseStore, db.dialect === 'pglite' ? 2 : 0);
+  const chargeBatcher = new ChargeBatcher(leaseStore, db.dialect === 'pglite' ? 4 : 0);
   const leaseRecalls = topic('svc:lease-recalls');
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {
     instanceId: newId('inst'),
@@ -109,6 +109,7 @@ export async function buildServices(deps: {
     minWantMicro: MICRO_PER_CREDIT,
     onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
   });
+  chargeBatcher.lingerWhile(() => leaseBook.inFlightTotal() > 1);
   leaseBook.start();
   const billing = new Billing(leaseBook);
   const idempotency = new IdempotencyService(db);

@@ -20,15 +20,23 @@ export class ChargeBatcher {
   /** Calls and commits, for the bench and the logs. */
   readonly stats = { charges: 0, commits: 0 };
 
+  /** Whether other calls are on their way to a charge (worth waiting for); by default, never. */
+  private othersInFlight: () => boolean = () => false;
+
   constructor(
     private readonly store: LeaseStore,
     /**
-     * How long the first charge of a batch waits for others. 0 suits a database across a socket,
-     * where calls pile up while a commit travels; an embedded database runs on this thread, so
-     * nothing can arrive during its commit and a short wait is what lets calls share one.
+     * How long the first charge of a batch waits for others, when others are in flight. 0 suits
+     * a database across a socket, where calls pile up while a commit travels; an embedded
+     * database commits on this thread, so nothing can arrive meanwhile, and a short wait is what
+     * lets calls share a commit. A lone call never waits.
      */
     private readonly lingerMs = 0,
   ) {}
+
+  lingerWhile(othersInFlight: () => boolean): void {
+    this.othersInFlight = othersInFlight;
+  }
 
   record(row: ChargeRow): Promise<ChargeOutcome> {
     return new Promise<ChargeOutcome>((resolve, reject) => {
@@ -39,7 +47,7 @@ export class ChargeBatcher {
 
   private async flush(): Promise<void> {
     this.flushing = true;
-    if (this.lingerMs > 0) await new Promise((r) => setTimeout(r, this.lingerMs));
+    if (this.lingerMs > 0 && this.othersInFlight()) await new Promise((r) => setTimeout(r, this.lingerMs));
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
