@@ -45,6 +45,21 @@ export class ChargeBatcher {
     });
   }
 
+  /**
+   * A batch the database aborted for a lock conflict (deadlock, serialization) wrote nothing:
+   * it is tried again, a few times, before its calls are told their charge failed.
+   */
+  private async recordWithRetry(rows: ChargeRow[]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.store.record(rows);
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+      }
+    }
+  }
+
   private async flush(): Promise<void> {
     this.flushing = true;
     if (this.lingerMs > 0 && this.othersInFlight()) await new Promise((r) => setTimeout(r, this.lingerMs));
@@ -52,7 +67,7 @@ export class ChargeBatcher {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const outcomes = await this.store.record(batch.map((p) => p.row));
+          const outcomes = await this.recordWithRetry(batch.map((p) => p.row));
           this.stats.charges += batch.length;
           this.stats.commits++;
           const byRequest = new Map(outcomes.map((o) => [o.requestId, o]));

@@ -74,8 +74,17 @@ export class LeaseStore {
     return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
   }
 
+  /**
+   * Marks this instance's open leases alive. Rows a charge batch holds are skipped, not waited
+   * for (the batch refreshes their heartbeat itself): waiting, in whatever order the scan found
+   * them, could deadlock with a batch that locks leases in id order.
+   */
   async heartbeat(instanceId: string): Promise<void> {
-    await this.db.run(`update credit_leases set heartbeat_at = now() where instance_id = ? and closed_at is null`, [instanceId]);
+    await this.db.run(
+      `update credit_leases set heartbeat_at = now()
+        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for update skip locked)`,
+      [instanceId],
+    );
   }
 
   /** Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the database). */
