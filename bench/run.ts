@@ -196,11 +196,14 @@ async function main(): Promise<void> {
     const plain = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16 });
     const streamed = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
     await smokeTest(gatewayUrl, keys[0]!, { plain, streamed });
-    // Steady state: one call per key first, so the measured phases do not include each key's
-    // first sight (its record cached, its credit lease taken: one-off costs of a key in use).
-    const warmStarted = Date.now();
-    await warmUp(gatewayUrl, keys, plain);
-    log(`warm-up: one call for each of ${keys.length} keys in ${((Date.now() - warmStarted) / 1000).toFixed(1)} s`);
+    // Steady state: before each gateway phase one call per key, so the phase does not include a
+    // key's first sight (its record cached, its credit lease taken; the money check of the phase
+    // before gave every lease back): one-off costs of a key coming into use.
+    const warm = async () => {
+      const warmStarted = Date.now();
+      await warmUp(gatewayUrl, keys, plain);
+      log(`warm-up: one call for each of ${keys.length} keys in ${((Date.now() - warmStarted) / 1000).toFixed(1)} s`);
+    };
 
     // The smoke test spent two requests of keys[0]: start the rotation after it.
     const gatewayKeys = [...keys.slice(1), keys[0]!];
@@ -226,6 +229,7 @@ async function main(): Promise<void> {
     const money: MoneyCheck[] = [];
     for (const [i, job] of jobs.entries()) {
       log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s…`);
+      if (job.target === 'gateway') await warm();
       const mark = job.target === 'gateway' ? await ledgerMark(gateway) : 0;
       // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
       const elu = performance.eventLoopUtilization();
