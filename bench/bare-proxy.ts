@@ -2,7 +2,7 @@
  * The bench's yardstick: a bare Node pass-through (node:http in, undici out) in front of the
  * instant upstream, doing what any proxy must (read the request, forward it, pipe the answer)
  * and nothing else: no auth, no limits, no billing. The gateway's rate is reported as a ratio
- * of this one's. Runs in its own worker thread (proxy-worker.ts), like the upstream.
+ * of this one's. Runs in its own worker thread (upstream-worker.ts), like the upstream.
  */
 import { createServer, type Server } from 'node:http';
 import { Pool } from 'undici';

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const upstream = await startUpstream();
-  const bare = await startServerWorker('proxy-worker.js', { upstream: upstream.url });
+  const bare = await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url });
   // With DATABASE_URL, a database of the bench's own, dropped afterwards.
   const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
   let gateway: Gateway | undefined;

@@ -4,12 +4,8 @@
  * balance), `x-svc-credits` is what the balance moved, and a call refused before its upstream is
  * reached leaves nothing reserved.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import type { CatalogInput } from '../../src/domain/catalog/model';
+import { writeModelsFile } from '../support/models-file';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -17,28 +13,22 @@ import { pollUntil } from '../support/poll';
 
 let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
-let dir: string;
+let models: ReturnType<typeof writeModelsFile>;
 
 beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
-  dir = mkdtempSync(join(tmpdir(), 'gw-edges-'));
   const route = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 5 };
-  const catalog: CatalogInput = {
-    ...BUILTIN_CATALOG,
-    models: [
-      ...BUILTIN_CATALOG.models.map((m) => (m.id === 'svc-chat-1' ? { ...m, route } : m)),
-      // A route that cannot serve chat: the call is refused after authorisation, before any upstream.
-      { id: 'svc-chat-misrouted', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: { ...route, provider: 'fal-queue' as const } },
-    ],
-  };
-  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json') });
+  models = writeModelsFile({ 'svc-chat-1': route }, [
+    // A route that cannot serve chat: the call is refused after authorisation, before any upstream.
+    { id: 'svc-chat-misrouted', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: { ...route, provider: 'fal-queue' as const } },
+  ]);
+  gw = await startTestGateway({ MODELS_FILE: models.path });
 });
 afterAll(async () => {
   await expectLedgerInvariants(gw.gateway.database.db);
   await gw.close();
   await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
+  models.remove();
 });
 
 const settled = (accountId: string) => pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(accountId), (n) => n === 0, 5_000, 10);

@@ -4,35 +4,27 @@
  * transparent` with a real alpha channel; a model routed upstream gets them forwarded as sent;
  * a model whose record does not list an option refuses it with a 400 naming it, charging nothing.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import type { CatalogInput } from '../../src/domain/catalog/model';
+import { writeModelsFile } from '../support/models-file';
 import { makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
 let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
-let dir: string;
+let models: ReturnType<typeof writeModelsFile>;
 let account: TestAccount;
 let openai: OpenAI;
 
 beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
-  dir = mkdtempSync(join(tmpdir(), 'gw-img-'));
   const upstreamRoute = { provider: 'openai-compatible' as const, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_IMG_KEY', timeoutSeconds: 5 };
-  const catalog: CatalogInput = {
-    ...BUILTIN_CATALOG,
-    models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-creative-v7' || m.id === 'svc-image-edit-1' ? { ...m, route: { ...upstreamRoute, upstreamModel: `up-${m.id}` } } : m,
-    ),
-  };
-  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_IMG_KEY: 'sk-img-upstream-1234' });
+  models = writeModelsFile({
+    'svc-creative-v7': { ...upstreamRoute, upstreamModel: 'up-svc-creative-v7' },
+    'svc-image-edit-1': { ...upstreamRoute, upstreamModel: 'up-svc-image-edit-1' },
+  });
+  gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_IMG_KEY: 'sk-img-upstream-1234' });
   account = await gw.newAccount(100);
   openai = new OpenAI({ apiKey: (await gw.newKey(account)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 });
@@ -40,7 +32,7 @@ afterAll(async () => {
   await expectLedgerInvariants(gw.gateway.database.db);
   await gw.close();
   await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
+  models.remove();
 });
 
 test.each([

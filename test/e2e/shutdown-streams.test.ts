@@ -4,12 +4,8 @@
  * raises as an error, are charged exactly the prompt plus what was sent, and leave no hold or
  * credit lease open.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import type { CatalogInput } from '../../src/domain/catalog/model';
+import { writeModelsFile } from '../support/models-file';
 import { openDatabase } from '../../src/infra/db/orm';
 import { FAKE_CHAT_DELTAS, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
@@ -17,25 +13,18 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 
 let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
-let dir: string;
+let models: ReturnType<typeof writeModelsFile>;
 
 beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
   upstream.setMode('stall-mid-stream'); // one delta, then silence: a 60-second answer in the making
-  dir = mkdtempSync(join(tmpdir(), 'gw-sd-'));
-  const catalog: CatalogInput = {
-    ...BUILTIN_CATALOG,
-    models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-chat-1' ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } } : m,
-    ),
-  };
-  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), SHUTDOWN_DRAIN_SECONDS: '1' });
+  models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });
+  gw = await startTestGateway({ MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' });
 });
 afterAll(async () => {
   await gw.close();
   await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
+  models.remove();
 });
 
 test('streams cut by the drain deadline end with an error event, are billed what they sent, and leave no hold', async () => {

@@ -3,11 +3,7 @@
  * OpenAI and answers tool calls and structured outputs), for the client-library tests; plus the
  * helpers those tests share.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import type { CatalogInput } from '../../src/domain/catalog/model';
+import { writeModelsFile } from './models-file';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
 import { FAKE_AGENT_USAGE } from './fake-openai-chat';
 import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
@@ -32,17 +28,10 @@ export interface AgentRig {
 
 export async function startAgentRig(credits = 10): Promise<AgentRig> {
   const upstream = await startFakeOpenAIUpstream();
-  const dir = mkdtempSync(join(tmpdir(), 'gw-agent-'));
-  const catalog: CatalogInput = {
-    ...BUILTIN_CATALOG,
-    models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-chat-1'
-        ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: UPSTREAM_CHAT_MODEL, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_AGENT_KEY', timeoutSeconds: 5 } }
-        : m,
-    ),
-  };
-  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  const gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
+  const models = writeModelsFile({
+    'svc-chat-1': { provider: 'openai-compatible', upstreamModel: UPSTREAM_CHAT_MODEL, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_AGENT_KEY', timeoutSeconds: 5 },
+  });
+  const gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
   const liveAccount = await gw.newAccount(credits);
   const testAccount = await gw.newAccount(0);
   return {
@@ -55,7 +44,7 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
       await expectLedgerInvariants(gw.gateway.database.db);
       await gw.close();
       await upstream.close();
-      rmSync(dir, { recursive: true, force: true });
+      models.remove();
     },
   };
 }
