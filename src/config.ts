@@ -110,6 +110,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'Invalid configuration:\n  OIDC_ISSUER: required when NODE_ENV=production (the development identity provider is refused)',
     );
   }
+  if (c.OIDC_ISSUER !== undefined && c.OIDC_AUDIENCE === undefined && c.NODE_ENV === 'production') {
+    // Without an audience, an ID token the issuer minted for any other application would do.
+    throw new ConfigError('Invalid configuration:\n  OIDC_AUDIENCE: required when OIDC_ISSUER is set and NODE_ENV=production');
+  }
   const lease = leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
   if (lease.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lease.join('\n  ')}`);
   if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL || c.OIDC_CLIENT_ID) && !c.OIDC_ISSUER) {

@@ -76,6 +76,16 @@ describe('accounts from ID tokens', () => {
     expectError(await gw.api('GET', '/account', { token }), 401, 'authentication_error');
   });
 
+  test('a token of another type (typ other than JWT) answers 401, though the issuer signed it', async () => {
+    const idp = gw.gateway.devIdentity!;
+    for (const typ of ['at+jwt', 'logout+jwt', 'dpop+jwt']) {
+      expectError(await gw.api('GET', '/account', { token: await idp.issue('u-typ', { typ }) }), 401, 'authentication_error');
+    }
+    for (const typ of ['JWT', 'jwt', 'application/jwt']) {
+      expect((await gw.api('GET', '/account', { token: await idp.issue('u-typ', { typ }) })).status).toBe(200);
+    }
+  });
+
   test('expired, wrong-audience and wrong-signature tokens answer 401', async () => {
     const idp = gw.gateway.devIdentity!;
     const expired = await idp.issue('u-expired', { expiresIn: Math.floor(Date.now() / 1000) - 3600 });

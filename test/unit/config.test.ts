@@ -31,11 +31,16 @@ describe('configuration', () => {
 
   test('the development identity provider is refused under NODE_ENV=production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/OIDC_ISSUER/);
-    expect(loadConfig({ NODE_ENV: 'production', OIDC_ISSUER: 'https://id.example.com' }).oidc).toEqual({
+    expect(loadConfig({ NODE_ENV: 'production', OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'svc' }).oidc).toMatchObject({
       issuer: 'https://id.example.com',
-      audience: undefined,
+      audience: 'svc',
       jwksUrl: undefined,
     });
+  });
+
+  test('under NODE_ENV=production an OIDC issuer needs an audience; elsewhere it may go without', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', OIDC_ISSUER: 'https://id.example.com' })).toThrow(/OIDC_AUDIENCE: required/);
+    expect(loadConfig({ NODE_ENV: 'development', OIDC_ISSUER: 'https://id.example.com' }).oidc?.audience).toBeUndefined();
   });
 
   test('WEBHOOK_ALLOW_LOCAL=1 and custom retry delays', () => {

@@ -34,9 +34,9 @@ export class DevIdentityProvider implements IdentityVerifier {
   }
 
   /** Mints an ID token for `subject` (the demo account, tests). */
-  issue(subject: string, options: { expiresIn?: string | number; audience?: string } = {}): Promise<string> {
+  issue(subject: string, options: { expiresIn?: string | number; audience?: string; typ?: string } = {}): Promise<string> {
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
+      .setProtectedHeader({ alg: 'ES256', typ: options.typ ?? 'JWT' })
       .setIssuer(DEV_ISSUER)
       .setAudience(options.audience ?? DEV_AUDIENCE)
       .setSubject(subject)

@@ -6,6 +6,14 @@ export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384',
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
+/**
+ * A `typ` header, when present, must say JWT: an access token (`at+jwt`), a logout token or any
+ * other token type the issuer signs with the same keys is not an ID token.
+ */
+function isJwtType(typ: unknown): boolean {
+  return typ === undefined || (typeof typ === 'string' && /^(application\/)?jwt$/i.test(typ));
+}
+
 /** Signature, issuer, audience, expiry and algorithm checked; every failure is the same 401. */
 export async function verifyIdToken(
   token: string,
@@ -14,13 +22,14 @@ export async function verifyIdToken(
 ): Promise<{ issuer: string; subject: string }> {
   if (token.length > 8192 || !JWT_SHAPE.test(token)) throw unauthenticated('Invalid ID token.');
   try {
-    const { payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
+    const { payload, protectedHeader } = await jwtVerify(token, key as JWTVerifyGetKey, {
       issuer: expected.issuer,
       audience: expected.audience,
       algorithms: ACCEPTED_ALGORITHMS,
       requiredClaims: ['sub', 'exp'],
       clockTolerance: 30,
     });
+    if (!isJwtType(protectedHeader.typ)) throw unauthenticated('Invalid ID token.');
     if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 255) {
       throw unauthenticated('Invalid ID token.');
     }
