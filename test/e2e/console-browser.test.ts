@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { pollUntil } from '../support/poll';
 import { SCREENSHOTS, devSignIn, firstRenderMs, launchChromium, openPage, scrollsSideways, unnamedControls, videoPlays, type ConsolePage } from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
@@ -172,6 +173,14 @@ test('jobs are paged: twenty, then the rest with "Load more jobs", newest first'
       ids.push(res.body.id);
     }
   }
+  // Let every job finish first: a job changing state while the page is open arrives live and is
+  // added to the list, which is right, but is not what this test counts.
+  await pollUntil(
+    () => gw.api('GET', '/graphql?query=' + encodeURIComponent('{ videoJobs(first: 30, status: PROCESSING) { edges { node { id } } } }'), { token: acct.idToken }),
+    (r) => r.body?.data?.videoJobs?.edges?.length === 0,
+    30_000,
+    200,
+  );
   const cp = await open();
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
