@@ -34,7 +34,7 @@ export async function ledgerMark(gateway: Gateway): Promise<number> {
 async function drain(gateway: Gateway): Promise<void> {
   const book = gateway.services.leaseBook;
   const until = Date.now() + 15_000;
-  while (book.inFlightTotal() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  while (book.inFlightFor() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
   await book.returnIdleNow();
 }
 

@@ -109,7 +109,7 @@ export async function buildServices(deps: {
     minWantMicro: MICRO_PER_CREDIT,
     onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
   });
-  chargeBatcher.lingerWhile(() => leaseBook.inFlightTotal() > 1);
+  chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   const billing = new Billing(leaseBook);
   const idempotency = new IdempotencyService(db);

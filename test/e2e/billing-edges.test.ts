@@ -9,7 +9,7 @@ import { writeModelsFile } from '../support/models-file';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
-import { pollUntil } from '../support/poll';
+import { allCallsBilled } from '../support/billed';
 
 let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
@@ -31,7 +31,7 @@ afterAll(async () => {
   models.remove();
 });
 
-const settled = (accountId: string) => pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(accountId), (n) => n === 0, 5_000, 10);
+const settled = (accountId: string) => allCallsBilled(gw, accountId);
 
 test('usage far above the hold is charged as far as the balance goes; the rest is uncollected; x-svc-credits is what moved', async () => {
   upstream.setMode('huge-usage'); // 5 credits of usage for a hold of about 0.1

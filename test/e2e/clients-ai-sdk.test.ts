@@ -7,10 +7,9 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { AGENT_CALL_CREDITS, settledBalance, startAgentRig, type AgentRig } from '../support/agent-gateway';
+import { startAgentRig, type AgentRig } from '../support/agent-gateway';
 
 let rig: AgentRig;
-let balance = 10;
 
 beforeAll(async () => {
   rig = await startAgentRig(10);
@@ -28,11 +27,6 @@ const weatherTool = () =>
     inputSchema: z.object({ city: z.string(), unit: z.enum(['celsius', 'fahrenheit']) }),
     execute: async ({ city, unit }) => ({ city, unit, temp: 21 }),
   });
-
-async function expectCharged(calls: number) {
-  balance -= calls * AGENT_CALL_CREDITS;
-  expect(await settledBalance(rig.gw, rig.live.account)).toBeCloseTo(balance, 9);
-}
 
 test.each([
   ['the default provider model (Responses API)', (p: ReturnType<typeof provider>) => p('svc-chat-1')],
@@ -56,7 +50,7 @@ test.each([
   const callId = second.messages.find((m: any) => m.tool_calls)?.tool_calls[0].id;
   expect(callId).toEqual(expect.any(String));
   expect(second.messages.find((m: any) => m.role === 'tool')).toMatchObject({ tool_call_id: callId });
-  await expectCharged(2);
+  await rig.expectCharged(2);
 });
 
 test('streamText streams the text of the Responses model', async () => {
@@ -67,7 +61,7 @@ test('streamText streams the text of the Responses model', async () => {
   expect(parts.length).toBeGreaterThanOrEqual(2);
   expect((await result.usage).totalTokens).toBe(52);
   expect(rig.chatRequests()[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-  await expectCharged(1);
+  await rig.expectCharged(1);
 });
 
 test('generateObject returns an object valid against its zod schema, through both models', async () => {
@@ -79,5 +73,5 @@ test('generateObject returns an object valid against its zod schema, through bot
   const [viaResponses, viaChat] = rig.chatRequests();
   expect(viaResponses.response_format).toMatchObject({ type: 'json_schema' });
   expect(viaChat.response_format).toMatchObject({ type: 'json_schema' });
-  await expectCharged(2);
+  await rig.expectCharged(2);
 });

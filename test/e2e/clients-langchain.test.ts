@@ -6,10 +6,9 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
-import { AGENT_CALL_CREDITS, settledBalance, startAgentRig, type AgentRig } from '../support/agent-gateway';
+import { startAgentRig, type AgentRig } from '../support/agent-gateway';
 
 let rig: AgentRig;
-let balance = 10;
 
 beforeAll(async () => {
   rig = await startAgentRig(10);
@@ -24,11 +23,6 @@ const chatModel = (useResponsesApi = false) =>
 
 const weatherSchema = z.object({ city: z.string().describe('City name'), unit: z.enum(['celsius', 'fahrenheit']) });
 
-async function expectCharged(calls: number) {
-  balance -= calls * AGENT_CALL_CREDITS;
-  expect(await settledBalance(rig.gw, rig.live.account)).toBeCloseTo(balance, 9);
-}
-
 test.each([false, true])('bindTools round trip (Responses API: %s)', async (useResponsesApi) => {
   const model = chatModel(useResponsesApi).bindTools([{ name: 'get_weather', description: 'Weather in a city', schema: weatherSchema }]);
   const history: BaseMessage[] = [new HumanMessage('Weather in Paris?')];
@@ -41,7 +35,7 @@ test.each([false, true])('bindTools round trip (Responses API: %s)', async (useR
   const sent = rig.chatRequests();
   expect(sent).toHaveLength(2);
   expect(sent[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: first.tool_calls![0]!.id, content: '{"temp":21}' });
-  await expectCharged(2);
+  await rig.expectCharged(2);
 });
 
 test.each([false, true])('withStructuredOutput returns the parsed object (Responses API: %s)', async (useResponsesApi) => {
@@ -50,5 +44,5 @@ test.each([false, true])('withStructuredOutput returns the parsed object (Respon
   const [sent] = rig.chatRequests();
   // LangChain picks json_schema or a forced tool call, depending on the model; either must arrive intact.
   expect(sent.response_format?.type === 'json_schema' || sent.tool_choice?.function?.name === 'weather').toBe(true);
-  await expectCharged(1);
+  await rig.expectCharged(1);
 });

@@ -7,15 +7,13 @@
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { AGENT_CALL_CREDITS, settledBalance, startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
+import { startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
 import { FAKE_AGENT_USAGE } from '../support/fake-openai-chat';
 
 let rig: AgentRig;
-let balance = 0;
 
 beforeAll(async () => {
   rig = await startAgentRig(10);
-  balance = 10;
 });
 afterAll(() => rig.close());
 beforeEach(() => {
@@ -25,12 +23,6 @@ beforeEach(() => {
 
 const client = (retries = 0) => new OpenAI({ apiKey: rig.live.secret, baseURL: `${rig.gw.url}/v1`, maxRetries: retries });
 const tools = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true } }];
-
-/** The balance moved by exactly `calls` agent answers. */
-async function expectCharged(calls: number) {
-  balance -= calls * AGENT_CALL_CREDITS;
-  expect(await settledBalance(rig.gw, rig.live.account)).toBeCloseTo(balance, 9);
-}
 
 test('a full tool loop: call, tool result, final answer; the upstream sees tools and tool turns as sent', async () => {
   const openai = client();
@@ -51,7 +43,7 @@ test('a full tool loop: call, tool result, final answer; the upstream sees tools
   expect(sent1).toMatchObject({ model: UPSTREAM_CHAT_MODEL, tools, tool_choice: 'auto', parallel_tool_calls: false });
   expect(sent2.messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: call.function.arguments } }] });
   expect(sent2.messages[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: '{"temp":21}' });
-  await expectCharged(2);
+  await rig.expectCharged(2);
 });
 
 test('streamed tool calls through chat.completions.stream() and finalChatCompletion()', async () => {
@@ -66,7 +58,7 @@ test('streamed tool calls through chat.completions.stream() and finalChatComplet
   expect(final.choices[0]!.finish_reason).toBe('tool_calls');
   expect(final.usage?.total_tokens).toBe(FAKE_AGENT_USAGE.total_tokens);
   expect(rig.chatRequests()[0]).toMatchObject({ stream: true, tools });
-  await expectCharged(1);
+  await rig.expectCharged(1);
 });
 
 test('chat.completions.parse with a zod schema gets a parsed object; response_format reaches the upstream', async () => {
@@ -78,7 +70,7 @@ test('chat.completions.parse with a zod schema gets a parsed object; response_fo
   });
   expect(completion.choices[0]!.message.parsed).toEqual({ city: 'Paris', degrees: 21, sunny: true });
   expect(rig.chatRequests()[0].response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true } });
-  await expectCharged(1);
+  await rig.expectCharged(1);
 });
 
 test('an image part reaches a vision model as sent; logprobs, n and every option are forwarded as sent', async () => {
@@ -110,7 +102,7 @@ test('an image part reaches a vision model as sent; logprobs, n and every option
     logit_bias: { '50256': -100 }, user: 'end-user-1', metadata: { team: 'a' }, reasoning_effort: 'low', seed: 3, stop: ['END'], temperature: 0.2,
   });
   expect(sent.max_tokens).toBeUndefined();
-  await expectCharged(1);
+  await rig.expectCharged(1);
 });
 
 test.each([
@@ -126,7 +118,7 @@ test.each([
   expect(res.status).toBe(400);
   expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param });
   expect(rig.chatRequests()).toHaveLength(0);
-  await expectCharged(0);
+  await rig.expectCharged(0);
 });
 
 test('an upstream 400 reaches the client as a readable 400 without the upstream names, called once, charged nothing', async () => {
@@ -149,7 +141,7 @@ test('an upstream 400 reaches the client as a readable 400 without the upstream 
   expect(viaResponses).toBeInstanceOf(OpenAI.BadRequestError);
   expect(viaResponses.error.param).toBe('text.format');
   expect(rig.upstream.requests).toHaveLength(3);
-  await expectCharged(0);
+  await rig.expectCharged(0);
 });
 
 describe('the Responses API', () => {
@@ -179,7 +171,7 @@ describe('the Responses API', () => {
       { role: 'tool', tool_call_id: call.call_id, content: '{"temp":21}' },
     ]);
     expect((await openai.responses.retrieve(second.id)).output_text).toBe('Tool said: {"temp":21}');
-    await expectCharged(2);
+    await rig.expectCharged(2);
   });
 
   test('responses.stream with tools emits the Responses event sequence and a final response with usage', async () => {
@@ -195,7 +187,7 @@ describe('the Responses API', () => {
     const call = final.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     expect(JSON.parse(call.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
     expect(final.usage?.total_tokens).toBe(52);
-    await expectCharged(1);
+    await rig.expectCharged(1);
   });
 
   test('text.format json_schema is parsed by responses.parse; a streamed text answer arrives as output_text deltas', async () => {
@@ -212,7 +204,7 @@ describe('the Responses API', () => {
     expect(deltas.join('')).toBe('Answer 0');
     expect(final.output_text).toBe('Answer 0');
     expect(rig.chatRequests()[1].max_completion_tokens).toBe(50);
-    await expectCharged(2);
+    await rig.expectCharged(2);
   });
 
   test('another account cannot read or continue a stored response', async () => {
@@ -224,6 +216,6 @@ describe('the Responses API', () => {
     const cont = await rig.gw.api('POST', '/v1/responses', { token: otherKey.secret, body: { model: 'svc-chat-1', input: 'again', previous_response_id: first.id } });
     expect(cont.status).toBe(404);
     expect(cont.body.error.param).toBe('previous_response_id');
-    await expectCharged(1);
+    await rig.expectCharged(1);
   });
 });

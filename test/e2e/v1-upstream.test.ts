@@ -14,7 +14,7 @@ import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
-import { pollUntil } from '../support/poll';
+import { allCallsBilled } from '../support/billed';
 import { estimatePromptTokens } from '../../src/domain/chat/prompt-tokens';
 import { chatCostMicro } from '../../src/domain/shared/money';
 import { decodePng } from '../support/png';
@@ -113,7 +113,7 @@ function expectCallerKeyNotForwarded(secret: string): void {
 async function settledHolds(acct: TestAccount): Promise<{ heldMicro: number }> {
   const messages = chatBody.messages.map((m) => ({ ...m }));
   const heldMicro = chatCostMicro(Math.ceil(estimatePromptTokens(messages, {}) * 1.25) + 16 + 1024, 1);
-  await pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(acct.id), (n) => n === 0, 5_000, 10);
+  await allCallsBilled(gw, acct.id);
   return { heldMicro };
 }
 

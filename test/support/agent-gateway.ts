@@ -8,7 +8,7 @@ import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-
 import { FAKE_AGENT_USAGE } from './fake-openai-chat';
 import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
 import { expectLedgerInvariants } from './ledger-invariants';
-import { pollUntil } from './poll';
+import { allCallsBilled } from './billed';
 
 export const UPSTREAM_SECRET = 'sk-upstream-agent-secret-0123';
 export const UPSTREAM_CHAT_MODEL = 'up-agent-model';
@@ -23,6 +23,8 @@ export interface AgentRig {
   test: { account: TestAccount; secret: string };
   /** Requests the upstream received to /chat/completions, in order. */
   chatRequests(): any[];
+  /** Checks the live account's balance moved by exactly `calls` more agent answers since the last check. */
+  expectCharged(calls: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
   });
   const gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
   const liveAccount = await gw.newAccount(credits);
+  let expectedBalance = credits;
   const testAccount = await gw.newAccount(0);
   return {
     gw,
@@ -40,6 +43,10 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
     live: { account: liveAccount, secret: (await gw.newKey(liveAccount, { name: 'live' })).secret },
     test: { account: testAccount, secret: (await gw.newKey(testAccount, { name: 'test', mode: 'test' })).secret },
     chatRequests: () => upstream.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.json),
+    async expectCharged(calls) {
+      expectedBalance -= calls * AGENT_CALL_CREDITS;
+      expect(await settledBalance(gw, liveAccount)).toBeCloseTo(expectedBalance, 9);
+    },
     async close() {
       await expectLedgerInvariants(gw.gateway.database.db);
       await gw.close();
@@ -49,9 +56,9 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
   };
 }
 
-/** Waits until every call of the account is billed (reservations settled, charges committed), then answers the balance. */
+/** Waits until every call of the account is billed, then answers the balance. */
 export async function settledBalance(gw: TestGateway, account: TestAccount): Promise<number> {
-  await pollUntil(async () => gw.gateway.services.leaseBook.inFlightFor(account.id), (n) => n === 0, 5_000, 10);
+  await allCallsBilled(gw, account.id);
   return gw.balance(account);
 }
 

@@ -134,24 +134,16 @@ export class LeaseBook {
     }
   }
 
-  /** Reservations of an account not yet settled on this instance (0 once every call is billed). */
-  inFlightFor(accountId: string): number {
+  /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */
+  inFlightFor(accountId?: string): number {
     let n = 0;
-    for (const lease of [...this.current.values(), ...this.retiring]) if (lease.accountId === accountId) n += lease.inFlight;
-    return n;
-  }
-
-  /** Reservations not yet settled on this instance, all accounts. */
-  inFlightTotal(): number {
-    let n = 0;
-    for (const lease of [...this.current.values(), ...this.retiring]) n += lease.inFlight;
+    for (const lease of [...this.current.values(), ...this.retiring]) if (accountId === undefined || lease.accountId === accountId) n += lease.inFlight;
     return n;
   }
 
   /** Gives back every lease no call is using now, and waits until they are closed. */
   async returnIdleNow(): Promise<void> {
-    for (const lease of [...this.current.values()]) if (lease.inFlight === 0) this.retire(lease);
-    await Promise.all(this.closes.values());
+    await this.returnIdleOf();
   }
 
   /** The call charges nothing (it failed): its reservation is free again. */
@@ -253,11 +245,12 @@ export class LeaseBook {
     throw creditsInFlight();
   }
 
-  /** Closes this instance's unused leases of an account; answers whether any went back. */
-  private async returnIdleOf(accountId: string): Promise<boolean> {
-    const idle = [...this.current.values()].filter((l) => l.accountId === accountId && l.inFlight === 0);
+  /** Closes this instance's unused leases (of one account, or all); answers whether any went back. */
+  private async returnIdleOf(accountId?: string): Promise<boolean> {
+    const ofAccount = (l: Lease) => accountId === undefined || l.accountId === accountId;
+    const idle = [...this.current.values()].filter((l) => ofAccount(l) && l.inFlight === 0);
     for (const lease of idle) this.retire(lease);
-    const pending = [...this.closes.entries()].filter(([l]) => l.accountId === accountId).map(([, p]) => p);
+    const pending = [...this.closes.entries()].filter(([l]) => ofAccount(l)).map(([, p]) => p);
     await Promise.all(pending);
     return pending.length > 0;
   }

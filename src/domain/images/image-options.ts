@@ -18,14 +18,21 @@ export interface ImageOptions {
   style?: 'vivid' | 'natural';
 }
 
-/** JSON bodies give numbers; multipart edits give every field as text, so the number is read from it there. */
+/**
+ * An integer field: a JSON number in a JSON body (`n: "2"` is a 400, as OpenAI answers it); in a
+ * multipart body, where every field is text, digits.
+ */
+export function integerField(multipart: boolean, min: number, max: number) {
+  const n = z.number().int().min(min).max(max);
+  return multipart ? z.string().regex(/^\d{1,10}$/, `must be an integer from ${min} to ${max}`).transform(Number).pipe(n) : n;
+}
+
 export function imageOptionFields(multipart: boolean) {
-  const compression = z.number().int().min(0).max(100);
   return {
     quality: z.enum(['auto', 'high', 'medium', 'low', 'hd', 'standard']).optional(),
     background: z.enum(['auto', 'transparent', 'opaque']).optional(),
     output_format: z.enum(['png', 'jpeg', 'webp']).optional(),
-    output_compression: (multipart ? z.string().regex(/^\d{1,3}$/, 'must be an integer from 0 to 100').transform(Number).pipe(compression) : compression).optional(),
+    output_compression: integerField(multipart, 0, 100).optional(),
     moderation: z.enum(['auto', 'low']).optional(),
     style: z.enum(['vivid', 'natural']).optional(),
   };

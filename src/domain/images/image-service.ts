@@ -13,26 +13,17 @@ import type { GeneratedImage, ImageProviders, InputFile } from './image-port';
 import { invalidRequest } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
-import { imageOptionFields, readImageOptions } from './image-options';
+import { imageOptionFields, integerField, readImageOptions } from './image-options';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
 
-/**
- * A JSON body's numbers are JSON numbers (`n: "2"` is a 400, as OpenAI answers it); a multipart
- * edit sends every field as text, so there a number is digits.
- */
-const integer = (multipart: boolean, min: number, max: number) => {
-  const n = z.number().int().min(min).max(max);
-  return multipart ? z.string().regex(/^\d{1,10}$/, `must be an integer from ${min} to ${max}`).transform(Number).pipe(n) : n;
-};
-
 const common = (multipart: boolean) => ({
   prompt: z.string().trim().min(1).max(5000),
-  n: integer(multipart, 1, 4).default(1),
+  n: integerField(multipart, 1, 4).default(1),
   size: z.string().max(20).optional(),
   response_format: z.enum(['url', 'b64_json']).default('url'),
-  seed: integer(multipart, 0, 4_294_967_295).optional(),
+  seed: integerField(multipart, 0, 4_294_967_295).optional(),
   user: z.string().max(256).optional(),
 });
 

@@ -57,7 +57,8 @@ export function usageOf(value: unknown): ChatUsage | undefined {
   return usage;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** The value when it is a string; what an untrusted upstream sent is read through this. */
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Tool calls of an answer, keeping only the fields OpenAI defines. */
 export function toolCallsOf(value: unknown): ToolCall[] | undefined {

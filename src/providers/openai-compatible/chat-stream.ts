@@ -15,7 +15,7 @@
 import { DomainError, upstreamError } from '../../domain/errors/domain-error';
 import type { ChatRequest, ChatResult, ChatStreamEvent, ChatUsage, ChoiceDelta, ToolCallDelta } from '../ports';
 import { resultFromCompletion } from './chat-complete';
-import { chatPayload, finishReasonOf, logprobsOf, usageOf } from './chat-payload';
+import { chatPayload, finishReasonOf, logprobsOf, str, usageOf } from './chat-payload';
 import { SseDataParser } from './sse-parser';
 import { asUpstreamError } from '../shared/upstream-errors';
 import { isUndiciTimeout, type UpstreamHttp } from './upstream-http';
@@ -102,8 +102,6 @@ function deltasOfResult(result: ChatResult): ChoiceDelta[] {
     return { index: c.index, delta, finishReason: c.finishReason, logprobs: c.logprobs };
   });
 }
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 function toolCallDeltasOf(value: unknown): ToolCallDelta[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;

@@ -3,7 +3,7 @@ import type { ChatService } from '../../domain/chat/chat-service';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
-import { prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, streamLifetime } from '../sse/sse-writer';
+import { callLifetime, prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream } from '../sse/sse-writer';
 import { chunkBody, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -21,18 +21,14 @@ export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSign
   r.post('/chat/completions', async (req, res) => {
     const key = keyOf(res);
     if (!chat.isStream(req.body)) {
-      const abort = new AbortController();
-      // Only a client that left before the answer aborts the call (aborting after it costs an exception object per request).
-      res.on('close', () => {
-        if (!res.writableFinished) abort.abort();
-      });
+      const abort = callLifetime(res);
       const out = await chat.complete(key, req.body, abort.signal);
       res.set(out.headers).set('x-svc-credits', String(out.costCredits));
       res.json(completionBody(out));
       return;
     }
 
-    const abort = streamLifetime(res, shutdownDeadline?.());
+    const abort = callLifetime(res, shutdownDeadline?.());
     const { info, items: rest } = await chat.stream(key, req.body, abort.signal);
     // Wait for the provider's first event before committing to a 200: an upstream that fails
     // before sending anything (refused, reset, timed out) is then an ordinary HTTP error

@@ -4,7 +4,7 @@ import { responsesParam } from '../../domain/chat/responses/responses-to-chat';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
-import { prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, streamLifetime } from '../sse/sse-writer';
+import { callLifetime, prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream } from '../sse/sse-writer';
 
 /** POST /v1/responses (JSON or the Responses event stream), GET and DELETE /v1/responses/:id. */
 export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
@@ -12,16 +12,12 @@ export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: 
   r.post('/responses', async (req, res) => {
     const key = keyOf(res);
     if (!responses.isStream(req.body)) {
-      const abort = new AbortController();
-      // Only a client that left before the answer aborts the call (aborting after it costs an exception object per request).
-      res.on('close', () => {
-        if (!res.writableFinished) abort.abort();
-      });
+      const abort = callLifetime(res);
       const out = await responses.create(key, req.body, abort.signal);
       res.set(out.headers).set('x-svc-credits', String(out.costCredits)).json(out.response);
       return;
     }
-    const abort = streamLifetime(res, shutdownDeadline?.());
+    const abort = callLifetime(res, shutdownDeadline?.());
     const { headers, events: rest, translator, origins } = await responses.stream(key, req.body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
     const events = prepend(await rest.next(), rest);

@@ -30,11 +30,13 @@ export async function* prepend<T>(first: IteratorResult<T, unknown>, rest: Async
 }
 
 /**
- * The life of a streamed response: `signal` aborts when the client leaves or when the server's
- * drain deadline passes; `cutByShutdown()` tells the second case, in which the stream owes its
- * client a terminal error event (so an SDK raises an error instead of a silent end).
+ * The life of a call: `signal` aborts when the client leaves before its answer is finished (not
+ * after: aborting a finished call would cost an exception object per request) or, for a stream
+ * given the server's drain deadline, when that passes; `cutByShutdown()` tells the second case,
+ * in which the stream owes its client a terminal error event (so an SDK raises an error instead
+ * of a silent end).
  */
-export function streamLifetime(res: Response, shutdownDeadline: AbortSignal | undefined): { signal: AbortSignal; cutByShutdown(): boolean } {
+export function callLifetime(res: Response, shutdownDeadline?: AbortSignal): { signal: AbortSignal; cutByShutdown(): boolean } {
   const abort = new AbortController();
   let cut = false;
   res.on('close', () => {
