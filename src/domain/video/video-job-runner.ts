@@ -76,12 +76,13 @@ export class VideoJobRunner {
    * Submits a job upstream at most once. The row's payload records, under this claim's fence,
    * that a submission is starting; a later claim that finds the mark without a queue id knows an
    * earlier attempt died mid-call (the provider may have the job) and fails the job with a refund
-   * rather than risk a second submission. A submission refused or not answered fails the job
+   * rather than risk a second submission — unless the provider's submit is repeatable (the
+   * simulator's), when it is simply submitted again. A submission refused or not answered fails the job
    * (refund and webhook by the finisher): retrying an unanswered submit could create a duplicate.
    */
   private async submit(item: WorkItem, job: VideoJob, provider: VideoProvider): Promise<void> {
     const { db, jobs, queue, finisher } = this.deps;
-    if (item.payload.submitStarted) {
+    if (item.payload.submitStarted && !provider.submitIsRepeatable) {
       await finisher.fail(job.id, SUBMIT_LOST_REASON);
       return;
     }

@@ -30,6 +30,12 @@ export interface VideoProvider {
   /** Hands the job to the provider; returns the provider's queue id. */
   submit(spec: VideoJobSpec): Promise<{ queueId: string }>;
   /**
+   * True when submitting the same job again creates nothing new (same queue id, no upstream
+   * side effect), so a submission whose confirmation was lost in a crash may simply be repeated.
+   * Otherwise such a job fails with a refund rather than risk a second submission.
+   */
+  readonly submitIsRepeatable?: boolean;
+  /**
    * Asks where the job is. Stateless on our side: everything needed is passed in, so a
    * restarted gateway can poll a job submitted before the crash.
    */

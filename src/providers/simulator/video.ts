@@ -95,6 +95,9 @@ export class SimulatorVideoProvider implements VideoProvider {
     this.now = options.now ?? Date.now;
   }
 
+  /** The queue id is the job's own hash and nothing happens elsewhere: a repeated submit is the same submit. */
+  readonly submitIsRepeatable = true;
+
   async submit(spec: VideoJobSpec): Promise<{ queueId: string }> {
     return { queueId: `sim_${shortHash(spec.jobId)}` };
   }
