@@ -18,7 +18,16 @@ import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 
 export type ParentMessage =
-  | { cmd: 'open'; url: string; tokens: string[]; count: number; concurrency: number }
+  | {
+      cmd: 'open';
+      url: string;
+      tokens: string[];
+      count: number;
+      concurrency: number;
+      /** Source addresses (127.x.y.z: all loopback on Linux), `perAddress` sockets from each, so a per-address cap holds; none: the system's choice. */
+      localAddresses?: string[];
+      perAddress?: number;
+    }
   | { cmd: 'subscribe'; query: string; field: string }
   | { cmd: 'ping'; t: number }
   | { cmd: 'collect'; jobId: string }
@@ -51,12 +60,22 @@ let subscriptionErrors = 0;
 /** jobId → receive times of its terminal event (COMPLETED or FAILED), one per subscriber. */
 const terminal = new Map<string, { status: string; times: number[]; reported: boolean; cpu: NodeJS.CpuUsage; cpuMs: number }>();
 
-function connectOne(url: string, token: string): Promise<Client> {
+/** A ws WebSocket bound to one local address (graphql-ws constructs it with url and protocol only). */
+function boundTo(localAddress: string | undefined): unknown {
+  if (!localAddress) return WebSocket;
+  return class extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { localAddress });
+    }
+  };
+}
+
+function connectOne(url: string, token: string, localAddress?: string): Promise<Client> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const client = createClient({
       url,
-      webSocketImpl: WebSocket,
+      webSocketImpl: boundTo(localAddress),
       lazy: false,
       retryAttempts: 0,
       connectionParams: { authorization: `Bearer ${token}` },
@@ -87,7 +106,8 @@ async function open(m: Extract<ParentMessage, { cmd: 'open' }>): Promise<void> {
     while (next < m.count) {
       const i = next++;
       try {
-        clients.push(await connectOne(m.url, m.tokens[i % m.tokens.length]!));
+        const local = m.localAddresses?.[Math.floor(i / (m.perAddress ?? Infinity))];
+        clients.push(await connectOne(m.url, m.tokens[i % m.tokens.length]!, local));
       } catch (err) {
         failed++;
         if (failures.length < 5) failures.push((err as Error).message);

@@ -39,6 +39,8 @@ export interface PhaseResult {
   /** Gateway phases: the gateway event loop's busy time per answered call, and its utilisation. */
   gatewayBusyMsPerCall?: number;
   gatewayUtilization?: number;
+  /** Gateway phases: CPU time of the gateway's thread per answered call (user + system, from /proc). */
+  gatewayCpuMsPerCall?: number;
   /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
   answered?: [string, number | null][];
   /** 2xx responses per second over the run. */

@@ -67,7 +67,7 @@ export function summaryLines(r: BenchReport): string[] {
       (s) =>
         `c=${s.connections} ${s.streamed ? 'streamed' : 'non-streamed'}: direct ${s.direct.requestsPerSecond.toFixed(0)}, bare ${s.bare.requestsPerSecond.toFixed(0)}, ` +
         `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare; added mean ${ms(s.addedMeanMs)} ms; ` +
-        `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)})`,
+        `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call`,
     ),
     `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
   ];
@@ -88,13 +88,13 @@ export function renderMarkdown(r: BenchReport): string {
     'worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to `data: [DONE]`).',
     `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one.`,
     '',
-    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (s) =>
         `| ${s.connections} | ${s.streamed ? 'streamed' : 'non-streamed'} | ${s.direct.requestsPerSecond.toFixed(0)} | ${s.bare.requestsPerSecond.toFixed(0)} | ` +
         `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} | ` +
-        `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} |`,
+        `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} | ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} |`,
     ),
     '',
     '## Every phase',

@@ -17,9 +17,13 @@
  * 3,000 over 300 accounts) big enough that no key reaches its limit. Any 429 would show in the
  * status-code column, and the run warns about it.
  *
- * Then (unless BENCH_FANOUT=0) the subscription fan-out phase (bench/fanout.ts): 1,000 graphql-ws subscribers in a child
- * process on the same gateway, memory per idle connection, and job completion → each subscriber.
- * SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
+ * Then (unless BENCH_FANOUT=0) the subscription fan-out phase (bench/fanout.ts): rounds of 1,000 and 10,000 graphql-ws
+ * subscribers in child processes on the same gateway: connect rate, memory per socket, job completion → each subscriber,
+ * /healthz while they connect and while events fan out. BENCH_ONLY=fanout runs that phase alone and replaces only its
+ * section of the results. SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
+ *
+ * Then (unless BENCH_MEDIA=0) the heavy-media phase (bench/media.ts): ten concurrent large image
+ * edits while /healthz is polled, reporting its p50/p99/max and edits/s.
  */
 import 'reflect-metadata';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +43,9 @@ import type { LoadJob, PhaseResult } from './phase';
 import { renderMarkdown, summaryLines, type BenchReport } from './report';
 import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
 import { profiled } from './profiler';
-import { renderFanoutMarkdown, runFanoutPhase, type FanoutResult } from './fanout';
+import { mainThreadCpuMs } from './thread-cpu';
+import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResult } from './fanout';
+import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
         DATA_DIR: dataDir,
         DATABASE_URL: database.url,
         REDIS_URL: process.env.REDIS_URL,
+        CHARGE_COMMITS_IN_FLIGHT: process.env.CHARGE_COMMITS_IN_FLIGHT,
         MODELS_FILE: modelsFile,
         // Calls cut off at the end of a phase log upstream_error warnings: not news here.
         LOG_LEVEL: 'error',
@@ -188,6 +195,14 @@ async function main(): Promise<void> {
     const gatewayUrl = await gateway.listen();
     const store = `${database.url ? 'PostgreSQL' : 'embedded PGlite'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process'} rate limits`;
     log(`gateway ${gatewayUrl} (${store}), upstream ${upstream.url}`);
+    if (process.env.BENCH_ONLY === 'fanout') {
+      // The fan-out phase alone: its section of latest.{md,json} is replaced, the other phases' kept.
+      const only = await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
+      const environment = { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`, database: database.url ? 'postgresql' : 'pglite', redis: Boolean(process.env.REDIS_URL) };
+      writeFanoutOnly(RESULTS_DIR, only, environment);
+      if (only.error) throw new Error(`the fan-out phase failed: ${only.error}`);
+      return;
+    }
 
     const keys = await keyPool(gateway, KEY_POOL);
     log(`${keys.length} live keys over ${Math.ceil(keys.length / MAX_ACTIVE_KEYS)} accounts (${RATE_LIMITS.chat} chat requests/min each)`);
@@ -233,11 +248,14 @@ async function main(): Promise<void> {
       const mark = job.target === 'gateway' ? await ledgerMark(gateway) : 0;
       // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
       const elu = performance.eventLoopUtilization();
+      const cpuBefore = mainThreadCpuMs();
       const r = job.target === 'gateway' ? await profiled(job.id, () => runPhase(job)) : await runPhase(job);
       if (job.target === 'gateway') {
         const used = performance.eventLoopUtilization(elu);
         r.gatewayBusyMsPerCall = Math.round((used.active / Math.max(1, r.completed2xx)) * 1000) / 1000;
         r.gatewayUtilization = Math.round(used.utilization * 1000) / 1000;
+        const cpuAfter = mainThreadCpuMs();
+        if (cpuBefore !== null && cpuAfter !== null) r.gatewayCpuMsPerCall = Math.round(((cpuAfter - cpuBefore) / Math.max(1, r.completed2xx)) * 1000) / 1000;
       }
       log(`(${job.id}) ${fmt(r)}`);
       if (job.target === 'gateway') {
@@ -253,8 +271,10 @@ async function main(): Promise<void> {
 
     // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
     const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
+    // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
+    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' ? undefined : await runMediaPhase(gateway, gatewayUrl, { log });
     const batches = gateway.services.chargeBatcher.stats;
-    const report: BenchReport & { fanout?: FanoutResult } = {
+    const report: BenchReport & { fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -269,15 +289,17 @@ async function main(): Promise<void> {
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
       fanout,
+      media,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (fanout ? renderFanoutMarkdown(fanout) : ''));
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
     for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);
     if (wrong.length > 0) throw new Error(`the money check failed after ${wrong.map((m) => m.phase).join(', ')}`);
     if (fanout?.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
+    if (media?.error) throw new Error(`the heavy-media phase failed: ${media.error}`);
   } finally {
     await gateway?.close();
     await bare.close();

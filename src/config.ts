@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { leaseProblems } from './domain/work/lease-policy';
+import { trustedProxies } from './infra/http/client-address';
 
 /**
  * Configuration is read from the environment once, at start-up, into a typed object; nothing else
@@ -68,6 +69,34 @@ const schema = z.object({
   LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** Internal tuning: a credit lease whose instance stopped heartbeating this long is closed by another. */
   LEASE_GRACE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /**
+   * Internal tuning: charge transactions in flight at once on PostgreSQL (the embedded database
+   * always uses one). More stop calls queueing behind the commit ahead of theirs but make smaller
+   * batches, so more commits: worth it when PostgreSQL has cores of its own.
+   */
+  CHARGE_COMMITS_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(1),
+  /**
+   * GraphQL WebSocket connections one client address (IPv6: one /64) may hold open on an
+   * instance; 0: no cap. 1,000: a browser or an SDK holds one socket (up to 20 operations each),
+   * a NATed office or a backend a few hundred, while one address alone cannot take more than a
+   * tenth of an instance sized for 10,000 sockets. Behind a proxy set TRUSTED_PROXIES, or every
+   * connection counts against the proxy's address.
+   */
+  WS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client. */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const ranges = v.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      try {
+        trustedProxies(ranges);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+      return ranges;
+    }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -91,7 +120,10 @@ export interface Config {
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
   shutdownNoticeSeconds: number;
-  creditLeases: { idleSeconds: number; graceSeconds: number };
+  creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number };
+  wsMaxConnectionsPerAddress: number;
+  /** TRUSTED_PROXIES: addresses or CIDR ranges; empty: the peer is the client. */
+  trustedProxies: string[];
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
 }
@@ -137,7 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
-    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS },
+    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS, commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT },
+    wsMaxConnectionsPerAddress: c.WS_MAX_CONNECTIONS_PER_ADDRESS,
+    trustedProxies: c.TRUSTED_PROXIES,
     logLevel: c.LOG_LEVEL,
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,

@@ -7,13 +7,14 @@ import { Metrics } from './infra/observability/metrics';
 import { createRedis, whenReady } from './infra/redis/redis-client';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
-import { createHttpApp } from './rest/http-app';
+import { CHAT_BODY_LIMIT, createHttpApp } from './rest/http-app';
 import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
-import { chatRoutes } from './rest/routes/chat-routes';
-import { responsesRoutes } from './rest/routes/responses-routes';
+import { chatCompletionsHandler, chatRoutes } from './rest/routes/chat-routes';
+import { createResponseHandler, responsesRoutes } from './rest/routes/responses-routes';
+import { withJsonLane } from './rest/json-lane';
 import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-routes';
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
@@ -79,11 +80,18 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   }
   let boundOrigin: string | undefined;
   const publicBaseUrl = () => config.publicBaseUrl ?? boundOrigin ?? `http://${config.host}:${config.port}`;
-  const services = await buildServices({ config, db: database.db, redis, logger, metrics, publicBaseUrl });
+  const services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl });
   const s = services;
 
   let draining = false;
-  const graphql = await createGraphQLDoor({ services: s, logger, production: config.env === 'production' });
+  const shutdownDeadline = () => drain.deadline;
+  const graphql = await createGraphQLDoor({
+    services: s,
+    logger,
+    production: config.env === 'production',
+    maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
+    trustedProxies: config.trustedProxies,
+  });
   const app = createHttpApp({
     logger,
     metrics,
@@ -105,16 +113,21 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
-      v1Raw: [imageEditRoutes(s.images)],
+      v1Raw: [imageEditRoutes(s.images, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
       // The busiest first: Express tries routers in order.
-      v1: [chatRoutes(s.chat, () => drain.deadline), responsesRoutes(s.responses, () => drain.deadline), imageGenerationRoutes(s.images), modelsRoutes(s.catalog), videoRoutes(s.video)],
+      v1: [chatRoutes(s.chat, shutdownDeadline), responsesRoutes(s.responses, shutdownDeadline), imageGenerationRoutes(s.images), modelsRoutes(s.catalog), videoRoutes(s.video)],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
-    idempotency: { raw: idempotencyMiddleware(s.idempotency, logger, 'raw'), json: idempotencyMiddleware(s.idempotency, logger, 'json') },
+    idempotency: { json: idempotencyMiddleware(s.idempotency, logger, 'json') },
   });
-  const server = createServer(app);
+  // The billed JSON POSTs skip Express when nothing about them needs it (rest/json-lane.ts).
+  const lane = [
+    { path: '/v1/chat/completions', limitBytes: CHAT_BODY_LIMIT, handle: chatCompletionsHandler(s.chat, shutdownDeadline) },
+    { path: '/v1/responses', limitBytes: CHAT_BODY_LIMIT, handle: createResponseHandler(s.responses, shutdownDeadline) },
+  ];
+  const server = createServer(withJsonLane({ keys: s.keys, metrics, logger }, lane, app));
   graphql.attach(server);
   const drain = new HttpDrain(server);
   let closing: Promise<void> | undefined;

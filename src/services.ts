@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { ConfigError, type Config } from './config';
 import { leaseProblems } from './domain/work/lease-policy';
-import type { Database } from './domain/ports/database';
+import type { Database, SqlExecutor } from './domain/ports/database';
 import type { Logger } from './infra/observability/logger';
 import type { Metrics } from './infra/observability/metrics';
 import { Catalog } from './domain/catalog/catalog';
@@ -33,6 +33,7 @@ import { VideoJobRepository } from './domain/video/video-job-repository';
 import { JobFinisher } from './domain/video/job-finisher';
 import { VideoJobRunner } from './domain/video/video-job-runner';
 import { WorkQueue } from './domain/work/work-queue';
+import { TestKeyBudget } from './domain/ratelimit/test-key-budget';
 import { Worker } from './domain/work/worker';
 import { WebhookDeliverer } from './domain/webhooks/webhook-deliverer';
 import type { JobEventBus } from './domain/events/job-events';
@@ -54,6 +55,8 @@ export type Services = Awaited<ReturnType<typeof buildServices>>;
 export async function buildServices(deps: {
   config: Config;
   db: Database;
+  /** The hot path's executor for the charge batches (defaults to `db`). */
+  hotDb?: SqlExecutor;
   redis?: Redis;
   logger: Logger;
   metrics: Metrics;
@@ -97,8 +100,8 @@ export async function buildServices(deps: {
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
-  const leaseStore = new LeaseStore(db);
-  const chargeBatcher = new ChargeBatcher(leaseStore, db.dialect === 'pglite' ? 4 : 0);
+  const leaseStore = new LeaseStore(db, deps.hotDb);
+  const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, config.creditLeases.commitsInFlight);
   const leaseRecalls = topic('svc:lease-recalls');
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {
     instanceId: newId('inst'),
@@ -115,7 +118,7 @@ export async function buildServices(deps: {
   const idempotency = new IdempotencyService(db);
   const chat = new ChatService(catalog, providers, billing, limiter);
   const responses = new ResponsesService(chat, new ResponseStore(db));
-  const images = new ImageService(catalog, providers, billing, limiter, media);
+  const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
   const queue = new WorkQueue(db, config.workLeaseSeconds);
   const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));

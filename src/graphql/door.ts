@@ -17,7 +17,15 @@ export interface GraphQLDoor {
 }
 
 /** The GraphQL front door: one schema, one error mapping, one set of limits for HTTP and WebSocket. */
-export async function createGraphQLDoor(deps: { services: GraphQLServices; logger: Logger; production: boolean }): Promise<GraphQLDoor> {
+export async function createGraphQLDoor(deps: {
+  services: GraphQLServices;
+  logger: Logger;
+  production: boolean;
+  /** WebSocket connections one client address may hold (0: no cap). */
+  maxConnectionsPerAddress: number;
+  /** Proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
+  trustedProxies: readonly string[];
+}): Promise<GraphQLDoor> {
   const schema = await buildGraphQLSchema();
   const formatError = createFormatError(deps.logger, deps.production);
   const shared = { schema, services: deps.services, formatError, logger: deps.logger, production: deps.production };
@@ -26,7 +34,7 @@ export async function createGraphQLDoor(deps: { services: GraphQLServices; logge
   return {
     mount: http.mount,
     attach: (server) => {
-      ws = attachWebSocketDoor(server, shared);
+      ws = attachWebSocketDoor(server, { ...shared, maxConnectionsPerAddress: deps.maxConnectionsPerAddress, trustedProxies: deps.trustedProxies });
     },
     close: async () => {
       await ws?.close();

@@ -1,5 +1,5 @@
 import { DomainError } from '../domain/errors/domain-error';
-import type { JobEventBus } from '../domain/events/job-events';
+import type { JobEventBus, JobEventScope } from '../domain/events/job-events';
 import type { VideoJob } from '../domain/video/video-job';
 
 const RANK = { PROCESSING: 0, COMPLETED: 1, FAILED: 1 } as const;
@@ -12,6 +12,8 @@ function isNewer(a: VideoJob, b: VideoJob): boolean {
 }
 
 export interface JobStreamOptions {
+  /** The events the bus brings this stream (its account's, or its job's); `accept` still decides. */
+  scope?: JobEventScope;
   /** Which events this subscriber sees (its account, its job). */
   accept: (job: VideoJob) => boolean;
   /** Events held for a slow reader; past this the stream ends with an error instead of growing. */
@@ -41,7 +43,7 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
   constructor(bus: JobEventBus, private readonly opts: JobStreamOptions) {
     this.unsubscribe = bus.subscribe(({ job }) => {
       if (opts.accept(job)) this.push(job);
-    });
+    }, opts.scope);
     const resync = opts.resync;
     if (resync && bus.onReconnect) {
       this.stopResync = bus.onReconnect(() => {

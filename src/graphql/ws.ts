@@ -1,15 +1,21 @@
-import type { Server } from 'node:http';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
 import { bearerToken } from '../infra/http/bearer-token';
+import { clientAddress, trustedProxies } from '../infra/http/client-address';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
-import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';
+import { LIMITS, costError } from './limits';
+import { documentChecker, type CheckedDocument } from './document-checks';
+import { sharedSubscribe } from './shared-execution';
+import { TurnGate } from './turn-gate';
 import { unstorableArgumentError } from './storable-arguments';
+import { ConnectionCap } from './connection-cap';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -70,11 +76,11 @@ class KeySockets {
  * Everything between a `subscribe` message and execution, done here rather than by graphql-ws so
  * the WebSocket door has HTTP's limits: the per-connection cap, the credential checked again
  * (a key revoked or a token expired since connecting stops new operations), token-bounded parsing,
- * the shape bounds before validation, and the cost bound. Never throws: graphql-ws would close
- * the socket.
+ * the shape bounds before validation (both remembered per document text), and the cost bound.
+ * Never throws: graphql-ws would close the socket.
  */
 async function prepare(
-  deps: { schema: GraphQLSchema; services: GraphQLServices; production: boolean },
+  deps: { schema: GraphQLSchema; services: GraphQLServices; checkDocument: (text: string) => CheckedDocument },
   activeOperations: number,
   token: string,
   payload: { query: unknown; variables?: Record<string, unknown> | null; operationName?: string | null },
@@ -90,17 +96,12 @@ async function prepare(
     return [err instanceof DomainError ? asGraphQLError(err) : new GraphQLError('Authentication failed', { originalError: err as Error })];
   }
   if (typeof payload.query !== 'string') return [new GraphQLError('The operation has no query.', { extensions: { code: 'BAD_REQUEST' } })];
-  let document;
-  try {
-    document = parse(payload.query, PARSE_OPTIONS);
-  } catch (err) {
-    return [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
-  }
-  const outOfBounds = documentLimitError(document) ?? unstorableArgumentError(document, payload.variables);
+  const checked = deps.checkDocument(payload.query);
+  if (!checked.ok) return [...checked.errors];
+  const { document } = checked;
+  const outOfBounds = checked.limitError ?? unstorableArgumentError(document, payload.variables);
   if (outOfBounds) return [outOfBounds];
-  const rules = deps.production ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : specifiedRules;
-  const invalid = validate(deps.schema, document, rules);
-  if (invalid.length > 0) return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+  if (checked.invalid.length > 0) return [...checked.invalid];
   const tooCostly = costError(deps.schema, document, payload.variables ?? undefined, payload.operationName);
   if (tooCostly) return [tooCostly];
   const contextValue: GraphQLContext = { principal, services: deps.services };
@@ -108,18 +109,44 @@ async function prepare(
 }
 
 /**
+ * An upgrade refused before the handshake: a plain HTTP answer with the OpenAI error body (the
+ * status from the one error table), so a client sees why rather than a dropped connection.
+ */
+function refuseUpgrade(socket: Duplex, err: DomainError): void {
+  const body = JSON.stringify({ error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+  const retry = err.retryAfterSeconds === undefined ? '' : `Retry-After: ${err.retryAfterSeconds}\r\n`;
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\nConnection: close\r\nContent-Type: application/json\r\n${retry}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/**
  * graphql-transport-ws on the HTTP server's port, path /graphql. The credential is checked at
  * connection time (`connectionParams.authorization`); a missing or bad one closes the socket
- * (4403) before any operation runs.
+ * (4403) before any operation runs. One client address holds at most `maxConnectionsPerAddress`
+ * sockets (0: no cap); an upgrade past it is answered 429 before the handshake. Behind a trusted
+ * proxy the client's address is read from X-Forwarded-For.
  */
 export function attachWebSocketDoor(
   server: Server,
-  deps: { schema: GraphQLSchema; services: GraphQLServices; formatError: FormatError; logger: Logger; production: boolean },
+  deps: {
+    schema: GraphQLSchema;
+    services: GraphQLServices;
+    formatError: FormatError;
+    logger: Logger;
+    production: boolean;
+    maxConnectionsPerAddress: number;
+    /** Proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
+    trustedProxies: readonly string[];
+  },
 ): { close: () => Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
+  const cap = new ConnectionCap(deps.maxConnectionsPerAddress);
+  const proxies = trustedProxies(deps.trustedProxies);
   let closing = false;
 
-  const onUpgrade = (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== GRAPHQL_PATH) {
       // Another door may own this path; when none does, do not leave the socket hanging.
@@ -127,19 +154,33 @@ export function attachWebSocketDoor(
       return;
     }
     if (closing) return void socket.destroy();
+    const release = cap.acquire(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies));
+    if (!release) {
+      if (!req.socket.remoteAddress) return void socket.destroy();
+      const msg = `Too many WebSocket connections from this address: at most ${cap.perAddress} at once. Close one, or retry later.`;
+      return refuseUpgrade(socket, new DomainError('rate_limit_exceeded', msg, { code: 'too_many_connections', retryAfterSeconds: 5 }));
+    }
+    // The place is held until the TCP socket is gone, whatever ends it (handshake refused, close, reset).
+    socket.once('close', release);
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   };
   server.on('upgrade', onUpgrade);
 
+  // Connection checks and operation starts share one gate: ~64 of them per turn is ~5–10 ms.
+  const gate = new TurnGate(64);
+  const prepareDeps = { schema: deps.schema, services: deps.services, checkDocument: documentChecker(deps.schema, deps.production) };
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const keySockets = new KeySockets(deps.services, deps.logger);
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {
       isProd: deps.production,
+      // One execution per event and identical operation, however many subscriptions watch it.
+      subscribe: sharedSubscribe,
       onConnect: async (ctx) => {
         const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
         const token = typeof raw === 'string' ? bearerToken(raw) : null;
         if (!token) return false;
+        await gate.pass();
         try {
           const principal = await authenticateBearer(token, deps.services);
           ctx.extra.token = token;
@@ -157,8 +198,10 @@ export function attachWebSocketDoor(
           return false;
         }
       },
-      onSubscribe: async (ctx, _id, payload) =>
-        prepare(deps, Object.keys(ctx.subscriptions).length, ctx.extra.token ?? '', payload),
+      onSubscribe: async (ctx, _id, payload) => {
+        await gate.pass();
+        return prepare(prepareDeps, Object.keys(ctx.subscriptions).length, ctx.extra.token ?? '', payload);
+      },
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
       onError: (_ctx, _id, _payload, errors) => format(errors),
     },

@@ -1,12 +1,23 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
+import { sendJson } from './json-response';
 
-/** The OpenAI error body, the only error shape this service writes. */
-export function sendError(res: Response, err: DomainError): void {
-  if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
-  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  res.status(err.status).json({ error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+/** The OpenAI error body, the only error shape this service writes (on node:http, so both the Express app and the JSON lane use it). */
+export function sendError(res: ServerResponse, err: DomainError): void {
+  const headers = err.retryAfterSeconds === undefined ? err.headers : { ...err.headers, 'Retry-After': String(err.retryAfterSeconds) };
+  sendJson(res, err.status, headers, { error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+}
+
+/** A request body past its endpoint's limit (body-parser's, the JSON lane's, a replayed multipart body's). */
+export function bodyTooLarge(): DomainError {
+  return new DomainError('request_too_large', 'The request body is larger than this endpoint accepts.');
+}
+
+/** A JSON body that does not parse, or is not an object or an array. */
+export function bodyNotJson(): DomainError {
+  return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
 }
 
 /** Errors raised by body parsing and other middleware, mapped to the domain's error types. */
@@ -14,8 +25,8 @@ export function toDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
   const e = err as { type?: string; status?: number; code?: string; field?: string };
   if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE' || e?.code === 'LIMIT_FIELD_VALUE')
-    return new DomainError('request_too_large', 'The request body is larger than this endpoint accepts.');
-  if (e?.type === 'entity.parse.failed') return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
+    return bodyTooLarge();
+  if (e?.type === 'entity.parse.failed') return bodyNotJson();
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported')
     return new DomainError('invalid_request_error', 'Unsupported body encoding.');
   if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_'))
@@ -23,23 +34,27 @@ export function toDomainError(err: unknown): DomainError | null {
   return null;
 }
 
-/** One error middleware: typed errors become their status; anything else is a 500 without internals. */
+/** Typed errors become their status; anything else is a 500 without internals. The one place a failed request is answered. */
+export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse): void {
+  const domain = toDomainError(err);
+  const path = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '').split('?', 1)[0];
+  if (res.headersSent) {
+    logger.warn({ err: domain ?? err, path }, 'error after the response started');
+    res.end();
+    return;
+  }
+  if (domain) {
+    if (domain.status >= 500) logger.warn({ type: domain.type, path, cause: String(domain.cause ?? '') }, domain.message);
+    sendError(res, domain);
+    return;
+  }
+  logger.error({ err, path }, 'unhandled error');
+  sendError(res, new DomainError('internal_error', 'The server had an error while processing the request.'));
+}
+
+/** The Express end of the one error path. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    const domain = toDomainError(err);
-    if (res.headersSent) {
-      logger.warn({ err: domain ?? err, path: req.path }, 'error after the response started');
-      res.end();
-      return;
-    }
-    if (domain) {
-      if (domain.status >= 500) logger.warn({ type: domain.type, path: req.path, cause: String(domain.cause ?? '') }, domain.message);
-      sendError(res, domain);
-      return;
-    }
-    logger.error({ err, path: req.path }, 'unhandled error');
-    sendError(res, new DomainError('internal_error', 'The server had an error while processing the request.'));
-  };
+  return (err, req, res, _next) => answerFailure(logger, err, req, res);
 }
 
 export const notFoundHandler: RequestHandler = (req, res) => {

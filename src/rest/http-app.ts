@@ -5,12 +5,13 @@ import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { storableText } from './storable-text';
+import { observeRequest } from './request-metrics';
 import { requireAdmin, requireApiKey, requireIdToken } from './auth';
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
 export const JSON_BODY_LIMIT = '1mb';
 /** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
-export const CHAT_BODY_LIMIT = '25mb';
+export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
 const LARGE_BODY_PATHS = new Set(['/chat/completions', '/responses']);
 
 export interface RestDoors {
@@ -22,7 +23,10 @@ export interface RestDoors {
   admin: Router[];
   /** Unauthenticated routers (health, metrics, media with their own tokens). */
   open: Router[];
-  /** Routers mounted before the JSON parser (multipart endpoints), behind API-key authentication. */
+  /**
+   * Routers mounted before the JSON parser (multipart endpoints), behind API-key authentication;
+   * each places the raw Idempotency-Key handler itself, after its rate limit (see image-routes).
+   */
   v1Raw?: Router[];
 }
 
@@ -54,8 +58,8 @@ export function createHttpApp(deps: {
   adminToken?: string;
   doors: RestDoors;
   graphql?: (app: Express) => void;
-  /** Idempotency-Key handling around the billable /v1 POSTs: one for the raw chain, one after the JSON parser. */
-  idempotency?: { raw: RequestHandler; json: RequestHandler };
+  /** Idempotency-Key handling around the billable JSON /v1 POSTs, after the JSON parser. */
+  idempotency?: { json: RequestHandler };
 }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -63,12 +67,7 @@ export function createHttpApp(deps: {
   app.set('trust proxy', false);
 
   app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const group = routeLabel(req, res.statusCode);
-      deps.metrics.httpRequests.inc({ route: group, status: String(res.statusCode) });
-      deps.metrics.httpDuration.observe({ route: group }, Number(process.hrtime.bigint() - started) / 1e9);
-    });
+    observeRequest(deps.metrics, res, (status) => routeLabel(req, status));
     next();
   });
 
@@ -81,7 +80,7 @@ export function createHttpApp(deps: {
   // Authenticated before the body is read: a stranger cannot make us parse 25 MB.
   v1.use(v1Auth);
   // Multipart endpoints come before the JSON parser.
-  for (const r of deps.doors.v1Raw ?? []) v1.use(...(idem ? [idem.raw] : []), r);
+  for (const r of deps.doors.v1Raw ?? []) v1.use(r);
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: true });
   const largeJson = express.json({ limit: CHAT_BODY_LIMIT, strict: true });
   const v1Json: express.RequestHandler = (req, res, next) => (LARGE_BODY_PATHS.has(req.path) ? largeJson : json)(req, res, next);

@@ -4,12 +4,11 @@ import type { Logger } from '../infra/observability/logger';
 import { stableJson } from '../domain/idempotency/stable-json';
 import { keyOf } from './auth';
 import { readAndReplayBody, withoutBoundary } from './raw-body';
+import { MAX_MULTIPART_BODY_BYTES } from './upload-cap';
 
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
 export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
 
-/** 16 images and a mask of 20 MB each, plus fields. */
-const MAX_MULTIPART_BYTES = 17 * 20 * 1024 * 1024 + 1024 * 1024;
 
 /** Response headers that belong to the connection, not to the answer. */
 const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after']);
@@ -19,8 +18,8 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  * first request with a key runs and its response is captured at `res.end` and stored before it
  * is sent; a retry with the same key and body gets that response again with
  * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
- * Mounted twice: in the raw chain for multipart (image edits) and after the JSON parser for the
- * rest. A streamed chat request (`stream: true`) is not replayable and ignores the header.
+ * Mounted twice: inside the multipart route (image edits), after its rate limit and size check,
+ * and after the JSON parser for the rest. A streamed chat request (`stream: true`) is not replayable and ignores the header.
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {
@@ -32,7 +31,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     const apiKeyId = keyOf(res).keyId;
     let fingerprint: string;
     if (multipart) {
-      const body = await readAndReplayBody(req, MAX_MULTIPART_BYTES);
+      const body = await readAndReplayBody(req, MAX_MULTIPART_BODY_BYTES);
       fingerprint = IdempotencyService.fingerprint(['POST', req.path, withoutBoundary(body, req.get('content-type'))]);
     } else {
       if ((req.body as { stream?: unknown } | undefined)?.stream === true) return next();
@@ -62,6 +61,13 @@ function captureEnd(res: Response, store: (r: StoredResponse) => Promise<unknown
   const toBuffer = (c: unknown, enc?: unknown) => (Buffer.isBuffer(c) ? c : Buffer.from(String(c), typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8'));
   const write = res.write.bind(res) as (...a: unknown[]) => boolean;
   const end = res.end.bind(res) as (...a: unknown[]) => Response;
+  const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => Response;
+  // Headers given to writeHead are not kept where getHeaders() reads them: set them one by one.
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const headers = rest.find((a) => typeof a === 'object' && a !== null) as Record<string, string | string[]> | undefined;
+    if (headers) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    return writeHead(status, ...rest.filter((a) => typeof a === 'string'));
+  }) as Response['writeHead'];
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
     return write(chunk, ...rest);

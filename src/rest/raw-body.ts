@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { Readable } from 'node:stream';
-import { DomainError } from '../domain/errors/domain-error';
+import { bodyTooLarge } from './error-middleware';
 
 /**
  * Reads a request body that a later parser (multer) would otherwise read, and hands that parser
@@ -13,7 +13,7 @@ export async function readAndReplayBody(req: Request, maxBytes: number): Promise
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new DomainError('request_too_large', 'The request body is larger than this endpoint accepts.');
+    if (size > maxBytes) throw bodyTooLarge();
     chunks.push(chunk as Buffer);
   }
   const body = Buffer.concat(chunks);

@@ -27,9 +27,9 @@ afterAll(async () => {
 });
 
 const recalls = new LocalTopicFeed();
-function instance(name: string, options: Partial<LeaseBookOptions> = {}): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
+function instance(name: string, options: Partial<LeaseBookOptions> = {}, maxCommits = 1): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
   const store = new LeaseStore(gw.gateway.database.db);
-  const batcher = new ChargeBatcher(store);
+  const batcher = new ChargeBatcher(store, 0, maxCommits);
   const book = new LeaseBook(store, batcher, recalls, {
     instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
     idleMs: 60_000,
@@ -174,6 +174,30 @@ test('a long call keeps its lease alive by heartbeat: charged in full after seve
   expect(await openLeases(acct.id)).toBe(1);
   expect(await billing.settle(hold, creditsToMicro(1.5))).toBe(creditsToMicro(1.5));
   expect(await gw.balance(acct)).toBe(98.5);
+});
+
+test('four charge transactions in flight: calls sharing leases, some above their hold, each charged once', async () => {
+  const acct = await gw.newAccount(1000);
+  const keys = await Promise.all([liveKey(acct), liveKey(acct), liveKey(acct)]);
+  const { billing, batcher } = instance('concurrent', {}, 4);
+  const before = { ...batcher.stats };
+  const charged = await Promise.all(
+    Array.from({ length: 150 }, async (_, i) => {
+      const hold = await billing.hold(keys[i % 3]!, creditsToMicro(0.02), 'svc-chat-1', `chatcmpl-conc-${i}`);
+      // Every fifth call reports usage above its hold: the excess is debited from the account row.
+      return billing.settle(hold, creditsToMicro(i % 5 === 0 ? 0.05 : 0.01));
+    }),
+  );
+  const expected = Array.from({ length: 150 }, (_, i) => creditsToMicro(i % 5 === 0 ? 0.05 : 0.01));
+  expect(charged).toEqual(expected);
+  expect(batcher.stats.charges - before.charges).toBe(150);
+  const total = expected.reduce((a, b) => a + b, 0);
+  const recorded = await db().one<{ n: string; lease: string }>(
+    `select count(*) as n, coalesce(sum(amount_micro), 0) as lease from lease_charges where request_id like 'chatcmpl-conc-%'`,
+  );
+  expect(Number(recorded!.n)).toBe(150);
+  // The balance shown counts unspent leased credits: it has moved by exactly the charges.
+  expect(await gw.balance(acct)).toBeCloseTo(1000 - total / 1e6, 9);
 });
 
 test('group commit: concurrent charges share transactions', async () => {

@@ -14,7 +14,11 @@ describe('configuration', () => {
       webhook: { retryDelaysSeconds: [5, 25], timeoutSeconds: 10, allowLocal: false },
       simulatorVideoSeconds: 5,
       videoJobTimeoutSeconds: 900,
+      wsMaxConnectionsPerAddress: 1000,
     });
+    expect(loadConfig({ WS_MAX_CONNECTIONS_PER_ADDRESS: '0' }).wsMaxConnectionsPerAddress).toBe(0);
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    expect(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, fd00::1 ,' }).trustedProxies).toEqual(['10.0.0.0/8', 'fd00::1']);
   });
 
   test.each([
@@ -24,6 +28,9 @@ describe('configuration', () => {
     ['WEBHOOK_RETRY_DELAYS', '5,soon'],
     ['ADMIN_TOKEN', 'short'],
     ['VIDEO_JOB_TIMEOUT_SECONDS', '-1'],
+    ['WS_MAX_CONNECTIONS_PER_ADDRESS', '-1'],
+    ['WS_MAX_CONNECTIONS_PER_ADDRESS', '2.5'],
+    ['TRUSTED_PROXIES', '10.0.0.0/8,caddy'],
   ])('a wrong %s stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

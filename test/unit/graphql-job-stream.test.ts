@@ -2,26 +2,15 @@ import { LocalJobEventBus } from '../../src/infra/events/local-event-bus';
 import { JobStream } from '../../src/graphql/job-stream';
 import type { VideoJob } from '../../src/domain/video/video-job';
 
-/** A bus that counts its listeners, to see that every stream lets go of it. */
-class CountingBus extends LocalJobEventBus {
-  listeners = 0;
-  override subscribe(listener: Parameters<LocalJobEventBus['subscribe']>[0]): () => void {
-    this.listeners++;
-    const off = super.subscribe(listener);
-    return () => {
-      this.listeners--;
-      off();
-    };
-  }
-}
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const job = (id: string, status: VideoJob['status'], second: number, accountId = 'acct_1') =>
   ({ id, accountId, status, updatedAt: at(second), createdAt: at(0) }) as VideoJob;
 
-let bus: CountingBus;
+/** `bus.listeners` counts the subscriptions listening, to see that every stream lets go of the bus. */
+let bus: LocalJobEventBus;
 beforeEach(() => {
-  bus = new CountingBus();
+  bus = new LocalJobEventBus();
 });
 
 test('one job: the state read first, buffered events it covers dropped, then the end after a terminal state', async () => {

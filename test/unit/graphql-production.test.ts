@@ -20,7 +20,7 @@ const services = {
 } as unknown as GraphQLServices;
 
 async function serve(production: boolean): Promise<{ url: string; close: () => Promise<void> }> {
-  const door: GraphQLDoor = await createGraphQLDoor({ services, logger, production });
+  const door: GraphQLDoor = await createGraphQLDoor({ services, logger, production, maxConnectionsPerAddress: 0, trustedProxies: [] });
   const app = express();
   door.mount(app);
   const server: Server = createServer(app);

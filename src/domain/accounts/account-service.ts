@@ -1,8 +1,10 @@
 import type { Database, SqlExecutor } from '../ports/database';
+import { z } from 'zod';
 import { notFound } from '../errors/domain-error';
 import { newId } from '../shared/ids';
 import * as ledger from '../credits/ledger';
-import { creditsToMicro } from '../shared/money';
+import { creditAmount } from '../shared/credit-amount';
+import { parseInput } from '../shared/validate';
 
 export interface Account {
   id: string;
@@ -30,6 +32,9 @@ const toAccount = (r: AccountRow): Account => ({
   member: r.member,
   created: new Date(r.created_at),
 });
+
+/** An operator grant: signed credits (negative takes away), exact micro-credits after parsing. */
+const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 }), reason: z.string().trim().min(1).max(500) }).strict();
 
 /** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
 export class AccountService {
@@ -66,11 +71,12 @@ export class AccountService {
     return this.get(accountId);
   }
 
-  /** Operator grant (or removal, never below zero). Answers the new balance in micro-credits. */
-  async adjustCredits(accountId: string, credits: number, reason: string): Promise<Account> {
+  /** Operator grant (or removal, never below zero) of `{ credits, reason }`. Answers the account after it. */
+  async adjustCredits(accountId: string, input: unknown): Promise<Account> {
+    const { credits: amountMicro, reason } = parseInput(grantInput, input);
     return this.db.transaction(async (tx) => {
       await this.get(accountId, tx);
-      await ledger.grant(tx, { accountId, amountMicro: creditsToMicro(credits), reason });
+      await ledger.grant(tx, { accountId, amountMicro, reason });
       return this.get(accountId, tx);
     });
   }

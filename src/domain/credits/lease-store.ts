@@ -2,7 +2,7 @@
  * The database side of credit leases: each call is one round trip to a SQL function of
  * migration 20261122000500, where the money rules live (take, close, record charges).
  */
-import type { Database } from '../ports/database';
+import type { Database, SqlExecutor } from '../ports/database';
 import { insufficientCredits } from '../errors/domain-error';
 import { dailyCapExceeded } from './ledger';
 
@@ -31,7 +31,11 @@ export interface ChargeOutcome {
 }
 
 export class LeaseStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Where the charge batches go: the hot path's own connections when the adapter has them. */
+    private readonly hot: SqlExecutor = db,
+  ) {}
 
   /** A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. */
   async take(input: { id: string; accountId: string; keyId: string; capMicro: number | null; minMicro: number; wantMicro: number; day: string; instanceId: string; now: Date }): Promise<LeaseGrant> {
@@ -67,7 +71,7 @@ export class LeaseStore {
       lease_micro: r.leaseMicro,
       excess_micro: r.excessMicro,
     }));
-    const out = await this.db.all<{ request_id: string; status: number; charged: string | number }>(
+    const out = await this.hot.all<{ request_id: string; status: number; charged: string | number }>(
       `select request_id, status, charged from svc_record_charges(?::jsonb)`,
       [JSON.stringify(items)],
     );

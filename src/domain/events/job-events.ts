@@ -6,12 +6,27 @@ export interface JobEvent {
 }
 
 /**
+ * The events one subscriber wants: one account's jobs, or one job of that account. A scoped
+ * subscriber is only visited by its own events, so an event costs what its own subscribers cost,
+ * whatever the number of subscribers elsewhere. Without a scope a listener sees every event.
+ */
+export interface JobEventScope {
+  accountId: string;
+  jobId?: string;
+}
+
+/**
  * Fan-out of job events to subscribers on every instance: in-process without Redis, Redis
  * pub/sub with it. An event published on any instance reaches each subscriber exactly once.
  */
 export interface JobEventBus {
   publish(event: JobEvent): Promise<void>;
-  subscribe(listener: (event: JobEvent) => void): () => void;
+  /**
+   * Delivery is in publish order but may be spread over several event-loop turns (many
+   * subscribers are served in batches): a publish has not necessarily reached every subscriber
+   * when it resolves.
+   */
+  subscribe(listener: (event: JobEvent) => void, scope?: JobEventScope): () => void;
   /**
    * Called after the fan-out came back from an outage (Redis reconnected and resubscribed):
    * events published meanwhile by other instances were lost, so a subscriber re-reads what it

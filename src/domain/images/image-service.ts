@@ -14,6 +14,8 @@ import { invalidRequest } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
 import { imageOptionFields, integerField, readImageOptions } from './image-options';
+import { checkInputImages, checkOutputImages } from './image-bounds';
+import type { TestKeyBudget } from '../ratelimit/test-key-budget';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -49,6 +51,8 @@ export class ImageService {
     private readonly billing: Billing,
     private readonly limiter: RateLimiter,
     private readonly media: MediaLibrary,
+    /** Bounds the simulator work of test keys (free, not unlimited). */
+    private readonly testKeys: TestKeyBudget,
   ) {}
 
   async generate(key: KeyPrincipal, input: unknown): Promise<ImageResult> {
@@ -57,6 +61,7 @@ export class ImageService {
     assertModelAllowed(key, model.id);
     const { width, height } = parseImageSize(v.size ?? '1024x1024');
     const options = readImageOptions(v, model.id, model.options);
+    if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
     return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.image(model, key.mode).generate({
@@ -75,15 +80,28 @@ export class ImageService {
     );
   }
 
-  /** Multipart edits: the form's text fields plus the uploaded image(s) and optional mask. */
-  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }): Promise<ImageResult> {
+  /**
+   * Counts an edit against the image rate limit before its upload is read (the door calls this
+   * ahead of the multipart parser), so a key past its limit cannot make us receive 50 MB.
+   * Answers the rate-limit headers for `edit`.
+   */
+  admitEdit(key: KeyPrincipal): Promise<Record<string, string>> {
+    return enforceRateLimit(this.limiter, key.keyId, 'image');
+  }
+
+  /**
+   * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, already
+   * admitted by `admitEdit` (whose headers these are). Inputs are checked by their declared size.
+   */
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
     if (files.images.length === 0) throw invalidRequest('An image file is required.', 'image');
+    const input = checkInputImages(files.images, files.mask);
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
-    const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
+    if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
     return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
@@ -110,15 +128,23 @@ export class ImageService {
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
     const price = creditsToMicro(credits);
-    const hold = await this.billing.hold(key, price, modelId, newId('img'));
-    let data: ImageResult['data'];
+    // A test key's slot is taken before anything is held and given back when its work is done.
+    const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      data = await renderImages(await call(), format, key.accountId, this.media);
-    } catch (err) {
-      await this.billing.settle(hold, 0);
-      throw err;
+      const hold = await this.billing.hold(key, price, modelId, newId('img'));
+      let data: ImageResult['data'];
+      try {
+        const images = await call();
+        checkOutputImages(images);
+        data = await renderImages(images, format, key.accountId, this.media);
+      } catch (err) {
+        await this.billing.settle(hold, 0);
+        throw err;
+      }
+      const charged = await this.billing.settle(hold, price);
+      return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers };
+    } finally {
+      release?.();
     }
-    const charged = await this.billing.settle(hold, price);
-    return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers };
   }
 }

@@ -14,7 +14,8 @@ const MAX_ENTRIES = 20_000;
 
 interface Entry {
   principal: KeyPrincipal;
-  secretHash: string;
+  /** The SHA-256 of the secret, as bytes. */
+  secretHash: Buffer;
   expiresAt: number;
 }
 
@@ -50,7 +51,7 @@ export class KeyCache {
   put(keyId: string, loadedAt: number, principal: KeyPrincipal, secretHash: string): void {
     if (!this.feed.live || loadedAt !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(keyId, { principal, secretHash, expiresAt: Date.now() + TTL_MS });
+    this.entries.set(keyId, { principal, secretHash: Buffer.from(secretHash, 'hex'), expiresAt: Date.now() + TTL_MS });
   }
 
   /** Drops the key here and tells every other instance to. */

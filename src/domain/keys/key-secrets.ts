@@ -26,8 +26,9 @@ export function keyIdOfSecret(secret: string): string | null {
   return m ? `svc_${m[1]}_${m[2]}` : null;
 }
 
-export function secretMatchesHash(secret: string, storedHash: string): boolean {
-  const a = Buffer.from(hashSecret(secret), 'hex');
-  const b = Buffer.from(storedHash, 'hex');
+/** `storedHash` as stored (hex) or as its bytes (what the key cache keeps, to skip the decoding per request). */
+export function secretMatchesHash(secret: string, storedHash: string | Buffer): boolean {
+  const a = createHash('sha256').update(secret).digest();
+  const b = typeof storedHash === 'string' ? Buffer.from(storedHash, 'hex') : storedHash;
   return a.length === b.length && timingSafeEqual(a, b);
 }

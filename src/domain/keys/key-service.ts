@@ -4,7 +4,7 @@ import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
 import { assertStorableText, parseInput } from '../shared/validate';
-import { creditsToMicro } from '../shared/money';
+import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
 import { KEY_COLUMNS, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
@@ -24,7 +24,8 @@ const modelList = (isKnown: (id: string) => boolean) =>
     .optional()
     .transform((v) => (v && v.length > 0 ? [...new Set(v)] : null));
 
-const cap = z.number().positive().max(1e9).nullable().optional();
+/** Credits per UTC day, parsed into exact micro-credits (null clears the cap). */
+const cap = creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional();
 
 export class KeyService {
   private readonly createSchema;
@@ -83,7 +84,7 @@ export class KeyService {
           hashSecret(secret),
           v.allowedModels ? JSON.stringify(v.allowedModels) : null,
           v.blockedModels ? JSON.stringify(v.blockedModels) : null,
-          v.dailySpendCap == null ? null : creditsToMicro(v.dailySpendCap),
+          v.dailySpendCap ?? null, // micro-credits already (creditAmount)
         ],
       );
       return toApiKey(row!);
@@ -117,7 +118,7 @@ export class KeyService {
     if (v.name !== undefined) (sets.push('name = ?'), params.push(v.name));
     if ('allowedModels' in raw) (sets.push('allowed_models = ?::jsonb'), params.push(v.allowedModels ? JSON.stringify(v.allowedModels) : null));
     if ('blockedModels' in raw) (sets.push('blocked_models = ?::jsonb'), params.push(v.blockedModels ? JSON.stringify(v.blockedModels) : null));
-    if ('dailySpendCap' in raw) (sets.push('daily_spend_cap_micro = ?'), params.push(v.dailySpendCap == null ? null : creditsToMicro(v.dailySpendCap)));
+    if ('dailySpendCap' in raw) (sets.push('daily_spend_cap_micro = ?'), params.push(v.dailySpendCap ?? null));
     if (sets.length === 0) return this.get(accountId, keyId);
     const row = await this.db.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,

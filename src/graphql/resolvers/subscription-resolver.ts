@@ -15,6 +15,7 @@ const MAX_BUFFERED_EVENTS = 100;
 export async function watchJob(ctx: GraphQLContext, jobId: string): Promise<JobStream> {
   const accountId = requireAccountId(ctx);
   const stream = new JobStream(ctx.services.events, {
+    scope: { accountId, jobId },
     accept: (job) => job.id === jobId && job.accountId === accountId,
     maxBuffer: MAX_BUFFERED_EVENTS,
     singleJob: true,
@@ -33,7 +34,7 @@ export async function watchJob(ctx: GraphQLContext, jobId: string): Promise<JobS
 /** Every change to any job of the caller's account, from whichever instance made it. */
 export function watchAccountJobs(ctx: GraphQLContext): JobStream {
   const accountId = requireAccountId(ctx);
-  return new JobStream(ctx.services.events, { accept: (job) => job.accountId === accountId, maxBuffer: MAX_BUFFERED_EVENTS });
+  return new JobStream(ctx.services.events, { scope: { accountId }, accept: (job) => job.accountId === accountId, maxBuffer: MAX_BUFFERED_EVENTS });
 }
 
 @Resolver()

@@ -54,3 +54,20 @@ export class DatabaseHealth {
     }
   }
 }
+
+/**
+ * Runs one statement: a failure because the database cannot be reached becomes
+ * `service_unavailable` (503 with Retry-After) and is reported to `health`; a success reports
+ * the database up. Every executor (knex, pg-direct) goes through this.
+ */
+export async function reachable<R>(health: DatabaseHealth, work: () => Promise<R>): Promise<R> {
+  try {
+    const result = await work();
+    health.succeeded();
+    return result;
+  } catch (err) {
+    if (!isDatabaseUnreachable(err)) throw err;
+    health.failed(err);
+    throw databaseUnavailable(err);
+  }
+}

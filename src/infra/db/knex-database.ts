@@ -1,6 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
-import { DatabaseHealth, databaseUnavailable, isDatabaseUnreachable } from './db-unavailable';
+import { DatabaseHealth, reachable } from './db-unavailable';
 
 interface RawResult {
   rows?: Record<string, unknown>[];
@@ -19,16 +19,8 @@ class KnexExecutor implements SqlExecutor {
     protected readonly health: DatabaseHealth,
   ) {}
 
-  protected async guarded<R>(work: () => Promise<R>): Promise<R> {
-    try {
-      const result = await work();
-      this.health.succeeded();
-      return result;
-    } catch (err) {
-      if (!isDatabaseUnreachable(err)) throw err;
-      this.health.failed(err);
-      throw databaseUnavailable(err);
-    }
+  protected guarded<R>(work: () => Promise<R>): Promise<R> {
+    return reachable(this.health, work);
   }
 
   async all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {

@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { Database } from '../../domain/ports/database';
+import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { KnexDatabase } from './knex-database';
 import { DatabaseHealth } from './db-unavailable';
+import { PgDirectExecutor } from './pg-direct';
 import { migrationsList } from './migrations';
 
 // mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
@@ -16,6 +17,8 @@ const { PGliteDriver } = require('mikro-orm-pglite') as { PGliteDriver: unknown 
 export interface DatabaseHandle {
   orm: MikroORM;
   db: Database;
+  /** For the statements every billed call runs: `pg` directly on PostgreSQL (pg-direct.ts), `db` itself on PGlite. */
+  hot: SqlExecutor;
   /** Answers whether the database takes a `select 1` within `timeoutMs` (for /healthz). */
   probe(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -55,6 +58,17 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   }
   await orm.getMigrator().up();
   const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
-  const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', new DatabaseHealth(options.onHealthChange));
-  return { orm, db, probe: (ms) => db.probe(ms), close: () => orm.close(true) };
+  const health = new DatabaseHealth(options.onHealthChange);
+  const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', health);
+  const direct = options.databaseUrl ? new PgDirectExecutor(options.databaseUrl, health) : undefined;
+  return {
+    orm,
+    db,
+    hot: direct ?? db,
+    probe: (ms) => db.probe(ms),
+    close: async () => {
+      await direct?.close();
+      await orm.close(true);
+    },
+  };
 }

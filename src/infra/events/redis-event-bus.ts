@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { JobEvent, JobEventBus } from '../../domain/events/job-events';
+import type { JobEvent, JobEventBus, JobEventScope } from '../../domain/events/job-events';
 import type { VideoJob } from '../../domain/video/video-job';
 import { LocalJobEventBus } from './local-event-bus';
 
@@ -63,8 +63,13 @@ export class RedisJobEventBus implements JobEventBus {
     }
   }
 
-  subscribe(listener: (event: JobEvent) => void): () => void {
-    return this.local.subscribe(listener);
+  /** Subscriptions listening on this instance now. */
+  get listeners(): number {
+    return this.local.listeners;
+  }
+
+  subscribe(listener: (event: JobEvent) => void, scope?: JobEventScope): () => void {
+    return this.local.subscribe(listener, scope);
   }
 
   onReconnect(listener: () => void): () => void {

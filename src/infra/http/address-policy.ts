@@ -6,12 +6,15 @@
  * metadata service (SSRF). This module is the single table of forbidden ranges; the
  * acceptance-time check (url-check.ts) and the outbound client (safe-http-client.ts) both ask it.
  *
- * It works on numbers, not strings: an IPv6 address is expanded to 16 bytes first, so the many
- * spellings of one address (`::ffff:127.0.0.1`, `::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:0001`)
- * all land on the same answer. IPv6 forms that carry an IPv4 address inside them (mapped,
- * compatible, NAT64, 6to4, Teredo) are judged by the IPv4 address they would reach.
+ * The ranges are matched by `net.BlockList`, which parses every spelling of an address
+ * (`::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:0001`, upper case) and matches an IPv4-mapped IPv6
+ * address (`::ffff:127.0.0.1`) against the IPv4 ranges by itself. The other IPv6 forms that carry
+ * an IPv4 address (compatible, translated, NAT64, 6to4) are prefixes too, so each IPv4 range is
+ * also added under each of those prefixes: they are judged by the IPv4 address they would reach.
+ * Teredo is the one form BlockList cannot express (see `teredoClient`).
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
+import { ipv6Groups } from './ipv6-groups';
 
 /** Why an address is forbidden; `null` from `classifyAddress` means it is allowed. */
 export type AddressCategory =
@@ -25,59 +28,100 @@ export type AddressCategory =
   | 'multicast'
   | 'reserved';
 
-type Rule = { bytes: number[]; prefix: number; category: AddressCategory };
-
-function v4Rule(cidr: string, category: AddressCategory): Rule {
-  const [addr, prefix] = cidr.split('/');
-  return { bytes: parseV4(addr)!, prefix: Number(prefix), category };
-}
-
-function v6Rule(cidr: string, category: AddressCategory): Rule {
-  const [addr, prefix] = cidr.split('/');
-  return { bytes: parseV6(addr)!, prefix: Number(prefix), category };
-}
+type Table = Array<[AddressCategory, string[]]>;
 
 /**
- * IPv4 ranges, most specific first (the first match names the reason). Besides the obvious
- * loopback/private/link-local ranges this includes everything IANA marks as not globally
- * reachable: a public media host never lives there, so refusing costs nothing and closes
- * odd corners (e.g. 192.0.0.192 is Oracle Cloud's metadata address, 100.100.100.200 Alibaba's).
+ * IPv4 ranges, the more specific category first (the first match names the reason). Besides the
+ * obvious loopback/private/link-local ranges this includes everything IANA marks as not globally
+ * reachable: a public media host never lives there, so refusing costs nothing and closes odd
+ * corners (e.g. 192.0.0.192 is Oracle Cloud's metadata address, 100.100.100.200 Alibaba's).
  */
-const V4_RULES: Rule[] = [
-  v4Rule('169.254.169.254/32', 'metadata'), // AWS, GCP, Azure, DigitalOcean, OpenStack
-  v4Rule('0.0.0.0/8', 'unspecified'), // "this network"; 0.0.0.0 connects to the local host on Linux
-  v4Rule('10.0.0.0/8', 'private'),
-  v4Rule('100.64.0.0/10', 'shared'), // carrier-grade NAT; also Alibaba's metadata service
-  v4Rule('127.0.0.0/8', 'loopback'),
-  v4Rule('169.254.0.0/16', 'link-local'),
-  v4Rule('172.16.0.0/12', 'private'),
-  v4Rule('192.0.0.0/24', 'reserved'), // IETF protocol assignments (incl. Oracle metadata 192.0.0.192)
-  v4Rule('192.0.2.0/24', 'reserved'), // TEST-NET-1
-  v4Rule('192.88.99.0/24', 'reserved'), // deprecated 6to4 relay anycast
-  v4Rule('192.168.0.0/16', 'private'),
-  v4Rule('198.18.0.0/15', 'reserved'), // benchmarking
-  v4Rule('198.51.100.0/24', 'reserved'), // TEST-NET-2
-  v4Rule('203.0.113.0/24', 'reserved'), // TEST-NET-3
-  v4Rule('224.0.0.0/4', 'multicast'),
-  v4Rule('240.0.0.0/4', 'reserved'), // class E, includes the broadcast 255.255.255.255
+const V4: Table = [
+  ['metadata', ['169.254.169.254/32']], // AWS, GCP, Azure, DigitalOcean, OpenStack
+  ['unspecified', ['0.0.0.0/8']], // "this network"; 0.0.0.0 connects to the local host on Linux
+  ['loopback', ['127.0.0.0/8']],
+  ['private', ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']],
+  ['shared', ['100.64.0.0/10']], // carrier-grade NAT; also Alibaba's metadata service
+  ['link-local', ['169.254.0.0/16']],
+  [
+    'reserved',
+    [
+      '192.0.0.0/24', // IETF protocol assignments (incl. Oracle metadata 192.0.0.192)
+      '192.0.2.0/24', // TEST-NET-1
+      '192.88.99.0/24', // deprecated 6to4 relay anycast
+      '198.18.0.0/15', // benchmarking
+      '198.51.100.0/24', // TEST-NET-2
+      '203.0.113.0/24', // TEST-NET-3
+      '240.0.0.0/4', // class E, includes the broadcast 255.255.255.255
+    ],
+  ],
+  ['multicast', ['224.0.0.0/4']],
 ];
 
 /**
- * Native IPv6 ranges. The transition prefixes that embed an IPv4 address are not listed here;
- * `embeddedV4` below extracts the IPv4 address and judges that instead.
+ * Native IPv6 ranges, judged before any embedded IPv4 address: `::1` is loopback, although as an
+ * IPv4-compatible address it would read 0.0.0.1.
  */
-const V6_RULES: Rule[] = [
-  v6Rule('::/128', 'unspecified'),
-  v6Rule('::1/128', 'loopback'),
-  v6Rule('fd00:ec2::254/128', 'metadata'), // AWS IMDS over IPv6
-  v6Rule('fc00::/7', 'private'), // unique local addresses
-  v6Rule('fe80::/10', 'link-local'),
-  v6Rule('fec0::/10', 'private'), // deprecated site-local, still routed inside some networks
-  v6Rule('ff00::/8', 'multicast'),
-  v6Rule('100::/64', 'reserved'), // discard-only
-  v6Rule('2001:db8::/32', 'reserved'), // documentation
-  v6Rule('64:ff9b:1::/48', 'reserved'), // local-use NAT64 (RFC 8215): translates into a private network
+const V6: Table = [
+  ['metadata', ['fd00:ec2::254/128']], // AWS IMDS over IPv6
+  ['unspecified', ['::/128']],
+  ['loopback', ['::1/128']],
+  [
+    'private',
+    [
+      'fc00::/7', // unique local addresses
+      'fec0::/10', // deprecated site-local, still routed inside some networks
+    ],
+  ],
+  ['link-local', ['fe80::/10']],
+  ['multicast', ['ff00::/8']],
+  [
+    'reserved',
+    [
+      '100::/64', // discard-only
+      '2001:db8::/32', // documentation
+      '64:ff9b:1::/48', // local-use NAT64 (RFC 8215): translates into a private network
+    ],
+  ],
 ];
+
+/**
+ * IPv6 prefixes followed by an IPv4 address that the traffic ends up at. (IPv4-mapped
+ * `::ffff:a.b.c.d` is missing on purpose: BlockList already matches it against IPv4 rules.)
+ */
+const EMBEDDINGS: Array<(v4: number[], prefix: number) => [string, number]> = [
+  // ::a.b.c.d (IPv4-compatible, deprecated but still parsed everywhere). :: and ::1 are judged as V6 first.
+  (v4, p) => [`::${v4.join('.')}`, 96 + p],
+  // ::ffff:0:a.b.c.d (IPv4-translated, SIIT).
+  (v4, p) => [`::ffff:0:${v4.join('.')}`, 96 + p],
+  // 64:ff9b::a.b.c.d (well-known NAT64 prefix): the NAT64 gateway forwards to the IPv4 address.
+  (v4, p) => [`64:ff9b::${v4.join('.')}`, 96 + p],
+  // 2002:AABB:CCDD::/48 (6to4): the relay forwards to AA.BB.CC.DD.
+  (v4, p) => [`2002:${hex16(v4[0]!, v4[1]!)}:${hex16(v4[2]!, v4[3]!)}::`, 16 + p],
+];
+
+const TEREDO = new BlockList();
+TEREDO.addSubnet('2001::', 32, 'ipv6');
+
+function compile(table: Table, embed: boolean): Array<[AddressCategory, BlockList]> {
+  return table.map(([category, ranges]) => {
+    const list = new BlockList();
+    for (const range of ranges) {
+      const [net, bits] = range.split('/') as [string, string];
+      const prefix = Number(bits);
+      if (isIP(net) === 6) {
+        list.addSubnet(net, prefix, 'ipv6');
+        continue;
+      }
+      list.addSubnet(net, prefix, 'ipv4');
+      if (embed) for (const form of EMBEDDINGS) list.addSubnet(...form(net.split('.').map(Number), prefix), 'ipv6');
+    }
+    return [category, list];
+  });
+}
+
+const NATIVE_V6 = compile(V6, false);
+const BY_V4 = compile(V4, true);
 
 /**
  * The reason `ip` is forbidden, or `null` when the gateway may connect to it. Anything that is
@@ -92,9 +136,12 @@ export function classifyAddress(ip: string): AddressCategory | null {
   if (zone !== -1) text = text.slice(0, zone);
 
   const family = isIP(text);
-  if (family === 4) return classifyV4(parseV4(text)!);
-  if (family === 6) return classifyV6(parseV6(text)!);
-  return 'invalid';
+  if (family === 4) return firstMatch(BY_V4, text, 'ipv4');
+  if (family !== 6) return 'invalid';
+  const native = firstMatch(NATIVE_V6, text, 'ipv6') ?? firstMatch(BY_V4, text, 'ipv6');
+  if (native) return native;
+  const teredo = TEREDO.check(text, 'ipv6') ? teredoClient(text) : null;
+  return teredo ? firstMatch(BY_V4, teredo, 'ipv4') : null;
 }
 
 /** True when the gateway must not connect to `ip` (see `classifyAddress`). */
@@ -102,71 +149,23 @@ export function isForbiddenAddress(ip: string): boolean {
   return classifyAddress(ip) !== null;
 }
 
-function classifyV4(bytes: number[]): AddressCategory | null {
-  return V4_RULES.find((rule) => matches(bytes, rule))?.category ?? null;
-}
-
-function classifyV6(bytes: number[]): AddressCategory | null {
-  const native = V6_RULES.find((rule) => matches(bytes, rule));
-  if (native) return native.category;
-  const inner = embeddedV4(bytes);
-  // An IPv6 form that reaches an IPv4 host is as good (or as bad) as that host.
-  return inner ? classifyV4(inner) : null;
-}
-
-/**
- * The IPv4 address an IPv6 address would end up talking to, for the forms that carry one.
- * Returning the address (not a verdict) lets the IPv4 table stay the single source of truth.
- */
-function embeddedV4(b: number[]): number[] | null {
-  const zeros = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-  // ::ffff:a.b.c.d (IPv4-mapped): the kernel connects to the IPv4 address on a dual-stack socket.
-  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12, 16);
-  // ::ffff:0:a.b.c.d (IPv4-translated, SIIT).
-  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return b.slice(12, 16);
-  // ::a.b.c.d (IPv4-compatible, deprecated but still parsed everywhere). :: and ::1 matched above.
-  if (zeros(0, 12)) return b.slice(12, 16);
-  // 64:ff9b::a.b.c.d (well-known NAT64 prefix): the NAT64 gateway forwards to the IPv4 address.
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return b.slice(12, 16);
-  // 2002:AABB:CCDD::/48 (6to4): the relay forwards to AA.BB.CC.DD.
-  if (b[0] === 0x20 && b[1] === 0x02) return b.slice(2, 6);
-  // 2001:0000::/32 (Teredo): the client's IPv4 address is stored inverted in the last 32 bits.
-  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return b.slice(12, 16).map((x) => x ^ 0xff);
+function firstMatch(lists: Array<[AddressCategory, BlockList]>, ip: string, family: 'ipv4' | 'ipv6'): AddressCategory | null {
+  for (const [category, list] of lists) if (list.check(ip, family)) return category;
   return null;
 }
 
-function matches(bytes: number[], rule: Rule): boolean {
-  if (bytes.length !== rule.bytes.length) return false;
-  let left = rule.prefix;
-  for (let i = 0; left > 0; i++, left -= 8) {
-    const mask = left >= 8 ? 0xff : (0xff << (8 - left)) & 0xff;
-    if ((bytes[i] & mask) !== (rule.bytes[i] & mask)) return false;
-  }
-  return true;
+/**
+ * 2001:0000::/32 (Teredo) stores the client's IPv4 address inverted in the last 32 bits, after 64
+ * bits of server address, flags and port. A BlockList rule is a prefix and cannot skip those
+ * 64 bits (nor invert), so this one form is still read by hand.
+ */
+function teredoClient(ip: string): string | null {
+  const groups = ipv6Groups(ip);
+  if (!groups) return null;
+  const [hi, lo] = groups.slice(6).map((g) => parseInt(g, 16) ^ 0xffff) as [number, number];
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
-/** Four bytes of a dotted-quad already validated by `isIP` (strict: no octal, no short forms). */
-function parseV4(text: string): number[] | null {
-  if (isIP(text) !== 4) return null;
-  return text.split('.').map(Number);
-}
-
-/** Sixteen bytes of an IPv6 literal already validated by `isIP`, including `::` and a trailing dotted quad. */
-function parseV6(text: string): number[] | null {
-  if (isIP(text) !== 6) return null;
-  let body = text;
-  const tail: number[] = [];
-  const lastColon = body.lastIndexOf(':');
-  if (body.includes('.', lastColon)) {
-    tail.push(...parseV4(body.slice(lastColon + 1))!);
-    body = body.slice(0, lastColon + 1) + '0:0'; // placeholder groups, replaced below
-  }
-  const [head, rest] = body.includes('::') ? body.split('::') : [body, null];
-  const groupsOf = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const front = groupsOf(head);
-  const back = rest === null ? [] : groupsOf(rest);
-  const groups = [...front, ...new Array(8 - front.length - back.length).fill(0), ...back];
-  const bytes = groups.flatMap((g) => [g >> 8, g & 0xff]);
-  if (tail.length) bytes.splice(12, 4, ...tail);
-  return bytes;
+function hex16(hi: number, lo: number): string {
+  return ((hi << 8) | lo).toString(16);
 }

@@ -13,6 +13,9 @@ export function createRedis(url: string, name: string, onError: (err: Error) => 
     connectTimeout: 2_000,
     lazyConnect: false,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
+    // Commands issued in one event-loop turn (the rate-limit scripts of every request that
+    // arrived together) leave in one write: a socket write per command cost ~6% of the bench's CPU.
+    enableAutoPipelining: true,
   });
   redis.on('error', onError);
   return redis;

@@ -1,29 +1,34 @@
-/** Image editing: POST /images/edits as multipart/form-data, the way the OpenAI SDK sends it. */
-import type { GeneratedImage, ImageEditRequest } from '../ports';
+/**
+ * Image editing: POST /images/edits as multipart/form-data, the way the OpenAI SDK sends it.
+ * The body is undici's FormData (the WHATWG encoder: it escapes quotes and line breaks in
+ * names and filenames, draws the boundary and computes the Content-Length from the Blobs).
+ */
+import { FormData } from 'undici';
+import type { GeneratedImage, ImageEditRequest, InputFile } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
-import { MultipartBuilder } from './multipart';
 import type { UpstreamHttp } from './upstream-http';
+
+const blobOf = (file: InputFile) => new Blob([file.data], { type: file.contentType });
 
 export async function editImages(
   http: UpstreamHttp,
   request: ImageEditRequest,
   fetchMedia: FetchMedia | undefined,
 ): Promise<GeneratedImage[]> {
-  const form = new MultipartBuilder()
-    .field('model', request.upstreamModel)
-    .field('prompt', request.prompt)
-    .field('n', String(request.n));
-  if (request.width !== undefined && request.height !== undefined) form.field('size', `${request.width}x${request.height}`);
-  if (request.seed !== undefined) form.field('seed', String(request.seed));
-  for (const [name, value] of Object.entries(request.options ?? {})) form.field(name, String(value));
-  if (request.user !== undefined) form.field('user', request.user);
+  const form = new FormData();
+  form.append('model', request.upstreamModel);
+  form.append('prompt', request.prompt);
+  form.append('n', String(request.n));
+  if (request.width !== undefined && request.height !== undefined) form.append('size', `${request.width}x${request.height}`);
+  if (request.seed !== undefined) form.append('seed', String(request.seed));
+  for (const [name, value] of Object.entries(request.options ?? {})) form.append(name, String(value));
+  if (request.user !== undefined) form.append('user', request.user);
   // One image goes as `image`; several go as repeated `image[]`, as the OpenAI SDKs do.
   // No response_format: gpt-image models refuse it and always answer base64 anyway.
   const imageField = request.images.length > 1 ? 'image[]' : 'image';
-  for (const image of request.images) form.file(imageField, image);
-  if (request.mask) form.file('mask', request.mask);
-  const { body, contentType } = form.build();
-  const response = await http.postMultipart('/images/edits', body, contentType, request.signal);
+  for (const image of request.images) form.append(imageField, blobOf(image), image.filename);
+  if (request.mask) form.append('mask', blobOf(request.mask), request.mask.filename);
+  const response = await http.postMultipart('/images/edits', form, request.signal);
   return imagesFromResponse(response, fetchMedia);
 }

@@ -8,8 +8,9 @@
  * (a long answer is legitimate); instead the headers must arrive within `timeoutMs` and the
  * body may never go quiet for longer than that (undici's headersTimeout/bodyTimeout).
  */
-import { Agent, type Dispatcher, request } from 'undici';
-import { startDeadline } from './deadline';
+import { Agent, type Dispatcher, type FormData } from 'undici';
+import { CallTimedOut, collectedCall, type CollectedResponse } from '../shared/collected-call';
+import { streamedCall, type StreamedResponse } from '../shared/streamed-call';
 import { asUpstreamError, errorForStatus, type ErrorScrub } from '../shared/upstream-errors';
 
 /** Which model a call was for, so an upstream's error can name it the way the client does. */
@@ -38,14 +39,21 @@ export class UpstreamHttp {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly baseUrl: string;
+  /** The base URL split once, so a call hands undici an origin and a path instead of a URL to parse. */
+  private readonly origin: string;
+  private readonly basePath: string;
   private readonly timeoutMs: number;
   private readonly jsonHeaders: Record<string, string>;
   private readonly streamHeaders: Record<string, string>;
   private readonly authHeaders: Record<string, string>;
+  private readonly multipartHeaders: Record<string, string>;
   private readonly apiKey?: string;
 
   constructor(options: UpstreamHttpOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const base = new URL(this.baseUrl);
+    this.origin = base.origin;
+    this.basePath = base.pathname.replace(/\/+$/, '') + base.search;
     this.timeoutMs = options.timeoutMs;
     this.apiKey = options.apiKey;
     this.ownsDispatcher = options.dispatcher === undefined;
@@ -54,6 +62,7 @@ export class UpstreamHttp {
     this.authHeaders = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
     this.jsonHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'application/json' };
     this.streamHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'text/event-stream' };
+    this.multipartHeaders = { ...this.authHeaders, accept: 'application/json' };
   }
 
   /**
@@ -71,9 +80,9 @@ export class UpstreamHttp {
     return { secrets, model: { upstream: model.upstreamModel, public: model.publicModel } };
   }
 
-  postMultipart(path: string, body: Buffer, contentType: string, signal?: AbortSignal): Promise<unknown> {
-    const headers = { ...this.authHeaders, 'content-type': contentType, accept: 'application/json' };
-    return this.call(path, body, headers, signal);
+  /** A FormData body: undici sets its multipart Content-Type (with the boundary) and length. */
+  postMultipart(path: string, form: FormData, signal?: AbortSignal): Promise<unknown> {
+    return this.call(path, form, this.multipartHeaders, signal);
   }
 
   /**
@@ -81,23 +90,27 @@ export class UpstreamHttp {
    * point throws (the caller has sent nothing to its client yet, so nothing is billed).
    */
   async openStream(path: string, payload: unknown, signal?: AbortSignal, model?: CallModel): Promise<{ body: ResponseBody; contentType: string }> {
-    let response: Dispatcher.ResponseData;
+    let response: StreamedResponse;
     try {
-      response = await request(this.baseUrl + path, {
-        method: 'POST',
-        dispatcher: this.dispatcher,
-        headers: this.streamHeaders,
-        body: JSON.stringify(payload),
+      response = await streamedCall(
+        this.dispatcher,
+        {
+          origin: this.origin,
+          path: this.basePath + path,
+          method: 'POST',
+          headers: this.streamHeaders,
+          body: JSON.stringify(payload),
+          headersTimeout: this.timeoutMs,
+          bodyTimeout: this.timeoutMs,
+        },
         signal,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-      });
+      );
     } catch (err) {
       throw asUpstreamError(err, isUndiciTimeout(err));
     }
-    if (response.statusCode < 200 || response.statusCode >= 300) {
+    if (response.status < 200 || response.status >= 300) {
       const text = await readText(response.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
-      throw errorForStatus(response.statusCode, text, this.scrubFor(model));
+      throw errorForStatus(response.status, text, this.scrubFor(model));
     }
     return { body: response.body, contentType: String(response.headers['content-type'] ?? '') };
   }
@@ -118,28 +131,26 @@ export class UpstreamHttp {
 
   private async call(
     path: string,
-    body: string | Buffer,
+    body: string | Buffer | FormData,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
     model?: CallModel,
   ): Promise<unknown> {
-    const deadline = startDeadline(this.timeoutMs, signal);
+    let response: CollectedResponse;
     try {
-      const response = await request(this.baseUrl + path, {
-        method: 'POST',
-        dispatcher: this.dispatcher,
-        headers,
-        body,
-        signal: deadline.signal,
-      });
-      const ok = response.statusCode >= 200 && response.statusCode < 300;
-      const text = await readText(response.body, ok ? MAX_RESPONSE_BYTES : MAX_ERROR_BODY_BYTES, !ok);
-      if (!ok) throw errorForStatus(response.statusCode, text, this.scrubFor(model));
-      return JSON.parse(text) as unknown;
+      response = await collectedCall(
+        this.dispatcher,
+        { origin: this.origin, path: this.basePath + path, method: 'POST', headers, body },
+        { limitBytes: MAX_RESPONSE_BYTES, errorLimitBytes: MAX_ERROR_BODY_BYTES, timeoutMs: this.timeoutMs, signal },
+      );
     } catch (err) {
-      throw asUpstreamError(err, deadline.timedOut());
-    } finally {
-      deadline.dispose();
+      throw asUpstreamError(err, err instanceof CallTimedOut);
+    }
+    if (response.status < 200 || response.status >= 300) throw errorForStatus(response.status, response.text, this.scrubFor(model));
+    try {
+      return JSON.parse(response.text) as unknown;
+    } catch (err) {
+      throw asUpstreamError(err);
     }
   }
 }

@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
-
-export type ResponseBody = Dispatcher.ResponseData['body'];
+/** A response body as the adapters read it: undici's Readable, or streamed-call's ChunkStream. */
+export type ResponseBody = AsyncIterable<Buffer> & { destroy(): void; readonly destroyed: boolean };
 
 /**
  * Reads an upstream body as UTF-8 up to `limit` bytes. Past the limit it either throws (a

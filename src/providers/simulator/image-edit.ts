@@ -1,77 +1,116 @@
 /**
- * The simulator's image-edit model: decodes the first input PNG and returns it tinted (and,
- * for some seeds, inverted) by seeded amounts, so the output visibly comes from the input.
- * Where a mask is given, only its transparent pixels are edited, as in OpenAI's edits.
+ * The simulator's image-edit model: decodes the first input image (PNG, JPEG or WebP) and
+ * returns it tinted (and, for some seeds, inverted) by seeded amounts, so the output visibly
+ * comes from the input. Where a mask is given, only its transparent pixels are edited, as in
+ * OpenAI's edits. Decoding, resizing, the tint, the mask and the encoding are sharp pipelines
+ * in libvips' threads, never a pixel loop on the event loop; without a mask each output is one
+ * pipeline from the upload's bytes to the encoded file, so no raw pixels reach JavaScript. The
+ * decoder is held to the catalog's pixel bound (limitInputPixels) behind the domain's header
+ * check, and the inputs are hashed for the seed in slices that let other requests run.
  */
-import type { GeneratedImage, ImageEditProvider, ImageEditRequest } from '../ports';
+import sharp, { type OverlayOptions, type Sharp } from 'sharp';
+import type { GeneratedImage, ImageEditProvider, ImageEditRequest, InputFile } from '../ports';
 import { invalidRequest } from '../../domain/errors/domain-error';
-import { MAX_INPUT_PIXELS, pngDimensions, resizeNearest, tryDecodePng, type RgbaImage } from './png';
+import { MAX_INPUT_PIXELS } from '../../domain/images/image-bounds';
+import { rawOf, type RgbaImage } from './png';
 import { encodeImage } from './image-encode';
-import { createPrng, seedFromParts } from './seed';
-import { yieldToEventLoop } from './event-loop';
+import { createPrng, digestInSlices, seedFromParts } from './seed';
+import { mediaSlots } from './media-slots';
 
-/** Tints `source` towards a seeded colour; `mask` (same size) limits it to transparent pixels. */
-function transform(source: RgbaImage, mask: RgbaImage | null, seed: Uint32Array): RgbaImage {
-  const prng = createPrng(seed);
-  const t0 = prng.int(256);
-  const t1 = prng.int(256);
-  const t2 = prng.int(256);
-  const amount = 64 + prng.int(129); // 25%..75% of 256
-  const flip = prng.int(2) === 1 ? 255 : 0; // v ^ 255 inverts a byte, v ^ 0 keeps it
-  const src = source.data;
-  const out = Buffer.allocUnsafe(src.length);
-  const m = mask?.data;
-  for (let i = 0; i < src.length; i += 4) {
-    if (m !== undefined && m[i + 3] !== 0) {
-      out[i] = src[i];
-      out[i + 1] = src[i + 1];
-      out[i + 2] = src[i + 2];
-    } else {
-      const r = src[i] ^ flip;
-      const g = src[i + 1] ^ flip;
-      const b = src[i + 2] ^ flip;
-      out[i] = r + (((t0 - r) * amount) >> 8);
-      out[i + 1] = g + (((t1 - g) * amount) >> 8);
-      out[i + 2] = b + (((t2 - b) * amount) >> 8);
-    }
-    out[i + 3] = src[i + 3];
-  }
-  return { width: source.width, height: source.height, data: out };
+type Size = { width: number; height: number };
+
+const undecodable = (param: 'image' | 'mask') =>
+  invalidRequest(`The ${param} could not be decoded as a PNG, JPEG or WebP image within ${MAX_INPUT_PIXELS} pixels.`, param);
+
+/** An upload as 8-bit sRGB with alpha, resized (nearest) when a size is given. */
+function decoder(file: InputFile, size?: Size): Sharp {
+  const pipeline = sharp(file.data, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).toColourspace('srgb').ensureAlpha();
+  return size ? pipeline.resize(size.width, size.height, { fit: 'fill', kernel: 'nearest' }) : pipeline;
 }
 
-/** Decodes an uploaded PNG, refusing (400, naming the field) what is not one or is too big. */
-function decodeInput(data: Buffer | undefined, param: 'image' | 'mask'): RgbaImage {
-  const size = data === undefined ? null : pngDimensions(data);
-  if (size !== null && size.width * size.height > MAX_INPUT_PIXELS) {
-    throw invalidRequest(`The ${param} is larger than 4096x4096 pixels.`, param);
+/** Runs sharp work on an upload; whatever sharp cannot read is a 400 naming the field. */
+async function reading<T>(param: 'image' | 'mask', work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch {
+    throw undecodable(param);
   }
-  const decoded = data === undefined || size === null ? null : tryDecodePng(data);
-  if (decoded === null) throw invalidRequest(`The ${param} could not be decoded as PNG.`, param);
-  return decoded;
+}
+
+/**
+ * Inverts `pipeline` for some seeds and answers the overlay that tints it towards a seeded
+ * colour by a seeded amount (25%..75%): a solid colour of that opacity composited `atop`, which
+ * keeps the image's own alpha and works whatever its bands (grey, RGB, with or without alpha).
+ */
+function tint(pipeline: Sharp, size: Size, seed: Uint32Array): { pipeline: Sharp; overlay: OverlayOptions } {
+  const prng = createPrng(seed);
+  const [r, g, b] = [prng.int(256), prng.int(256), prng.int(256)];
+  const alpha = (64 + prng.int(129)) / 256;
+  if (prng.int(2) === 1) pipeline = pipeline.negate({ alpha: false });
+  return { pipeline, overlay: { input: { create: { ...size, channels: 4, background: { r, g, b, alpha } } }, blend: 'atop' } };
+}
+
+/** `edited` where the mask is transparent, `source` elsewhere (all three the same size, RGBA). */
+async function masked(source: RgbaImage, edited: Buffer, mask: RgbaImage): Promise<Sharp> {
+  // 255 where the mask is transparent (edit), 0 elsewhere (keep); then edited & m | source & ~m.
+  // (One band stays one band only as b-w: sharp would widen it to sRGB on output.)
+  const band = rawOf(mask, 1);
+  const editHere = await sharp(mask.data, rawOf(mask)).extractChannel(3).threshold(1, { grayscale: false }).negate().toColourspace('b-w').raw().toBuffer();
+  const keepHere = await sharp(editHere, band).negate().toColourspace('b-w').raw().toBuffer();
+  const [editPart, keepPart] = await Promise.all([
+    sharp(edited, rawOf(source)).boolean(editHere, 'and', band).raw().toBuffer(),
+    sharp(source.data, rawOf(source)).boolean(keepHere, 'and', band).raw().toBuffer(),
+  ]);
+  return sharp(editPart, rawOf(source)).boolean(keepPart, 'or', rawOf(source));
+}
+
+async function rgba(pipeline: Sharp): Promise<RgbaImage> {
+  const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data };
 }
 
 export class SimulatorImageEditProvider implements ImageEditProvider {
   async edit(request: ImageEditRequest): Promise<GeneratedImage[]> {
     request.signal?.throwIfAborted();
-    const decoded = decodeInput(request.images[0]?.data, 'image');
-    const mask = request.mask === undefined ? null : decodeInput(request.mask.data, 'mask');
-
-    const width = request.width ?? decoded.width;
-    const height = request.height ?? decoded.height;
-    const source = resizeNearest(decoded, width, height);
-    const sizedMask = mask === null ? null : resizeNearest(mask, width, height);
+    const first = request.images[0];
+    if (first === undefined) throw invalidRequest('An image file is required.', 'image');
+    const wanted = request.width !== undefined && request.height !== undefined ? { width: request.width, height: request.height } : undefined;
+    // The output size: the one asked for, or the input's (its header, read by sharp; nothing decoded).
+    const size = wanted ?? (await reading('image', async () => {
+      const meta = await sharp(first.data, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
+      if (!meta.width || !meta.height) throw new Error('no size');
+      return { width: meta.width, height: meta.height };
+    }));
 
     // The input bytes are part of the seed: editing another picture gives another tint.
-    // Hashed once, not once per output.
-    const inputKey = seedFromParts([...request.images.map((image) => image.data), request.mask?.data]).join('.');
+    // Hashed once, not once per output, in slices between which other requests run.
+    const digests: Buffer[] = [];
+    for (const file of [...request.images, ...(request.mask ? [request.mask] : [])]) digests.push(await digestInSlices(file.data));
+    const inputKey = seedFromParts(digests).join('.');
+    const seedOf = (index: number) => seedFromParts(['edit', request.upstreamModel, request.prompt, request.seed, inputKey, index]);
+
     const images: GeneratedImage[] = [];
-    for (let index = 0; index < request.n; index++) {
-      if (index > 0) {
-        await yieldToEventLoop();
+    if (request.mask === undefined) {
+      for (let index = 0; index < request.n; index++) {
         request.signal?.throwIfAborted();
+        const { pipeline, overlay } = tint(decoder(first, wanted), size, seedOf(index));
+        images.push(await mediaSlots.run(() => reading('image', () => encodeImage(pipeline, size.width, size.height, request.options, [overlay]))));
       }
-      const seed = seedFromParts(['edit', request.upstreamModel, request.prompt, request.seed, inputKey, index]);
-      images.push(await encodeImage(transform(source, sizedMask, seed), request.options));
+      return images;
+    }
+    const maskFile = request.mask;
+    const [source, mask] = await mediaSlots.run(() =>
+      Promise.all([reading('image', () => rgba(decoder(first, size))), reading('mask', () => rgba(decoder(maskFile, size)))]),
+    );
+    for (let index = 0; index < request.n; index++) {
+      request.signal?.throwIfAborted();
+      images.push(
+        await mediaSlots.run(async () => {
+          const { pipeline, overlay } = tint(sharp(source.data, rawOf(source)), size, seedOf(index));
+          const edited = await pipeline.composite([overlay]).raw().toBuffer();
+          return encodeImage(await masked(source, edited, mask), size.width, size.height, request.options);
+        }),
+      );
     }
     return images;
   }

@@ -1,14 +1,15 @@
 /**
  * The simulator's text-to-image model: real PNGs of exactly the asked size, painted from a
  * seed of everything that would change a real model's output, so the same request gives
- * byte-identical files and another seed gives other files.
+ * byte-identical files and another seed gives other files. The picture is an SVG of a few
+ * dozen shapes; rendering and encoding it are sharp's (libvips' threads), off the event loop.
  */
 import type { GeneratedImage, ImageGenerationRequest, ImageProvider } from '../ports';
 import { contentPolicyViolation } from '../../domain/errors/domain-error';
-import { paintPattern } from './png';
-import { encodeImage } from './image-encode';
+import { patternSvg } from './pattern';
+import { encodeImage, fromSvg } from './image-encode';
+import { mediaSlots } from './media-slots';
 import { seedFromParts } from './seed';
-import { yieldToEventLoop } from './event-loop';
 
 /** The test-key word that makes a standard (filtered) image model refuse the prompt. */
 const POLICY_TRIGGER = '[policy]';
@@ -22,10 +23,7 @@ export class SimulatorImageProvider implements ImageProvider {
     }
     const images: GeneratedImage[] = [];
     for (let index = 0; index < request.n; index++) {
-      if (index > 0) {
-        await yieldToEventLoop();
-        request.signal?.throwIfAborted();
-      }
+      request.signal?.throwIfAborted();
       const seed = seedFromParts([
         'image',
         request.upstreamModel,
@@ -35,8 +33,8 @@ export class SimulatorImageProvider implements ImageProvider {
         request.stylePreset,
         index,
       ]);
-      const pixels = paintPattern(request.width, request.height, seed);
-      images.push(await encodeImage(pixels, request.options));
+      const { width, height } = request;
+      images.push(await mediaSlots.run(() => encodeImage(fromSvg(patternSvg(width, height, seed)), width, height, request.options)));
     }
     return images;
   }

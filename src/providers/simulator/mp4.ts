@@ -1,61 +1,16 @@
 /**
- * Encodes small H.264 MP4s with h264-mp4-encoder (WebAssembly; no system ffmpeg needed).
+ * Encodes small H.264 MP4s with h264-mp4-encoder (WebAssembly; no system ffmpeg needed), on a
+ * worker thread: an encode holds its thread for 40–80 ms, which on the main thread stalled every
+ * request (and /healthz) while a test key's video finished. Frames are painted here (a few
+ * hundred thousand pixels, about a millisecond) and handed over in one transferred buffer.
  *
- * The package compiles its wasm when it is first required (~20 ms), so it is required lazily,
- * on the first video, and then reused: Node's module cache keeps one instance per process.
- *
- * Its Emscripten glue also installs two process-wide handlers when loaded: one that rethrows
- * every uncaught exception and one that turns any unhandled promise rejection into a wasm
- * abort. Those would override the gateway's own crash handling (and an abort would leave the
- * encoder dead), so they are removed right after loading; the encoder does not need them.
+ * One worker, started on the first video and kept (unref'd: it never holds the process open);
+ * encodes queue on it in order. The package compiles its wasm when first required (~20 ms) and
+ * its Emscripten glue installs process-wide crash handlers: both now stay inside the worker.
+ * A worker that dies (a wasm abort) fails the encodes it had and is replaced on the next one.
  */
-import type { H264MP4Encoder } from 'h264-mp4-encoder';
+import { Worker } from 'node:worker_threads';
 import { clearMp4Timestamps } from './mp4-timestamps';
-
-type EncoderModule = typeof import('h264-mp4-encoder');
-
-const MODULE_ID = 'h264-mp4-encoder';
-
-let encoderModule: EncoderModule | undefined;
-/** Each encode writes its own file in the wasm FS, which all encoders share. */
-let fileCounter = 0;
-
-function snapshotListeners(): { uncaught: Set<unknown>; rejection: Set<unknown> } {
-  return {
-    uncaught: new Set(process.listeners('uncaughtException')),
-    rejection: new Set(process.listeners('unhandledRejection')),
-  };
-}
-
-function loadEncoderModule(): EncoderModule {
-  if (encoderModule !== undefined) return encoderModule;
-  const before = snapshotListeners();
-  try {
-    // A plain require (not import()) so this works the same under ts-jest and compiled CommonJS.
-    encoderModule = require(MODULE_ID) as EncoderModule;
-  } finally {
-    for (const listener of process.listeners('uncaughtException')) {
-      if (!before.uncaught.has(listener)) process.removeListener('uncaughtException', listener);
-    }
-    for (const listener of process.listeners('unhandledRejection')) {
-      if (!before.rejection.has(listener)) process.removeListener('unhandledRejection', listener);
-    }
-  }
-  return encoderModule;
-}
-
-/**
- * After a wasm abort the instance is unusable for good; forget it so the next video loads a
- * fresh one instead of failing forever.
- */
-function discardEncoderModule(): void {
-  encoderModule = undefined;
-  try {
-    delete require.cache[require.resolve(MODULE_ID)];
-  } catch {
-    // Nothing cached (or no require.cache, e.g. under a bundler): nothing to forget.
-  }
-}
 
 export interface Mp4Options {
   /** Both even (H.264 4:2:0); multiples of 16 avoid padding. */
@@ -67,39 +22,84 @@ export interface Mp4Options {
   paintFrame: (index: number, rgba: Uint8Array) => void;
 }
 
-export async function encodeMp4(options: Mp4Options): Promise<Buffer> {
-  const hme = loadEncoderModule();
-  let encoder: H264MP4Encoder | undefined;
+/** Plain CommonJS, run with `eval` so it works the same from the compiled build and under ts-jest. */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const hme = require(workerData.encoderPath);
+let counter = 0;
+parentPort.on('message', async (job) => {
+  let encoder;
   try {
     encoder = await hme.createH264MP4Encoder();
-    // From here to the end everything is synchronous, so no other encode can interleave in
-    // the shared file system; the unique name is a second guard.
-    encoder.outputFilename = `simulator-${process.pid}-${++fileCounter}.mp4`;
-    encoder.width = options.width;
-    encoder.height = options.height;
-    encoder.frameRate = options.frameRate;
-    encoder.speed = 10; // fastest
+    encoder.outputFilename = 'simulator-' + (++counter) + '.mp4';
+    encoder.width = job.width;
+    encoder.height = job.height;
+    encoder.frameRate = job.frameRate;
+    encoder.speed = 10;
     encoder.quantizationParameter = 30;
-    encoder.groupOfPictures = options.frameRate;
+    encoder.groupOfPictures = job.frameRate;
     encoder.initialize();
-    const frame = new Uint8Array(options.width * options.height * 4);
-    for (let i = 0; i < options.frameCount; i++) {
-      options.paintFrame(i, frame);
-      encoder.addFrameRgba(frame);
-    }
+    const frames = new Uint8Array(job.frames);
+    const size = job.width * job.height * 4;
+    for (let i = 0; i < job.frameCount; i++) encoder.addFrameRgba(frames.subarray(i * size, (i + 1) * size));
     encoder.finalize();
-    const bytes = Buffer.from(encoder.FS.readFile(encoder.outputFilename));
+    const bytes = encoder.FS.readFile(encoder.outputFilename);
     encoder.FS.unlink(encoder.outputFilename);
-    clearMp4Timestamps(bytes);
-    return bytes;
-  } catch (error) {
-    discardEncoderModule();
-    throw error;
+    const out = bytes.slice().buffer;
+    parentPort.postMessage({ id: job.id, bytes: out }, [out]);
+  } catch (err) {
+    parentPort.postMessage({ id: job.id, error: String(err && err.message || err) });
   } finally {
-    try {
-      encoder?.delete();
-    } catch {
-      // Deleting after an abort can throw too; the module is being discarded anyway.
-    }
+    try { if (encoder) encoder.delete(); } catch {}
   }
+});
+`;
+
+interface Pending {
+  resolve: (bytes: Buffer) => void;
+  reject: (err: Error) => void;
+}
+
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let nextId = 0;
+
+function encoderThread(): Worker {
+  if (worker) return worker;
+  const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { encoderPath: require.resolve('h264-mp4-encoder') } });
+  w.unref();
+  w.on('message', (m: { id: number; bytes?: ArrayBuffer; error?: string }) => {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (pending.size === 0) w.unref();
+    if (!p) return;
+    if (m.bytes) p.resolve(Buffer.from(m.bytes));
+    else p.reject(new Error(m.error ?? 'the encoder failed'));
+  });
+  const fail = (err: Error) => {
+    if (worker === w) worker = undefined;
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+  w.on('error', fail);
+  w.on('exit', (code) => fail(new Error(`the encoder thread exited (${code})`)));
+  worker = w;
+  return w;
+}
+
+export async function encodeMp4(options: Mp4Options): Promise<Buffer> {
+  const size = options.width * options.height * 4;
+  const frames = new Uint8Array(size * options.frameCount);
+  for (let i = 0; i < options.frameCount; i++) options.paintFrame(i, frames.subarray(i * size, (i + 1) * size));
+  const id = ++nextId;
+  const bytes = await new Promise<Buffer>((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    const { width, height, frameRate, frameCount } = options;
+    const thread = encoderThread();
+    // Held while it has work: an encode in progress keeps the process alive, an idle thread does not.
+    thread.ref();
+    thread.postMessage({ id, width, height, frameRate, frameCount, frames: frames.buffer }, [frames.buffer]);
+  });
+  clearMp4Timestamps(bytes);
+  return bytes;
 }

@@ -1,10 +1,12 @@
-import { Router, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
 import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
+import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 
+/** Per file (OpenAI's own per-image figure for its older edit models). */
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
 
 function sendImages(res: Response, out: ImageResult): void {
@@ -21,23 +23,37 @@ export function imageGenerationRoutes(images: ImageService): Router {
   return r;
 }
 
-/** POST /v1/images/edits: multipart as the OpenAI SDK sends it (`image` or `image[]`, optional `mask`). */
-export function imageEditRoutes(images: ImageService): Router {
+/**
+ * POST /v1/images/edits: multipart as the OpenAI SDK sends it (`image` or `image[]`, optional
+ * `mask`). In this order, so each step costs a stranger less than the next: the key (already
+ * authenticated by /v1), the image rate limit, the declared size, the Idempotency-Key (which
+ * reads the body to fingerprint it), then the upload itself, capped while it streams.
+ */
+export function imageEditRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const upload = multer({
     storage: multer.memoryStorage(),
     limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 17, fields: 20, fieldSize: 64 * 1024, parts: 40 },
-  }).fields([
+    // multer 2.5's option (missing from @types/multer 2.3).
+    streamHandler: cappedStreamHandler(MAX_MULTIPART_BODY_BYTES),
+  } as multer.Options).fields([
     { name: 'image', maxCount: 16 },
     { name: 'image[]', maxCount: 16 },
     { name: 'mask', maxCount: 1 },
   ]);
+  const admit: RequestHandler = (_req, res, next) => {
+    images.admitEdit(keyOf(res)).then((headers) => {
+      res.locals.rateHeaders = headers;
+      next();
+    }, next);
+  };
   const toInput = (f: Express.Multer.File): InputFile => ({ data: f.buffer, filename: f.originalname, contentType: f.mimetype });
   const r = Router();
-  r.post('/images/edits', upload, async (req, res) => {
+  r.post('/images/edits', admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), upload, async (req, res) => {
     const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];
-    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, { images: imageFiles, mask: mask ? toInput(mask) : undefined }));
+    const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
+    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, input, res.locals.rateHeaders as Record<string, string>));
   });
   return r;
 }

@@ -4,28 +4,28 @@ import { responsesParam } from '../../domain/chat/responses/responses-to-chat';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
-import { callLifetime, prepend, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream } from '../sse/sse-writer';
+import { sendJson } from '../json-response';
+import type { JsonPostHandler } from './chat-routes';
+import { callLifetime, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 
-/** POST /v1/responses (JSON or the Responses event stream), GET and DELETE /v1/responses/:id. */
-export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
-  const r = Router();
-  r.post('/responses', async (req, res) => {
-    const key = keyOf(res);
-    if (!responses.isStream(req.body)) {
+/** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
+export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): JsonPostHandler {
+  return async (key, body, res) => {
+    if (!responses.isStream(body)) {
       const abort = callLifetime(res);
-      const out = await responses.create(key, req.body, abort.signal);
-      res.set(out.headers).set('x-svc-credits', String(out.costCredits)).json(out.response);
+      const out = await responses.create(key, body, abort.signal);
+      sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }
     const abort = callLifetime(res, shutdownDeadline?.());
-    const { headers, events: rest, translator, origins } = await responses.stream(key, req.body, abort.signal);
+    const { headers, events: rest, translator, origins } = await responses.stream(key, body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
-    const events = prepend(await rest.next(), rest);
+    let next = await rest.next();
     startEventStream(res, headers);
     try {
-      for await (const event of events) {
-        if (abort.signal.aborted) break;
-        await sendEvent(res, event, event.type);
+      for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
+        const full = writeEvent(res, next.value, next.value.type);
+        if (full) await full;
       }
     } catch (err) {
       if (!abort.signal.aborted) {
@@ -41,7 +41,14 @@ export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: 
       }
       res.end();
     }
-  });
+  };
+}
+
+/** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id. */
+export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
+  const create = createResponseHandler(responses, shutdownDeadline);
+  const r = Router();
+  r.post('/responses', (req, res) => create(keyOf(res), req.body, res));
   r.get('/responses/:id', async (req, res) => {
     res.json(await responses.retrieve(keyOf(res), String(req.params.id)));
   });

@@ -59,6 +59,15 @@ describe('isForbiddenAddress', () => {
     ['2002:a9fe:a9fe::1', 'metadata'],
     ['2002:c0a8:0101:1::1', 'private'],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo, client 127.0.0.1 inverted
+    ['2001::80ff:fffe', 'loopback'], // Teredo, compressed
+    ['2001:0:0:0:0:0:5601:5601', 'metadata'], // Teredo, client 169.254.169.254 inverted
+    ['2001::ffff:ffff', 'unspecified'], // Teredo, client 0.0.0.0
+    ['2001:0:4136:e378:8000:63bf::', 'reserved'], // Teredo, client 255.255.255.255 (trailing ::)
+    ['::169.254.169.254', 'metadata'],
+    ['::FFFF:0:7F00:1', 'loopback'],
+    ['64:FF9B::A9FE:A9FE', 'metadata'],
+    ['2002:a9fe:a9fe::', 'metadata'],
+    ['2002:6440:1::', 'shared'],
   ];
 
   it.each(forbidden)('%s is forbidden (%s)', (ip, category) => {
@@ -86,6 +95,10 @@ describe('isForbiddenAddress', () => {
     '2002:5db8:d822::1',
     'fbff::1',
     'fe7f::1',
+    '2001:0:4136:e378:8000:63bf:a247:27dd', // Teredo, client 93.184.216.34 inverted
+    '::8.8.8.8',
+    '::ffff:0:8.8.8.8',
+    '2001:db9::1',
   ];
 
   it.each(allowed)('%s is allowed', (ip) => {

@@ -1,0 +1,86 @@
+/**
+ * Worker-thread entry for the heavy-media phase (bench/media.ts): `concurrency` clients each
+ * sending image edits back to back, and one client polling /healthz one request at a time,
+ * so neither shares the gateway's event loop. Reports every /healthz latency and every edit.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { Agent, FormData, request } from 'undici';
+
+export interface MediaClientsJob {
+  url: string;
+  keys: string[];
+  image: Uint8Array;
+  size: string;
+  concurrency: number;
+  seconds: number;
+  /** Polls of /healthz before the edits start: the idle reference. */
+  idleSeconds: number;
+}
+
+export interface MediaClientsReport {
+  idleHealthMs: number[];
+  loadedHealthMs: number[];
+  healthErrors: number;
+  edits: { ms: number; status: number }[];
+  editSeconds: number;
+}
+
+async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
+  const agent = new Agent({ connections: job.concurrency + 2 });
+  const edit = async (key: string, i: number): Promise<{ ms: number; status: number }> => {
+    const form = new FormData();
+    form.set('model', 'svc-image-edit-1');
+    form.set('prompt', `heavy edit ${i}`);
+    form.set('size', job.size);
+    form.set('image', new Blob([job.image], { type: 'image/png' }), 'input.png');
+    const t = performance.now();
+    const res = await request(`${job.url}/v1/images/edits`, { method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${key}` }, body: form });
+    await res.body.text();
+    return { ms: performance.now() - t, status: res.statusCode };
+  };
+  const poll = async (until: () => boolean, into: number[]): Promise<number> => {
+    let errors = 0;
+    while (!until()) {
+      const t = performance.now();
+      try {
+        const res = await request(`${job.url}/healthz`, { dispatcher: agent });
+        await res.body.text();
+        if (res.statusCode !== 200) errors++;
+        into.push(performance.now() - t);
+      } catch {
+        errors++;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return errors;
+  };
+  // One edit first, unmeasured: the first one loads what the edit path loads lazily.
+  const warm = await edit(job.keys[0]!, 0);
+  if (warm.status !== 200) throw new Error(`the warm-up edit answered ${warm.status}`);
+  const idleHealthMs: number[] = [];
+  const idleEnd = performance.now() + job.idleSeconds * 1000;
+  let healthErrors = await poll(() => performance.now() >= idleEnd, idleHealthMs);
+
+  const loadedHealthMs: number[] = [];
+  const edits: { ms: number; status: number }[] = [];
+  const started = performance.now();
+  const end = started + job.seconds * 1000;
+  let editing = true;
+  const poller = poll(() => !editing, loadedHealthMs);
+  const client = async (i: number) => {
+    const key = job.keys[i % job.keys.length]!;
+    while (performance.now() < end) edits.push(await edit(key, i));
+  };
+  await Promise.all(Array.from({ length: job.concurrency }, (_, i) => client(i)));
+  const editSeconds = (performance.now() - started) / 1000;
+  editing = false;
+  healthErrors += await poller;
+  await agent.close();
+  return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds };
+}
+
+run(workerData as MediaClientsJob).then(
+  (report) => parentPort!.postMessage({ report }),
+  (err: unknown) => parentPort!.postMessage({ error: String((err as Error).stack ?? err) }),
+);

@@ -1,0 +1,19 @@
+/**
+ * CPU time of this process's main thread (the gateway's event loop), from /proc: user + system,
+ * in ms. Unlike event-loop busy time it does not count time the thread was runnable but waiting
+ * for a core, so it stays meaningful on a loaded machine. Linux only; null elsewhere.
+ */
+import { readFileSync } from 'node:fs';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux.
+
+export function mainThreadCpuMs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The catalog's size bound, on the way in and on the way out. Uploaded edit inputs are judged
+ * by the size they declare, before anything decodes them: PNG, JPEG or WebP, each side within
+ * the bound an output has, so an input never costs more to decode than the largest image we
+ * would make. Outputs (a provider's answer) are held to the same bound before anyone sees them.
+ */
+import { invalidRequest, upstreamError } from '../errors/domain-error';
+import type { GeneratedImage, InputFile } from './image-port';
+import { readImageHeader, type DeclaredImage } from './image-header';
+import { MAX_SIDE } from './image-size';
+
+/** The most pixels any decoder is allowed to produce from one input (sharp's limitInputPixels). */
+export const MAX_INPUT_PIXELS = MAX_SIDE * MAX_SIDE;
+
+export function checkInputImage(file: InputFile, param: 'image' | 'mask'): DeclaredImage {
+  const declared = readImageHeader(file.data);
+  if (declared === null) throw invalidRequest(`The ${param} must be a PNG, JPEG or WebP image.`, param, 'invalid_image_format');
+  const { width, height } = declared;
+  if (width < 1 || height < 1 || width > MAX_SIDE || height > MAX_SIDE) {
+    throw invalidRequest(`The ${param} declares ${width}x${height} pixels; each side may be 1 to ${MAX_SIDE} pixels.`, param, 'image_too_large');
+  }
+  return declared;
+}
+
+/** Every input checked; answers the first image's declared size (an edit's default output size). */
+export function checkInputImages(images: InputFile[], mask: InputFile | undefined): DeclaredImage {
+  const declared = images.map((image) => checkInputImage(image, 'image'));
+  if (mask) checkInputImage(mask, 'mask');
+  return declared[0];
+}
+
+/** A provider answered an image beyond the bound (or none we can read the size of): a 502, nothing charged. */
+export function checkOutputImages(images: GeneratedImage[]): void {
+  for (const image of images) {
+    const declared = readImageHeader(image.data);
+    if (declared === null || declared.width > MAX_SIDE || declared.height > MAX_SIDE) {
+      throw upstreamError('The model provider answered an image this service does not serve (unknown format or larger than its size bound).');
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { GraphQLContext } from './context';
+
+type Result = ExecutionResult | Promise<ExecutionResult>;
+
+/**
+ * graphql-ws's `subscribe`, executing each event once for all the subscriptions that would
+ * compute the same answer: the same event object (the bus hands one object to every listener),
+ * the same parsed document (document-checks.ts shares it between operations with the same
+ * text), operation name, variables and principal. graphql-js's own `subscribe` executes the
+ * selection for every subscriber, which is most of the JavaScript an event costs when thousands
+ * watch one account; the answer is a plain value that nothing mutates (graphql-ws serialises it,
+ * onNext formats errors into a new object), so handing the same one to all of them is safe. The
+ * principal is part of the key so a resolver that ever reads the caller still answers per caller.
+ */
+export async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+  const source = await createSourceEventStream(args);
+  if (!isAsyncIterable(source)) return source;
+  const key = operationKey(args);
+  return mapEvents(source[Symbol.asyncIterator](), (event) => executeOnce(args, key, event));
+}
+
+/** event → operation key → its answer. Entries go when the event object does. */
+const answers = new WeakMap<object, Map<string, Result>>();
+const documentIds = new WeakMap<DocumentNode, number>();
+let nextDocumentId = 0;
+
+function operationKey(args: ExecutionArgs): string {
+  let doc = documentIds.get(args.document);
+  if (doc === undefined) documentIds.set(args.document, (doc = nextDocumentId++));
+  const principal = (args.contextValue as GraphQLContext | undefined)?.principal;
+  const who = principal ? (principal.kind === 'key' ? `key:${principal.keyId}` : `account:${principal.accountId}`) : '-';
+  return `${doc}\n${args.operationName ?? ''}\n${who}\n${JSON.stringify(args.variableValues ?? {})}`;
+}
+
+function executeOnce(args: ExecutionArgs, key: string, event: unknown): Result {
+  if (typeof event !== 'object' || event === null) return execute({ ...args, rootValue: event });
+  let byKey = answers.get(event);
+  if (!byKey) answers.set(event, (byKey = new Map()));
+  let answer = byKey.get(key);
+  if (!answer) byKey.set(key, (answer = execute({ ...args, rootValue: event })));
+  return answer;
+}
+
+/** The source's events mapped to answers; ending the mapped stream ends the source (a stream unsubscribes from the bus). */
+function mapEvents<T>(source: AsyncIterator<T>, map: (event: T) => Result): AsyncGenerator<ExecutionResult> {
+  const answer = async (r: IteratorResult<T>): Promise<IteratorResult<ExecutionResult>> => {
+    if (r.done) return { value: undefined, done: true };
+    try {
+      return { value: await map(r.value), done: false };
+    } catch (err) {
+      await source.return?.();
+      throw err;
+    }
+  };
+  const done = (): Promise<IteratorResult<ExecutionResult>> => Promise.resolve({ value: undefined, done: true });
+  const mapped = {
+    next: () => source.next().then(answer),
+    return: () => (source.return ? source.return().then(answer) : done()),
+    throw: (err?: unknown) => (source.throw ? source.throw(err).then(answer) : Promise.reject(err)),
+    [Symbol.asyncIterator]: () => mapped,
+  };
+  // What graphql-ws needs of a generator (next, return, Symbol.asyncIterator); no more is used.
+  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+}
+
+function isAsyncIterable<T>(value: unknown): value is AsyncIterable<T> {
+  return typeof Object(value)[Symbol.asyncIterator] === 'function';
+}

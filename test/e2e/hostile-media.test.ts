@@ -1,0 +1,205 @@
+/**
+ * Hostile uploads to POST /v1/images/edits over real HTTP: image bombs refused by their
+ * declared size before any decoding, the whole-body cap while streaming, the rate limit counted
+ * before the upload is read, and test keys bounded per request and per key. Every refusal is
+ * checked for its status, its OpenAI error body with `param`, and an unmoved balance.
+ * (No GraphQL operation takes an image upload, so REST is the only door here.)
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import sharp from 'sharp';
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { jpegHeaderOnly, pngBomb, pngHeaderOnly, webpHeaderOnly } from '../support/image-bombs';
+import { makePng } from '../support/fake-openai-upstream';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(() => gw.close());
+
+async function account(credits = 50): Promise<{ acct: TestAccount; live: string; test: string }> {
+  const acct = await gw.newAccount(credits);
+  return { acct, live: (await gw.newKey(acct)).secret, test: (await gw.newKey(acct, { mode: 'test' })).secret };
+}
+
+function editForm(files: Record<string, Buffer>, fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  form.set('prompt', 'add a hat');
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  for (const [name, data] of Object.entries(files)) form.append(name, new Blob([data], { type: 'image/png' }), `${name}.png`);
+  return form;
+}
+
+async function edit(secret: string, form: FormData): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${secret}` }, body: form });
+  return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+/** A raw POST to the edit endpoint that sends `first` and then waits (the rest of the body never comes). */
+function stalledUpload(secret: string, declaredLength: number, first: Buffer): Promise<{ status: number; body: any; headers: IncomingMessage['headers'] }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${gw.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'multipart/form-data; boundary=b0undary', 'content-length': declaredLength },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    req.write(first);
+  });
+}
+
+/** A 64x64 PNG with random pixels (so it is not tiny), and a heavy but valid 2048x2048 one. */
+const noisyPng = (side: number) => sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png({ compressionLevel: 1 }).toBuffer();
+
+describe('image bombs are refused by their declared size, nothing charged', () => {
+  const bombs: [string, () => Buffer][] = [
+    ['a real 20000x20000 PNG of ~50 kB', () => pngBomb(20000)],
+    ['a PNG header declaring 4096x4096', () => pngHeaderOnly(4096, 4096)],
+    ['a JPEG header declaring 20000x20000', () => jpegHeaderOnly(20000, 20000)],
+    ['a WebP (VP8X) header declaring 20000x20000', () => webpHeaderOnly(20000, 20000)],
+  ];
+
+  test.each(bombs)('as image: %s', async (_name, bomb) => {
+    const { acct, live } = await account();
+    for (const field of ['image', 'image[]']) {
+      const res = await edit(live, editForm({ [field]: bomb() }));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'image', code: 'image_too_large', message: expect.stringContaining('2048') });
+    }
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test.each(bombs)('as mask: %s', async (_name, bomb) => {
+    const { acct, live } = await account();
+    const res = await edit(live, editForm({ image: makePng(64, 64), mask: bomb() }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'mask', code: 'image_too_large' });
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test('a file that is not PNG, JPEG or WebP is refused naming the field', async () => {
+    const { acct, live } = await account();
+    const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).gif().toBuffer();
+    for (const [files, param] of [[{ image: gif }, 'image'], [{ image: makePng(8, 8), mask: Buffer.from('not an image') }, 'mask']] as const) {
+      const res = await edit(live, editForm(files));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param, code: 'invalid_image_format' });
+    }
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test('a decompression bomb sent with a test key while another client polls /healthz is refused, and /healthz keeps answering', async () => {
+    const { acct, test } = await account();
+    const health: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) health.push((await fetch(`${gw.url}/healthz`)).status);
+    })();
+    const bomb = pngBomb(20000);
+    expect(bomb.length).toBeLessThan(200_000);
+    const results = await Promise.all([1, 2, 3].map(() => edit(test, editForm({ image: bomb }))));
+    polling = false;
+    await poller;
+    for (const res of results) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'image', code: 'image_too_large' });
+    }
+    expect(health.length).toBeGreaterThan(0);
+    expect(health.every((s) => s === 200)).toBe(true);
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test('a heavy but valid 2048x2048 input is edited (within bounds, not refused)', async () => {
+    const { acct, live } = await account();
+    const res = await edit(live, editForm({ image: await noisyPng(2048) }, { response_format: 'b64_json' }));
+    expect(res.status).toBe(200);
+    const meta = await sharp(Buffer.from(res.body.data[0].b64_json, 'base64')).metadata();
+    expect([meta.width, meta.height]).toEqual([2048, 2048]);
+    expect(await gw.balance(acct)).toBe(48);
+  });
+});
+
+describe('multipart bodies are capped in all, while streaming', () => {
+  test('a declared Content-Length over 50 MB is a 413 before the body is read', async () => {
+    const { acct, live } = await account();
+    const res = await stalledUpload(live, 60 * 1024 * 1024, Buffer.from('--b0undary\r\n'));
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ type: 'request_too_large', message: expect.stringContaining('50 MB') });
+    expect(res.headers.connection).toBe('close');
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test('a chunked body of three 18 MB files (each under the per-file limit) is cut at the total cap: 413', async () => {
+    const { acct, live } = await account();
+    const file = Buffer.alloc(18 * 1024 * 1024, 7);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(Buffer.from('--b0undary\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n'));
+        for (let i = 0; i < 3; i++) {
+          controller.enqueue(Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="image[]"; filename="${i}.png"\r\nContent-Type: image/png\r\n\r\n`));
+          for (let at = 0; at < file.length; at += 1024 * 1024) controller.enqueue(file.subarray(at, at + 1024 * 1024));
+          controller.enqueue(Buffer.from('\r\n'));
+        }
+        controller.enqueue(Buffer.from('--b0undary--\r\n'));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${gw.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live}`, 'content-type': 'multipart/form-data; boundary=b0undary' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error).toMatchObject({ type: 'request_too_large', message: expect.stringContaining('50 MB') });
+    expect(await gw.balance(acct)).toBe(50);
+  });
+});
+
+test('the image rate limit is counted before the upload is read: past it, a stalled upload is answered 429 at once', async () => {
+  const { acct, live } = await account();
+  // 30 image requests a minute per key; refused ones count too (they cost us their upload).
+  for (let i = 0; i < 30; i++) expect((await edit(live, editForm({}))).status).toBe(400);
+  const res = await stalledUpload(live, 5 * 1024 * 1024, Buffer.from('--b0undary\r\n'));
+  expect(res.status).toBe(429);
+  expect(res.body.error).toMatchObject({ type: 'rate_limit_exceeded' });
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  expect(await gw.balance(acct)).toBe(50);
+});
+
+describe('test keys are free, not unlimited', () => {
+  test('pixels x n past 2048x2048 in one request is a 400 naming n (a live key may ask it)', async () => {
+    const { acct, live, test } = await account();
+    const body = { model: 'svc-creative-v8', prompt: 'x', size: '2048x2048', n: 2, response_format: 'b64_json' };
+    const refused = await gw.api('POST', '/v1/images/generations', { token: test, body });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param: 'n', code: 'test_key_pixel_limit' });
+    const editRefused = await edit(test, editForm({ image: makePng(64, 64) }, { size: '2048x2048', n: '2' }));
+    expect(editRefused.status).toBe(400);
+    expect(editRefused.body.error).toMatchObject({ param: 'n', code: 'test_key_pixel_limit' });
+    expect(await gw.balance(acct)).toBe(50);
+    const paid = await gw.api('POST', '/v1/images/generations', { token: live, body: { ...body, size: '1024x1024' } });
+    expect(paid.status).toBe(200);
+  });
+
+  test('a test key runs at most two image calls at once: the rest get 429 with Retry-After, and nothing moves', async () => {
+    const { acct, test } = await account();
+    const body = { model: 'svc-creative-v8', prompt: 'busy', size: '2048x2048', response_format: 'b64_json' };
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => gw.api('POST', '/v1/images/generations', { token: test, body: { ...body, seed: i } })));
+    const busy = results.filter((r) => r.status === 429);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const r of busy) {
+      expect(r.body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'test_key_busy', param: null });
+      expect(r.headers.get('retry-after')).toBe('1');
+    }
+    expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    expect(await gw.balance(acct)).toBe(50);
+  });
+});
