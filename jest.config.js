@@ -5,8 +5,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['reflect-metadata'],
-  // Builds the console (dist/console) for the browser tests when it is missing or stale.
-  globalSetup: '<rootDir>/test/support/console-build.js',
+  // Builds the service (dist/src) and the console (dist/console) once, when missing or stale.
+  globalSetup: '<rootDir>/test/support/global-build.js',
   testTimeout: 60000,
   maxWorkers: 2,
 };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { pollUntil } from '../support/poll';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -21,7 +21,6 @@ async function call(url: string, path: string, token: string, body?: unknown) {
 }
 
 test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job ends, refunds happen once, webhooks arrive', async () => {
-  buildOnce();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
   const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_crash') : undefined;
   const databaseUrl = scratch?.url;

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { freePort } from '../support/free-port';
 import { pollUntil } from '../support/poll';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -27,7 +27,6 @@ shared('an instance killed under load', () => {
   let env: Record<string, string | undefined>;
 
   beforeAll(async () => {
-    buildOnce();
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_leasecrash');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-leasecrash-'));
     env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, WORKER_CONCURRENCY: '0', LEASE_GRACE_SECONDS: '2', LEASE_IDLE_SECONDS: '0.5', LOG_LEVEL: 'info' };

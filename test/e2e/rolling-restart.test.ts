@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { freePort } from '../support/free-port';
 import { pollUntil } from '../support/poll';
@@ -26,7 +26,6 @@ shared('rolling restart behind Caddy', () => {
   let env: Record<string, string | undefined>;
 
   beforeAll(async () => {
-    buildOnce();
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_roll');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-roll-'));
     env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, ADMIN_TOKEN: 'rolling-restart-admin-token', SHUTDOWN_DRAIN_SECONDS: '5', SHUTDOWN_NOTICE_SECONDS: '3' };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { buildOnce, startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { pollUntil } from '../support/poll';
 import { freePort } from '../support/free-port';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
@@ -24,7 +24,6 @@ shared('two instances sharing PostgreSQL and Redis', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    buildOnce();
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_two');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-two-'));
     const env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, SIMULATOR_VIDEO_SECONDS: '1', ADMIN_TOKEN: 'two-instance-admin-token', LOG_LEVEL: 'info' };

@@ -1,12 +1,7 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-
-/** Compiles the service once so tests can run it as a real process (`node dist/src/main.js`). */
-export function buildOnce(): void {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
-}
 
 export interface ChildGateway {
   proc: ChildProcess;
@@ -18,7 +13,10 @@ export interface ChildGateway {
   stop(): Promise<number | null>;
 }
 
-/** Starts `npm start`'s entry point as a child process and waits for /healthz. */
+/**
+ * Starts `npm start`'s entry point as a child process and waits for /healthz. Jest's globalSetup
+ * (test/support/global-build.js) has compiled it before any test ran.
+ */
 export async function startChildGateway(env: Record<string, string | undefined>, port: number): Promise<ChildGateway> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
