@@ -35,6 +35,7 @@ import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { FANOUT_BATCH } from '../src/infra/events/local-event-bus';
 import { percentile } from './phase';
+import { profiled } from './profiler';
 import type { ChildMessage, ParentMessage } from './fanout-clients';
 import type { ProberCommand, ProberMessage } from './healthz-prober';
 
@@ -494,12 +495,14 @@ async function runRound(ctx: PhaseContext, connections: number): Promise<FanoutR
     round.warmup = (await runJob('warm-up', false)).job;
     const jobs: FanoutJob[] = [];
     const pooled: number[] = [];
-    for (let i = 0; i < ctx.jobCount; i++) {
-      await sleep(200);
-      const { job, samples } = await runJob(`job ${i + 1}/${ctx.jobCount}`, true);
-      jobs.push(job);
-      pooled.push(...samples);
-    }
+    await profiled(`fanout-${connections}`, async () => {
+      for (let i = 0; i < ctx.jobCount; i++) {
+        await sleep(200);
+        const { job, samples } = await runJob(`job ${i + 1}/${ctx.jobCount}`, true);
+        jobs.push(job);
+        pooled.push(...samples);
+      }
+    });
     const fanoutProbes = probesIn(await takeProbes(), fanoutWindows);
     const overall = latency(pooled);
     round.overallMs = { ...overall, samples: pooled.length, meanLast: r3(jobs.reduce((s, j) => s + j.latencyMs.max, 0) / Math.max(jobs.length, 1)) };

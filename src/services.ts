@@ -43,7 +43,7 @@ import { CallerUrlGuard } from './infra/http/caller-url-guard';
 import { SafeHttpClient } from './infra/http/safe-http-client';
 import { WebhookHttpSender } from './infra/http/webhook-http-sender';
 import { DiskBlobStore } from './infra/media/disk-blob-store';
-import { FlexibleRateLimiter } from './infra/ratelimit/flexible-rate-limiter';
+import { LocalFirstRateLimiter } from './infra/ratelimit/local-first-rate-limiter';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
@@ -80,7 +80,7 @@ export async function buildServices(deps: {
     metrics.degraded.inc({ dependency: 'redis', operation });
     warn(`redis:${operation}`, { err: String(err) }, `Redis unreachable: ${operation} degraded`);
   };
-  const limiter = new FlexibleRateLimiter(redis, undefined, redisDown('rate_limit'));
+  const limiter = new LocalFirstRateLimiter(redis, undefined, redisDown('rate_limit'));
   const events: JobEventBus = redis ? new RedisJobEventBus(redis, redisDown('event_publish')) : new LocalJobEventBus();
   // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
   const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });

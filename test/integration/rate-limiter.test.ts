@@ -1,0 +1,116 @@
+/**
+ * The rate limiter against a real Redis of the test's own: one instance admits exactly the limit,
+ * instances sharing Redis admit at most one extra request each per window, the count survives
+ * in Redis between instances, and with Redis gone every request is still decided (locally).
+ */
+import Redis from 'ioredis';
+import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rate-limiter';
+import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
+import { freePort } from '../support/free-port';
+import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+
+const LIMITS: Record<RateGroup, number> = { chat: 60, image: 30, video: 5 };
+const maybe = hasRedisServer() ? describe : describe.skip;
+
+maybe('local-first rate limits on a shared Redis', () => {
+  let server: OwnRedis;
+  const clients: Redis[] = [];
+  const client = () => {
+    const c = new Redis(server.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true, lazyConnect: false });
+    c.on('error', () => undefined);
+    clients.push(c);
+    return c;
+  };
+  const ready = (c: Redis) => new Promise<void>((resolve) => (c.status === 'ready' ? resolve() : c.once('ready', () => resolve())));
+  let key = 0;
+  const freshKey = () => `key_${Date.now()}_${key++}`;
+
+  beforeAll(async () => {
+    server = ownRedis(await freePort());
+    server.start();
+  });
+  afterAll(() => {
+    clients.forEach((c) => c.disconnect());
+    server.cleanup();
+  });
+
+  test('one instance, 100 concurrent requests on one key: exactly the limit admitted, remaining counts down, the rest 429 with a reset', async () => {
+    const redis = client();
+    await ready(redis);
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const id = freshKey();
+    const decisions = await Promise.all(Array.from({ length: 100 }, () => limiter.consume(id, 'chat')));
+    const admitted = decisions.filter((d) => d.allowed);
+    expect(admitted).toHaveLength(60);
+    expect(admitted.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    for (const d of decisions.filter((d) => !d.allowed)) {
+      expect(d).toMatchObject({ limit: 60, remaining: 0 });
+      expect(d.resetSeconds).toBeGreaterThanOrEqual(1);
+      expect(d.resetSeconds).toBeLessThanOrEqual(60);
+    }
+    // Every admit reached Redis: another instance starting now sees the window full.
+    const otherRedis = client();
+    await ready(otherRedis);
+    const other = new LocalFirstRateLimiter(otherRedis, LIMITS);
+    const first = await other.consume(id, 'chat');
+    const second = await other.consume(id, 'chat');
+    expect(second.allowed).toBe(false);
+    // The newcomer may admit one on the count it did not know yet, never more.
+    expect([first.allowed, second.allowed].filter(Boolean).length).toBeLessThanOrEqual(1);
+  });
+
+  test('three instances sharing Redis, 300 requests spread over them: at most limit + 2 admitted, at least the limit', async () => {
+    const limiters = [0, 1, 2].map(() => new LocalFirstRateLimiter(client(), LIMITS));
+    await Promise.all(clients.map(ready));
+    for (const group of ['chat', 'image', 'video'] as const) {
+      const id = freshKey();
+      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(id, group)));
+      const admitted = decisions.filter((d) => d.allowed).length;
+      expect(admitted).toBeGreaterThanOrEqual(LIMITS[group]);
+      expect(admitted).toBeLessThanOrEqual(LIMITS[group] + 2);
+    }
+  });
+
+  test('groups and keys are counted apart', async () => {
+    const redis = client();
+    await ready(redis);
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const id = freshKey();
+    for (let i = 0; i < 5; i++) expect((await limiter.consume(id, 'video')).allowed).toBe(true);
+    expect((await limiter.consume(id, 'video')).allowed).toBe(false);
+    expect((await limiter.consume(id, 'image')).allowed).toBe(true);
+    expect((await limiter.consume(freshKey(), 'video')).allowed).toBe(true);
+  });
+
+  test('Redis gone: every request is still decided, on this instance alone, and the fallback is reported', async () => {
+    const own = ownRedis(await freePort());
+    own.start();
+    const redis = new Redis(own.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true, retryStrategy: () => 200 });
+    redis.on('error', () => undefined);
+    try {
+      await ready(redis);
+      const failures: unknown[] = [];
+      const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err));
+      const id = freshKey();
+      expect((await limiter.consume(id, 'video')).allowed).toBe(true);
+      own.stop();
+      const started = Date.now();
+      const decisions = [];
+      for (let i = 0; i < 6; i++) decisions.push(await limiter.consume(id, 'video'));
+      // 5 a minute, counted locally through the outage: 4 more admitted, then 429s.
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false]);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(failures.length).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+      own.cleanup();
+    }
+  });
+
+  test('without Redis: exactly the limit, in-process', async () => {
+    const limiter = new LocalFirstRateLimiter(undefined, LIMITS);
+    const id = freshKey();
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.consume(id, 'image')));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
+  });
+});
