@@ -6,7 +6,7 @@ import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
-import { callLifetime, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 import { chunkBody, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -40,7 +40,8 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
     startEventStream(res, info.headers);
     try {
       const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));
-      await sendEvent(res, chunkBody(info, opening));
+      // Queued, not written: it leaves with the headers and the first content events, in one write.
+      writeEvent(res, chunkBody(info, opening));
       // Iterated by hand, not with for-await over a wrapper: one generator hop less per event.
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
         const item = next.value;
@@ -58,7 +59,7 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
       // Returning the generator settles the call (prompt plus what was sent) before the error event goes out.
       if (abort.signal.aborted) await rest.return(undefined);
       if (abort.cutByShutdown()) await sendEvent(res, { error: SHUTDOWN_STREAM_ERROR });
-      res.end();
+      endEventStream(res);
     }
   };
 }

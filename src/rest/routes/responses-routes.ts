@@ -6,7 +6,7 @@ import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
 export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): JsonPostHandler {
@@ -39,7 +39,7 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
         const { type, message, param, code } = SHUTDOWN_STREAM_ERROR;
         await sendEvent(res, translator.error(type, message, param, code), 'error');
       }
-      res.end();
+      endEventStream(res);
     }
   };
 }

@@ -12,25 +12,72 @@ export function startEventStream(res: ServerResponse, headers: Record<string, st
   res.writeHead(200, res.hasHeader('connection') ? { ...headers, ...EVENT_STREAM_HEADERS, Connection: 'close' } : { ...headers, ...EVENT_STREAM_HEADERS });
 }
 
+/** Events queued on a response and not yet written: everything one turn produces goes out as one write. */
+interface Pending {
+  text: string;
+  scheduled: boolean;
+  /** Set while the socket is full (the last write answered false): settles on drain or close. */
+  full?: Promise<void>;
+}
+
+const PENDING = Symbol('sse.pending');
+type WithPending = ServerResponse & { [PENDING]?: Pending };
+
+function pendingOf(res: WithPending): Pending {
+  return (res[PENDING] ??= { text: '', scheduled: false });
+}
+
 /**
- * Writes one event (`data:` JSON or a literal such as `[DONE]`, with an optional `event:` name).
- * Answers a promise only when the socket is full, to be awaited before writing more (so a slow
- * client cannot grow our memory); otherwise nothing, so a stream's many events cost no await.
+ * Writes what is queued. A response whose client already left answers write() with false and
+ * never emits 'drain' (nor 'close' again): waiting for either would hang the stream, so a
+ * destroyed response is never waited for.
  */
-export function writeEvent(res: ServerResponse, data: unknown, event?: string): Promise<void> | undefined {
-  const head = event ? `event: ${event}\n` : '';
-  // A response whose client already left answers write() with false and never emits 'drain'
-  // (nor 'close' again): waiting for either would hang this handler forever.
-  if (res.write(`${head}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) || res.destroyed) return undefined;
-  return new Promise<void>((resolve) => {
-    res.once('drain', resolve);
-    res.once('close', resolve);
+function flush(res: ServerResponse, p: Pending): void {
+  p.scheduled = false;
+  if (p.text === '') return;
+  const text = p.text;
+  p.text = '';
+  if (res.write(text) || res.destroyed) return;
+  p.full = new Promise<void>((resolve) => {
+    const done = () => {
+      p.full = undefined;
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
   });
 }
 
-/** writeEvent, always awaitable: for the few events of a stream's start and end. */
+/**
+ * Queues one event (`data:` JSON or a literal such as `[DONE]`, with an optional `event:` name).
+ * The events queued within one turn (all those one upstream read carried) leave as one write
+ * after it, not one chunk each: node:http corks a turn's writes anyway, but every write still
+ * costs a chunk header and its own buffers. Answers a promise only while the socket is full, to
+ * be awaited before queueing more (so a slow client cannot grow our memory by more than one
+ * turn's events); otherwise nothing, so a stream's many events cost no await.
+ */
+export function writeEvent(res: ServerResponse, data: unknown, event?: string): Promise<void> | undefined {
+  const p = pendingOf(res);
+  p.text += `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+  if (!p.scheduled) {
+    p.scheduled = true;
+    process.nextTick(flush, res, p);
+  }
+  return p.full;
+}
+
+/** An event written now, after what is queued: for the few events of a stream's start and end. */
 export async function sendEvent(res: ServerResponse, data: unknown, event?: string): Promise<void> {
-  await writeEvent(res, data, event);
+  writeEvent(res, data, event);
+  const p = pendingOf(res);
+  flush(res, p);
+  await p.full;
+}
+
+/** Writes what is queued and ends the response. */
+export function endEventStream(res: ServerResponse): void {
+  flush(res, pendingOf(res));
+  res.end();
 }
 
 /**
