@@ -8,6 +8,7 @@ import { createRedis, whenReady } from './infra/redis/redis-client';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
 import { CHAT_BODY_LIMIT, createHttpApp } from './rest/http-app';
+import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
@@ -92,6 +93,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
     trustedProxies: config.trustedProxies,
   });
+  // One database probe per quarter second, however often /healthz is asked.
+  const databaseProbe = sharedProbe(() => database.probe(3_000), 250);
   const app = createHttpApp({
     logger,
     metrics,
@@ -104,7 +107,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
           metrics,
           isDraining: () => draining,
           dependencies: async () => ({
-            database: (await database.probe(3_000)) ? 'up' : 'down',
+            database: (await databaseProbe()) ? 'up' : 'down',
             redis: redis ? (redis.status === 'ready' ? 'up' : 'down') : 'none',
           }),
         }),

@@ -1,0 +1,22 @@
+/**
+ * A dependency probe shared by every caller: one runs at a time, and its answer stands for
+ * `maxAgeMs`. /healthz is unauthenticated and balancers, orchestrators and monitors all poll it;
+ * without this each request was a database query, so a flood of health checks became a flood
+ * of queries. With it the database sees at most one probe per interval, however many ask.
+ */
+export function sharedProbe(probe: () => Promise<boolean>, maxAgeMs: number, now: () => number = Date.now): () => Promise<boolean> {
+  let inFlight: Promise<boolean> | null = null;
+  let last: { at: number; up: boolean } | null = null;
+  return () => {
+    if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.up);
+    inFlight ??= probe()
+      .then((up) => {
+        last = { at: now(), up };
+        return up;
+      })
+      .finally(() => {
+        inFlight = null;
+      });
+    return inFlight;
+  };
+}
