@@ -50,7 +50,7 @@ async function main(job: LoadJob): Promise<PhaseResult> {
   });
   // In a worker thread autocannon resolves to its raw per-worker result: aggregate it ourselves.
   const result = autocannon.aggregateResult([await instance], options);
-  return summarize(job, result, latencies, invalidBodies, job.collectCharges ? answered : undefined);
+  return { ...summarize(job, result, latencies, invalidBodies, job.collectCharges ? answered : undefined), rawLatencies: latencies };
 }
 
 main(workerData as LoadJob).then(

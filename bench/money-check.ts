@@ -63,6 +63,6 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
       where k.daily_spend_cap_micro is not null and s.spent_micro > k.daily_spend_cap_micro`,
   );
   const cutOff = charged.size - (answered - missing);
-  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections;
+  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
   return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, openHolds, pastCap, ok };
 }

@@ -5,7 +5,7 @@ import type { PhaseResult } from './phase';
 export interface BenchReport {
   date: string;
   environment: { node: string; platform: string; cpu: string; database: 'pglite' | 'postgresql'; redis: boolean };
-  settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; connections: number; keyPool: number; accounts: number; maxTokens: number };
+  settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; rounds?: number; connections: number; keyPool: number; accounts: number; maxTokens: number };
   phases: PhaseResult[];
   money: MoneyCheck[];
   /** Calls per group commit over the run. */
@@ -66,7 +66,7 @@ export function summaryLines(r: BenchReport): string[] {
     ...sideBySide(r).map(
       (s) =>
         `c=${s.connections} ${s.streamed ? 'streamed' : 'non-streamed'}: direct ${s.direct.requestsPerSecond.toFixed(0)}, bare ${s.bare.requestsPerSecond.toFixed(0)}, ` +
-        `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare; added mean ${ms(s.addedMeanMs)} ms; ` +
+        `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare (rounds ${(s.gateway.roundRatios ?? []).map(pct).join(' ')}); added mean ${ms(s.addedMeanMs)} ms; ` +
         `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call`,
     ),
     `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
@@ -86,14 +86,17 @@ export function renderMarkdown(r: BenchReport): string {
     'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',
     'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). autocannon runs in a',
     'worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to `data: [DONE]`).',
-    `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one.`,
+    `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one. ` +
+      `Each load's three targets take turns in ${r.settings.rounds ?? 1} round(s) (direct, bare, gateway, again), so a drift of the`,
+    "machine's speed during the run falls on all three alike; req/s are over every round, latencies over every response, and",
+    '"per round" lists the gateway / bare ratio of each round.',
     '',
-    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | per round | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call |',
+    '|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
     ...rows.map(
       (s) =>
         `| ${s.connections} | ${s.streamed ? 'streamed' : 'non-streamed'} | ${s.direct.requestsPerSecond.toFixed(0)} | ${s.bare.requestsPerSecond.toFixed(0)} | ` +
-        `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} | ` +
+        `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | ${(s.gateway.roundRatios ?? []).map(pct).join(' ')} | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} | ` +
         `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} | ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} |`,
     ),
     '',

@@ -5,9 +5,10 @@
  * Node pass-through in front of it (worker thread: node:http + undici, nothing else), the gateway
  * under test (this thread, built with createGateway exactly as `npm start` builds it, on a fresh
  * embedded PGlite, or on DATABASE_URL / REDIS_URL when those are set), and autocannon (a worker
- * thread per phase). For non-streamed and streamed chat, the three targets run one after the
- * other for BENCH_SECONDS (default 10) at BENCH_CONNECTIONS (default 32) connections, then for
- * BENCH_UNLOADED_SECONDS (default 3) on one connection, where nothing queues. The gateway is
+ * thread per phase). For non-streamed and streamed chat, the three targets take turns in
+ * BENCH_ROUNDS (default 3) rounds for BENCH_SECONDS (default 10) each in all at BENCH_CONNECTIONS
+ * (default 32) connections, then for BENCH_UNLOADED_SECONDS (default 3) on one connection, where
+ * nothing queues; taking turns puts a drift of the machine's speed on all three alike. The gateway is
  * reported as a ratio of the bare pass-through; added latency = gateway minus direct. After every
  * gateway phase the money is checked (money-check.ts) and a failed check fails the bench. Results
  * go to bench/results/latest.{json,md}.
@@ -39,7 +40,7 @@ import * as ledger from '../src/domain/credits/ledger';
 import { creditsToMicro } from '../src/domain/shared/money';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
-import type { LoadJob, PhaseResult } from './phase';
+import { mergeSegments, type LoadJob, type PhaseResult } from './phase';
 import { renderMarkdown, summaryLines, type BenchReport } from './report';
 import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
 import { profiled } from './profiler';
@@ -56,6 +57,8 @@ const KEY_POOL = positiveInt('BENCH_KEYS', 3000);
 const KEY_CAP_CREDITS = 100_000;
 /** The short single-connection pass that shows the added latency without queueing. */
 const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
+/** Rounds each load's targets take turns in (BENCH_ROUNDS); 1 runs each target once, for its whole time. */
+const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
 const UPSTREAM_KEY = 'sk-bench-upstream';
 /** Simulated video length for the fan-out phase's jobs (test keys: the simulator). */
 const SIMULATOR_VIDEO_SECONDS = process.env.SIMULATOR_VIDEO_SECONDS || '0.5';
@@ -231,40 +234,64 @@ async function main(): Promise<void> {
       { streamed: false, body: plain, expectInBody: '"chat.completion"' },
       { streamed: true, body: streamed, expectInBody: 'data: [DONE]' },
     ];
-    const jobs: LoadJob[] = [];
-    for (const [connections, durationSeconds] of [[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const) {
-      for (const mode of modes) {
-        for (const t of targets) {
-          const title = `${t.target}, ${mode.streamed ? 'streamed' : 'non-streamed'}, c=${connections}`;
-          jobs.push({ id: `${t.target}-${mode.streamed ? 'stream' : 'json'}-c${connections}`, title, ...t, ...mode, path: '/v1/chat/completions', connections, durationSeconds });
-        }
-      }
-    }
     const results: PhaseResult[] = [];
     const money: MoneyCheck[] = [];
-    for (const [i, job] of jobs.entries()) {
-      log(`(${job.id}) ${i + 1}/${jobs.length} ${job.title}: ${job.durationSeconds} s…`);
-      if (job.target === 'gateway') await warm();
-      const mark = job.target === 'gateway' ? await ledgerMark(gateway) : 0;
-      // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
-      const elu = performance.eventLoopUtilization();
-      const cpuBefore = mainThreadCpuMs();
-      const r = job.target === 'gateway' ? await profiled(job.id, () => runPhase(job)) : await runPhase(job);
-      if (job.target === 'gateway') {
-        const used = performance.eventLoopUtilization(elu);
-        r.gatewayBusyMsPerCall = Math.round((used.active / Math.max(1, r.completed2xx)) * 1000) / 1000;
-        r.gatewayUtilization = Math.round(used.utilization * 1000) / 1000;
-        const cpuAfter = mainThreadCpuMs();
-        if (cpuBefore !== null && cpuAfter !== null) r.gatewayCpuMsPerCall = Math.round(((cpuAfter - cpuBefore) / Math.max(1, r.completed2xx)) * 1000) / 1000;
-      }
-      log(`(${job.id}) ${fmt(r)}`);
-      if (job.target === 'gateway') {
-        const check = await checkMoney(gateway, r, mark);
+    const groups = [[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const;
+    const total = groups.length * modes.length;
+    let done = 0;
+    for (const [connections, durationSeconds] of groups) {
+      for (const mode of modes) {
+        // One load, three targets, interleaved: ROUNDS rounds of direct, bare, gateway segments,
+        // so a drift of this machine's speed (it happens, within minutes) falls on all three alike.
+        const kind = `${mode.streamed ? 'stream' : 'json'}-c${connections}`;
+        const jobs: LoadJob[] = targets.map((t) => ({
+          id: `${t.target}-${kind}`,
+          title: `${t.target}, ${mode.streamed ? 'streamed' : 'non-streamed'}, c=${connections}`,
+          ...t,
+          ...mode,
+          path: '/v1/chat/completions',
+          connections,
+          durationSeconds: Math.max(1, durationSeconds / ROUNDS),
+        }));
+        log(`(${kind}) ${++done}/${total} ${ROUNDS} round(s) of direct, bare, gateway at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`);
+        await warm();
+        const mark = await ledgerMark(gateway);
+        const parts = new Map<string, PhaseResult[]>(jobs.map((j) => [j.target, []]));
+        // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
+        let busyMs = 0;
+        let cpuMs: number | null = 0;
+        for (let round = 1; round <= ROUNDS; round++) {
+          for (const job of jobs) {
+            if (job.target !== 'gateway') {
+              parts.get(job.target)!.push(await runPhase(job));
+              continue;
+            }
+            const elu = performance.eventLoopUtilization();
+            const cpuBefore = mainThreadCpuMs();
+            parts.get(job.target)!.push(await profiled(ROUNDS > 1 ? `${job.id}-r${round}` : job.id, () => runPhase(job)));
+            busyMs += performance.eventLoopUtilization(elu).active;
+            const cpuAfter = mainThreadCpuMs();
+            cpuMs = cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? cpuMs + cpuAfter - cpuBefore : null;
+          }
+        }
+        const merged = jobs.map((j) => mergeSegments(parts.get(j.target)!));
+        const gw = merged.find((r) => r.target === 'gateway')!;
+        const calls = Math.max(1, gw.completed2xx);
+        gw.gatewayBusyMsPerCall = Math.round((busyMs / calls) * 1000) / 1000;
+        gw.gatewayUtilization = Math.round((busyMs / (gw.durationSeconds * 1000)) * 1000) / 1000;
+        if (cpuMs !== null) gw.gatewayCpuMsPerCall = Math.round((cpuMs / calls) * 1000) / 1000;
+        const bareParts = parts.get('bare')!;
+        gw.roundRatios = parts.get('gateway')!.map((g, i) => Math.round((g.requestsPerSecond / Math.max(1, bareParts[i]!.requestsPerSecond)) * 1000) / 1000);
+        for (const r of merged) log(`(${r.id}) ${fmt(r)}`);
+        const check = await checkMoney(gateway, gw, mark);
         money.push(check);
-        log(`(${job.id}) money ${check.ok ? 'exact' : 'WRONG'}: ${JSON.stringify(check)}`);
+        log(`(${gw.id}) money ${check.ok ? 'exact' : 'WRONG'}: ${JSON.stringify(check)}`);
+        for (const r of merged) {
+          delete r.answered;
+          delete r.rawLatencies;
+          results.push(r);
+        }
       }
-      delete r.answered;
-      results.push(r);
     }
     const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
     if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
@@ -283,7 +310,7 @@ async function main(): Promise<void> {
         database: database.url ? 'postgresql' : 'pglite',
         redis: Boolean(process.env.REDIS_URL),
       },
-      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, connections: CONNECTIONS, keyPool: keys.length, accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS), maxTokens: 16 },
+      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, keyPool: keys.length, accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS), maxTokens: 16 },
       phases: results,
       money,
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
