@@ -57,6 +57,8 @@ maybe('local-first rate limits on a shared Redis', () => {
     expect(second.allowed).toBe(false);
     // The newcomer may admit one on the count it did not know yet, never more.
     expect([first.allowed, second.allowed].filter(Boolean).length).toBeLessThanOrEqual(1);
+    // It learnt the window from Redis: it ends when the first instance's does, not a minute after its own first request.
+    expect(second.resetSeconds).toBeLessThanOrEqual(decisions[0]!.resetSeconds);
   });
 
   test('three instances sharing Redis, 300 requests spread over them: at most limit + 2 admitted, at least the limit', async () => {
@@ -76,7 +78,9 @@ maybe('local-first rate limits on a shared Redis', () => {
     await ready(redis);
     const limiter = new LocalFirstRateLimiter(redis, LIMITS);
     const id = freshKey();
-    for (let i = 0; i < 5; i++) expect((await limiter.consume(id, 'video')).allowed).toBe(true);
+    // The window starts with the key's first request: a minute from now.
+    expect((await limiter.consume(id, 'video')).resetSeconds).toBe(60);
+    for (let i = 0; i < 4; i++) expect((await limiter.consume(id, 'video')).allowed).toBe(true);
     expect((await limiter.consume(id, 'video')).allowed).toBe(false);
     expect((await limiter.consume(id, 'image')).allowed).toBe(true);
     expect((await limiter.consume(freshKey(), 'video')).allowed).toBe(true);

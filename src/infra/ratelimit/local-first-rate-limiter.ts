@@ -7,18 +7,29 @@ const SYNC_TIMEOUT_MS = 250;
 /** Counters sent to Redis in one script call. */
 const MAX_COUNTERS_PER_SYNC = 512;
 
-/** Adds one to each counter (KEYS), gives a new one its expiry (ARGV[1], ms), answers the counts. */
+/**
+ * Adds one to each counter (KEYS); a new one starts its window (expires in ARGV[1] ms). Answers
+ * each counter's count and the milliseconds its window has left, in pairs. The keys and values
+ * are those rate-limiter-flexible wrote (`rl:<group>:<key>`, an integer with an expiry), so an
+ * instance of the earlier build counts in the same windows during a rolling upgrade.
+ */
 const INCR_EACH = `local out = {}
 for i, key in ipairs(KEYS) do
   local n = redis.call('INCR', key)
-  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
-  out[i] = n
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    redis.call('PEXPIRE', key, ARGV[1])
+    ttl = tonumber(ARGV[1])
+  end
+  out[2 * i - 1] = n
+  out[2 * i] = ttl
 end
 return out`;
 
 interface Counter {
-  readonly window: number;
   readonly redisKey: string;
+  /** When the window ends (ms since the epoch): from Redis once it answered, else a minute after this instance's first request. */
+  endsAt: number;
   /** This window's count as Redis last answered it (every instance's admits); without Redis, this instance's. */
   known: number;
   /** Admits Redis never answered for (it was away): counted here on top of what it knows. */
@@ -35,8 +46,9 @@ interface Queued {
 type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<number[]>;
 
 /**
- * Requests per minute per key and group, in fixed windows aligned to the minute, decided on
- * this instance and counted in Redis behind the decision.
+ * Requests per minute per key and group, in fixed windows that start with a key's first request
+ * (as rate-limiter-flexible's did), decided on this instance and counted in Redis behind the
+ * decision.
  *
  * A request is admitted from what this instance knows (the count Redis last answered for the
  * key's window, plus its own admit on the way there), and its increment goes to Redis after
@@ -61,7 +73,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, Counter>();
   private queue: Queued[] = [];
   private flushScheduled = false;
-  private sweptWindow = 0;
+  private nextSweep = 0;
   private readonly incrEach: IncrEach | null;
 
   constructor(
@@ -82,8 +94,8 @@ export class LocalFirstRateLimiter implements RateLimiter {
     const limit = this.limits[group];
     for (;;) {
       const now = Date.now();
-      const counter = this.counterOf(`rl:${group}:${keyId}`, Math.floor(now / WINDOW_MS));
-      const resetSeconds = Math.max(1, Math.ceil(((counter.window + 1) * WINDOW_MS - now) / 1000));
+      const counter = this.counterOf(`rl:${group}:${keyId}`, now);
+      const resetSeconds = Math.max(1, Math.ceil((counter.endsAt - now) / 1000));
       const counted = counter.known + counter.localOnly + (counter.syncing ? 1 : 0);
       if (counted >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
       if (!counter.syncing) {
@@ -95,20 +107,33 @@ export class LocalFirstRateLimiter implements RateLimiter {
     }
   }
 
-  private counterOf(name: string, window: number): Counter {
-    if (window !== this.sweptWindow) this.sweep(window);
+  /** The key's counter for the window running at `now`: a window starts with its first request, as in Redis. */
+  private counterOf(name: string, now: number): Counter {
+    if (now >= this.nextSweep) this.sweep(now);
     let counter = this.counters.get(name);
-    if (!counter || counter.window !== window) {
-      counter = { window, redisKey: `${name}:${window}`, known: 0, localOnly: 0, syncing: null };
+    if (!counter || (now >= counter.endsAt && !counter.syncing)) {
+      counter = { redisKey: name, endsAt: now + WINDOW_MS, known: 0, localOnly: 0, syncing: null };
       this.counters.set(name, counter);
     }
     return counter;
   }
 
-  /** Once per window: counters of earlier windows go (a request of a new window makes a new one). */
-  private sweep(window: number): void {
-    this.sweptWindow = window;
-    for (const [name, c] of this.counters) if (c.window < window && !c.syncing) this.counters.delete(name);
+  /** Once a minute: counters whose window ended go (the key's next request starts a new one). */
+  private sweep(now: number): void {
+    this.nextSweep = now + WINDOW_MS;
+    for (const [name, c] of this.counters) if (now >= c.endsAt && !c.syncing) this.counters.delete(name);
+  }
+
+  /** What Redis answered for a counter: the count of its window, and when that window ends. */
+  private learn(counter: Counter, count: number, leftMs: number, at: number): void {
+    const endsAt = at + leftMs;
+    // A window that ends well after the one we counted in is a new one (ours expired in Redis).
+    if (endsAt > counter.endsAt + 1000) {
+      counter.known = 0;
+      counter.localOnly = 0;
+    }
+    counter.endsAt = endsAt;
+    counter.known = Math.max(counter.known, count);
   }
 
   private count(counter: Counter): void {
@@ -131,13 +156,14 @@ export class LocalFirstRateLimiter implements RateLimiter {
 
   private sync(batch: Queued[]): void {
     let settled = false;
-    const settle = (counts: number[] | null) => {
+    const settle = (pairs: number[] | null) => {
+      const at = Date.now();
       if (settled) {
         // A late answer: the admit did reach Redis, and the count tells what the other instances did.
-        if (counts) {
+        if (pairs) {
           batch.forEach(({ counter }, i) => {
-            counter.known = Math.max(counter.known, counts[i] ?? 0);
             counter.localOnly = Math.max(0, counter.localOnly - 1);
+            this.learn(counter, pairs[2 * i] ?? 0, pairs[2 * i + 1] ?? 0, at);
           });
         }
         return;
@@ -147,7 +173,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       batch.forEach((q, i) => {
         const { counter } = q;
         // Without an answer this instance counts its admit itself.
-        if (counts) counter.known = Math.max(counter.known, counts[i] ?? 0);
+        if (pairs) this.learn(counter, pairs[2 * i] ?? 0, pairs[2 * i + 1] ?? 0, at);
         else counter.localOnly++;
         counter.syncing = null;
         q.settle();
@@ -160,8 +186,8 @@ export class LocalFirstRateLimiter implements RateLimiter {
     const timer = setTimeout(() => fail(new Error(`Redis did not answer the rate-limit counts within ${SYNC_TIMEOUT_MS} ms`)), SYNC_TIMEOUT_MS);
     timer.unref();
     const keys = batch.map((q) => q.counter.redisKey);
-    this.incrEach!(keys.length, ...keys, 2 * WINDOW_MS).then(
-      (counts) => settle(counts.map(Number)),
+    this.incrEach!(keys.length, ...keys, WINDOW_MS).then(
+      (pairs) => settle(pairs.map(Number)),
       fail,
     );
   }
