@@ -34,6 +34,8 @@ interface Counter {
   known: number;
   /** Admits Redis never answered for (it was away): counted here on top of what it knows. */
   localOnly: number;
+  /** Whether Redis has answered for this window yet (without Redis: always). */
+  learned: boolean;
   /** This instance's last admit, on its way to Redis; settles when Redis answered or was given up on. */
   syncing: Promise<void> | null;
 }
@@ -50,20 +52,24 @@ type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<n
  * (as rate-limiter-flexible's did), decided on this instance and counted in Redis behind the
  * decision.
  *
- * A request is admitted from what this instance knows (the count Redis last answered for the
- * key's window, plus its own admit on the way there), and its increment goes to Redis after
- * the answer is decided: the increments of every request of one event-loop turn leave together,
- * as one script call, and each reply tells the instance what the other instances counted. So a
- * request never waits for Redis, except one that arrives while the same key's previous admit is
- * still on its way: that one waits for the reply and decides on it. With the count at the limit
- * the answer is a 429 at once, without asking Redis (a count never falls within its window).
+ * Every request is counted in Redis; the increments of one event-loop turn leave together, as one
+ * script call, and each reply tells the instance what the other instances counted. Most requests
+ * are decided without waiting for that reply: when the instance already knows the key's window
+ * (Redis answered for it before) and the count it knows, plus its own admit still on its way,
+ * leaves more than a tenth of the limit free, the request is admitted at once and its increment
+ * follows. The others wait for their increment's reply and are decided on the count it gives:
+ * a key's first request on this instance in a window (another instance may have counted the
+ * window full), the last tenth of the limit, and a request that arrives while the same key's
+ * previous admit is still on its way. A count at the limit is a 429 at once, without asking
+ * Redis (a count never falls within its window).
  *
- * What that costs in accuracy: each instance can admit one request per key on a count that is a
- * round trip old, so N instances admit at most limit + N − 1 in a window (one instance: exactly
- * the limit). Per call it saves the round trip a synchronous check waits for (about 0.3 ms of
- * latency at one connection on the bench machine) and a script call per request (Redis sees one
- * per turn). Kong's rate-limiting plugin offers the same trade (`sync_rate`); an API gateway
- * limits rates to share capacity fairly, and money never depends on it (credits are exact).
+ * What that costs in accuracy: a request decided at once trusts a count that may be behind the
+ * other instances' admits since this one last heard from Redis, but only while a tenth of the
+ * limit is left, so the limit holds exactly unless the instances together admit more than that
+ * tenth between two replies; one instance alone is always exact. Per call it saves the round trip
+ * a synchronous check waits for (about 0.3 ms of latency at one connection on the bench
+ * machine) and a script call per request (Redis sees one per turn). Kong's rate-limiting plugin
+ * offers a similar trade (`sync_rate`); money never depends on it (credits are exact).
  *
  * Without Redis the counts are this instance's. While Redis does not answer, each instance counts
  * on its own with the full limit (so N instances allow up to N × the limit for the length of the
@@ -98,12 +104,20 @@ export class LocalFirstRateLimiter implements RateLimiter {
       const resetSeconds = Math.max(1, Math.ceil((counter.endsAt - now) / 1000));
       const counted = counter.known + counter.localOnly + (counter.syncing ? 1 : 0);
       if (counted >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
-      if (!counter.syncing) {
-        this.count(counter);
-        return { allowed: true, limit, remaining: limit - counted - 1, resetSeconds };
+      if (counter.syncing) {
+        // The key's previous admit is on its way to Redis: decide on what Redis answers to it.
+        await counter.syncing;
+        continue;
       }
-      // The key's previous admit is on its way to Redis: decide on what Redis answers to it.
-      await counter.syncing;
+      const admitted = { allowed: true, limit, remaining: limit - counted - 1, resetSeconds };
+      const sure = counter.learned && counted + 1 + Math.ceil(limit / 10) <= limit;
+      const syncing = this.count(counter);
+      if (sure || !syncing) return admitted;
+      // Not sure of the count: this request's own increment decides.
+      await syncing;
+      const after = counter.known + counter.localOnly;
+      if (after > limit) return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000)) };
+      return { ...admitted, remaining: limit - after, resetSeconds: Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000)) };
     }
   }
 
@@ -112,7 +126,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
     if (now >= this.nextSweep) this.sweep(now);
     let counter = this.counters.get(name);
     if (!counter || (now >= counter.endsAt && !counter.syncing)) {
-      counter = { redisKey: name, endsAt: now + WINDOW_MS, known: 0, localOnly: 0, syncing: null };
+      counter = { redisKey: name, endsAt: now + WINDOW_MS, known: 0, localOnly: 0, learned: !this.incrEach, syncing: null };
       this.counters.set(name, counter);
     }
     return counter;
@@ -134,19 +148,23 @@ export class LocalFirstRateLimiter implements RateLimiter {
     }
     counter.endsAt = endsAt;
     counter.known = Math.max(counter.known, count);
+    counter.learned = true;
   }
 
-  private count(counter: Counter): void {
+  /** Counts one admit: at once without Redis; else on its way there (answers the promise of its reply). */
+  private count(counter: Counter): Promise<void> | null {
     if (!this.incrEach) {
       counter.known++;
-      return;
+      return null;
     }
-    counter.syncing = new Promise<void>((settle) => this.queue.push({ counter, settle }));
+    const syncing = new Promise<void>((settle) => this.queue.push({ counter, settle }));
+    counter.syncing = syncing;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       // After the I/O of this turn: every request that arrived with this one is in the batch.
       setImmediate(this.flush);
     }
+    return syncing;
   }
 
   private readonly flush = (): void => {
