@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { ipv6Groups } from '../infra/http/ipv6-groups';
+import { KeyedCounts } from '../domain/shared/keyed-counts';
 
 /**
  * How many WebSocket connections one client address may hold open at once on this instance.
@@ -9,7 +10,7 @@ import { ipv6Groups } from '../infra/http/ipv6-groups';
  * connection from an address of its own.
  */
 export class ConnectionCap {
-  private readonly open = new Map<string, number>();
+  private readonly open = new KeyedCounts();
 
   /** `perAddress` 0: no cap. */
   constructor(readonly perAddress: number) {}
@@ -18,23 +19,14 @@ export class ConnectionCap {
   acquire(address: string | undefined): (() => void) | null {
     const key = clientKey(address);
     if (key === null) return null;
-    const count = this.open.get(key) ?? 0;
-    if (this.perAddress > 0 && count >= this.perAddress) return null;
-    this.open.set(key, count + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.open.get(key) ?? 1) - 1;
-      if (left > 0) this.open.set(key, left);
-      else this.open.delete(key);
-    };
+    if (this.perAddress > 0 && this.open.get(key) >= this.perAddress) return null;
+    return this.open.hold(key);
   }
 
   /** Connections `address` holds now. */
   count(address: string): number {
     const key = clientKey(address);
-    return key === null ? 0 : (this.open.get(key) ?? 0);
+    return key === null ? 0 : this.open.get(key);
   }
 }
 

@@ -5,6 +5,7 @@
  * traffic. The counts are per instance (the work is too); Redis is not asked.
  */
 import { DomainError, invalidRequest } from '../errors/domain-error';
+import { KeyedCounts } from '../shared/keyed-counts';
 
 export interface TestKeyLimits {
   /** Pixels (width × height × n) one request may ask the simulator for. */
@@ -19,7 +20,7 @@ export interface TestKeyLimits {
 export const TEST_KEY_LIMITS: TestKeyLimits = { maxPixelsPerRequest: 2048 * 2048, concurrentPerKey: 2, concurrentPerInstance: 4 };
 
 export class TestKeyBudget {
-  private readonly running = new Map<string, number>();
+  private readonly running = new KeyedCounts();
   private total = 0;
 
   constructor(readonly limits: TestKeyLimits = TEST_KEY_LIMITS) {}
@@ -38,23 +39,21 @@ export class TestKeyBudget {
 
   /** Takes a slot for `keyId` or throws 429; the caller runs its work, then calls the release. */
   acquire(keyId: string): () => void {
-    const mine = this.running.get(keyId) ?? 0;
+    const mine = this.running.get(keyId);
     if (mine >= this.limits.concurrentPerKey) {
       throw busy(`This test key already has ${mine} image requests running (at most ${this.limits.concurrentPerKey} at once); retry when one finishes.`);
     }
     if (this.total >= this.limits.concurrentPerInstance) {
       throw busy('The simulator is busy with other test-key image work; retry shortly, or use a live key.');
     }
-    this.running.set(keyId, mine + 1);
+    const releaseKey = this.running.hold(keyId);
     this.total++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.total--;
-      const left = (this.running.get(keyId) ?? 1) - 1;
-      if (left > 0) this.running.set(keyId, left);
-      else this.running.delete(keyId);
+      releaseKey();
     };
   }
 }
