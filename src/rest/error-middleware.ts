@@ -10,9 +10,13 @@ export function sendError(res: ServerResponse, err: DomainError): void {
   sendJson(res, err.status, headers, { error: { message: err.message, type: err.type, code: err.code, param: err.param } });
 }
 
-/** A request body past its endpoint's limit (body-parser's, the JSON lane's, a replayed multipart body's). */
-export function bodyTooLarge(): DomainError {
-  return new DomainError('request_too_large', 'The request body is larger than this endpoint accepts.');
+/**
+ * A request body past its endpoint's limit (body-parser's, the JSON lane's, a replayed multipart
+ * body's; with `maxBytes`, the multipart cap on all of a body's parts together).
+ */
+export function bodyTooLarge(maxBytes?: number): DomainError {
+  const all = maxBytes === undefined ? '' : ` (${maxBytes / (1024 * 1024)} MB in all)`;
+  return new DomainError('request_too_large', `The request body is larger than this endpoint accepts${all}.`);
 }
 
 /** A JSON body that does not parse, or is not an object or an array. */

@@ -7,7 +7,7 @@
 import type { RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
-import { DomainError } from '../domain/errors/domain-error';
+import { bodyTooLarge } from './error-middleware';
 
 /** Every multipart body (image edits): every image, the mask and the fields together. */
 export const MAX_MULTIPART_BODY_BYTES = 50 * 1024 * 1024;
@@ -15,17 +15,13 @@ export const MAX_MULTIPART_BODY_BYTES = 50 * 1024 * 1024;
 /** After the cap is passed, how long the rest of the body is read and dropped before the socket is cut. */
 const DRAIN_GRACE_MS = 5_000;
 
-export function tooLarge(maxBytes: number): DomainError {
-  return new DomainError('request_too_large', `The request body is larger than this endpoint accepts (${maxBytes / (1024 * 1024)} MB in all).`);
-}
-
 /** A declared Content-Length over the cap is refused at once; the connection is not reused. */
 export function declaredSizeCap(maxBytes: number): RequestHandler {
   return (req, res, next) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
       res.setHeader('Connection', 'close');
-      return next(tooLarge(maxBytes));
+      return next(bodyTooLarge(maxBytes));
     }
     next();
   };
@@ -46,7 +42,7 @@ export function cappedStreamHandler(maxBytes: number) {
       req.off('data', count);
       const res = (req as IncomingMessage & { res?: { setHeader(n: string, v: string): void; headersSent: boolean } }).res;
       if (res && !res.headersSent) res.setHeader('Connection', 'close');
-      busboy.destroy(tooLarge(maxBytes));
+      busboy.destroy(bodyTooLarge(maxBytes));
       const cut = setTimeout(() => req.destroy(), DRAIN_GRACE_MS);
       cut.unref();
       req.once('end', () => clearTimeout(cut)).once('close', () => clearTimeout(cut));
