@@ -47,6 +47,12 @@ interface Queued {
 
 type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<number[]>;
 
+/** Seconds until the counter's window ends, at least 1 (the Retry-After and reset headers). */
+const resetSeconds = (counter: Counter): number => Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000));
+const refused = (limit: number, counter: Counter): RateDecision => ({ allowed: false, limit, remaining: 0, resetSeconds: resetSeconds(counter) });
+/** Admitted as request number `counted` of the window. */
+const admitted = (limit: number, counted: number, counter: Counter): RateDecision => ({ allowed: true, limit, remaining: limit - counted, resetSeconds: resetSeconds(counter) });
+
 /**
  * Requests per minute per key and group, in fixed windows that start with a key's first request
  * (as rate-limiter-flexible's did), decided on this instance and counted in Redis behind the
@@ -92,32 +98,27 @@ export class LocalFirstRateLimiter implements RateLimiter {
       return;
     }
     redis.defineCommand('svcRateIncrEach', { lua: INCR_EACH });
-    const bound = (redis as unknown as { svcRateIncrEach: IncrEach }).svcRateIncrEach.bind(redis);
-    this.incrEach = bound;
+    this.incrEach = (redis as unknown as { svcRateIncrEach: IncrEach }).svcRateIncrEach.bind(redis);
   }
 
   async consume(keyId: string, group: RateGroup): Promise<RateDecision> {
     const limit = this.limits[group];
     for (;;) {
-      const now = Date.now();
-      const counter = this.counterOf(`rl:${group}:${keyId}`, now);
-      const resetSeconds = Math.max(1, Math.ceil((counter.endsAt - now) / 1000));
+      const counter = this.counterOf(`rl:${group}:${keyId}`, Date.now());
       const counted = counter.known + counter.localOnly + (counter.syncing ? 1 : 0);
-      if (counted >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
+      if (counted >= limit) return refused(limit, counter);
       if (counter.syncing) {
         // The key's previous admit is on its way to Redis: decide on what Redis answers to it.
         await counter.syncing;
         continue;
       }
-      const admitted = { allowed: true, limit, remaining: limit - counted - 1, resetSeconds };
       const sure = counter.learned && counted + 1 + Math.ceil(limit / 10) <= limit;
       const syncing = this.count(counter);
-      if (sure || !syncing) return admitted;
+      if (sure || !syncing) return admitted(limit, counted + 1, counter);
       // Not sure of the count: this request's own increment decides.
       await syncing;
       const after = counter.known + counter.localOnly;
-      if (after > limit) return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000)) };
-      return { ...admitted, remaining: limit - after, resetSeconds: Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000)) };
+      return after > limit ? refused(limit, counter) : admitted(limit, after, counter);
     }
   }
 
