@@ -37,6 +37,9 @@ import { FANOUT_BATCH } from '../src/infra/events/local-event-bus';
 import { percentile } from './phase';
 import { profiled } from './profiler';
 import type { ChildMessage, ParentMessage } from './fanout-clients';
+import { clientKind, type ClientKind } from './fanout-connections';
+
+const CLIENT_LABEL: Record<ClientKind, string> = { wire: 'a frame reader on raw sockets (bench/graphql-ws-wire.ts)', 'graphql-ws': 'graphql-ws createClient over ws' };
 import type { ProberCommand, ProberMessage } from './healthz-prober';
 
 export interface MemorySnapshot {
@@ -323,6 +326,7 @@ interface PhaseContext {
   simulatorVideoSeconds: number;
   jobCount: number;
   perProcess: number;
+  client: ClientKind;
   gc?: () => void;
   prober: Inbox<ProberMessage, ProberCommand>;
   proberOffset: number;
@@ -392,7 +396,7 @@ async function runRound(ctx: PhaseContext, connections: number): Promise<FanoutR
       const count = Math.min(ctx.perProcess, connections - i * ctx.perProcess);
       const localAddresses =
         cap > 0 ? Array.from({ length: Math.ceil(count / cap) }, () => nextAddress++).map((k) => `127.${ctx.round}.${1 + Math.floor(k / 200)}.${10 + (k % 200)}`) : undefined;
-      c.send({ cmd: 'open', url: wsUrl, tokens: [subscriberKey], count, concurrency: OPEN_CONCURRENCY, localAddresses, perAddress: cap });
+      c.send({ cmd: 'open', url: wsUrl, tokens: [subscriberKey], count, concurrency: OPEN_CONCURRENCY, localAddresses, perAddress: cap, client: ctx.client });
     });
     round.sourceAddresses = cap > 0 ? nextAddress : 1;
     const opened = await Promise.all(children.map((c) => c.wait('opened', 300_000, 'the connections to open')));
@@ -562,10 +566,11 @@ export async function runFanoutPhase(
   const sizes = positiveInts('BENCH_FANOUT_CONNECTIONS', [1000, 10_000]);
   const perProcess = positiveInt('BENCH_FANOUT_PER_PROCESS', 5000);
   const jobCount = Math.min(positiveInt('BENCH_FANOUT_JOBS', 5), (MAX_ACTIVE_KEYS - 1) * RATE_LIMITS.video - 1);
+  const client = clientKind(process.env.BENCH_FANOUT_CLIENT);
   const eventBus = gateway.config.redisUrl ? 'redis' : 'in-process';
   const { gc, how } = findGc();
   opts.log(
-    `fan-out: rounds of ${sizes.join(', ')} graphql-ws subscribers (videoJobsUpdated, ≤ ${perProcess} per client process), ${jobCount} jobs + 1 warm-up each, ` +
+    `fan-out: rounds of ${sizes.join(', ')} graphql-ws subscribers (${CLIENT_LABEL[client]}; videoJobsUpdated, ≤ ${perProcess} per client process), ${jobCount} jobs + 1 warm-up each, ` +
       `simulator ${opts.simulatorVideoSeconds} s, ${eventBus} event bus, GC: ${how}, /healthz every ${PROBE_EVERY_MS} ms`,
   );
   const prober = await spawn<ProberMessage, ProberCommand>('healthz-prober.js');
@@ -574,7 +579,7 @@ export async function runFanoutPhase(
   try {
     const clock = await clockOffset(prober as unknown as Pingable);
     prober.send({ cmd: 'start', url: `${gatewayUrl}/healthz`, everyMs: PROBE_EVERY_MS });
-    const ctx = { gateway, gatewayUrl, log: opts.log, simulatorVideoSeconds: opts.simulatorVideoSeconds, jobCount, perProcess, gc, prober, proberOffset: clock.corrected ? clock.offsetMs : 0 };
+    const ctx = { gateway, gatewayUrl, log: opts.log, simulatorVideoSeconds: opts.simulatorVideoSeconds, jobCount, perProcess, client, gc, prober, proberOffset: clock.corrected ? clock.offsetMs : 0 };
     for (const [i, size] of sizes.entries()) {
       const round = await runRound({ ...ctx, round: i + 1 }, size);
       rounds.push(round);
@@ -600,7 +605,7 @@ export async function runFanoutPhase(
       perProcess,
       probeEveryMs: PROBE_EVERY_MS,
       batch: FANOUT_BATCH,
-      clients: 'graphql-ws createClient over ws, in child processes',
+      clients: `${CLIENT_LABEL[client]}, in child processes`,
     },
     eventBus,
     gc: how,
@@ -624,14 +629,16 @@ export function renderFanoutMarkdown(f: FanoutResult, runNote?: string): string 
     '## Subscription fan-out',
     '',
     ...(runNote ? [runNote, ''] : []),
-    `graphql-ws clients (\`createClient\` over \`ws\`) in child processes (at most ${s.perProcess} sockets each), so their sockets share`,
-    `neither the gateway's event loop nor its memory figures; all authenticate with one live API key of one account`,
-    `(\`connectionParams.authorization\`) and each holds one \`${s.subscription}\` subscription. Per round, ${s.jobs} video jobs (after one`,
+    `Subscribers speak graphql-ws (graphql-transport-ws) from child processes (at most ${s.perProcess} sockets each; clients: ${s.clients}),`,
+    `so their sockets share neither the gateway's event loop nor its memory figures. The default client (bench/graphql-ws-wire.ts) reads frames`,
+    `itself: graphql-ws's createClient over ws costs about 40 µs of CPU per message, taken on this 2-core machine from the gateway under`,
+    `test (BENCH_FANOUT_CLIENT=graphql-ws runs it). All authenticate with one live API key of one account (connection_init's`,
+    `\`authorization\`) and each holds one \`${s.subscription}\` subscription. Per round, ${s.jobs} video jobs (after one`,
     `warm-up job) are queued one at a time with test keys of that account and finished by the simulator`,
     `(SIMULATOR_VIDEO_SECONDS=${s.simulatorVideoSeconds}). Event path: ${f.eventBus === 'redis' ? 'Redis pub/sub' : 'the in-process event bus'}, delivered in batches of ${s.batch}`,
     `listener calls per event-loop turn. A separate process sends GET /healthz every ${s.probeEveryMs} ms (open loop) throughout; a probe`,
     `counts for a window when its time in flight overlaps it. Fan-out latency: from JobFinisher's publish (right after the`,
-    `COMPLETED commit) to each client's \`next\` callback, all subscribers of all measured jobs pooled.`,
+    `COMPLETED commit) to each client's reading of its \`next\` message, all subscribers of all measured jobs pooled.`,
     '',
   ];
   if (f.error) lines.push(`**The phase failed:** ${f.error}`, '');
