@@ -1,6 +1,6 @@
 /**
- * The database side of credit leases: each call is one round trip to a SQL function of
- * migration 20261122000500, where the money rules live (take, close, record charges).
+ * The database side of credit leases: each call is one round trip to a SQL function, where the
+ * money rules live (take and close: migration 20261122000500; record charges: 20261123000000).
  */
 import type { Database, SqlExecutor } from '../ports/database';
 import { insufficientCredits } from '../errors/domain-error';

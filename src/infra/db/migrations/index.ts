@@ -6,6 +6,7 @@ import { Migration20261122000400 } from './Migration20261122000400';
 import { Migration20261122000500 } from './Migration20261122000500';
 import { Migration20261122000600 } from './Migration20261122000600';
 import { Migration20261122000700 } from './Migration20261122000700';
+import { Migration20261123000000 } from './Migration20261123000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261122000500', class: Migration20261122000500 },
   { name: 'Migration20261122000600', class: Migration20261122000600 },
   { name: 'Migration20261122000700', class: Migration20261122000700 },
+  { name: 'Migration20261123000000', class: Migration20261123000000 },
 ];

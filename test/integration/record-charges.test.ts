@@ -1,0 +1,117 @@
+/**
+ * svc_record_charges, the one place a batch of call charges becomes money, on a real database
+ * (PGlite, or PostgreSQL in CI's second pass). Most batches take its set-wise pass; what that
+ * pass cannot decide goes through its row walk. Each test builds batches that need one or the
+ * other, or both at once, and checks what an operator would: each call's outcome, the lease's
+ * spent amount, the charge rows, the balance and the uncollected entries.
+ */
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { LeaseStore, type ChargeOutcome, type ChargeRow } from '../../src/domain/credits/lease-store';
+import { creditsToMicro } from '../../src/domain/shared/money';
+
+let gw: TestGateway;
+let store: LeaseStore;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  store = new LeaseStore(gw.gateway.database.db);
+});
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+});
+
+const db = () => gw.gateway.database.db;
+let serial = 0;
+const uid = (p: string) => `${p}-${Date.now().toString(36)}-${++serial}`;
+
+/** An account with `credits`, a live key, and `leases` leases of `leaseMicro` each. */
+async function setUp(credits: number, leases: number, leaseMicro: number) {
+  const account: TestAccount = await gw.newAccount(credits);
+  const { id: keyId } = await gw.newKey(account);
+  const ids: string[] = [];
+  for (let i = 0; i < leases; i++) {
+    const id = uid('lease');
+    const grant = await store.take({ id, accountId: account.id, keyId, capMicro: null, minMicro: leaseMicro, wantMicro: leaseMicro, day: new Date().toISOString().slice(0, 10), instanceId: 'inst_record_test', now: new Date() });
+    expect(grant.amountMicro).toBe(leaseMicro);
+    ids.push(id);
+  }
+  const row = (leaseId: string, leaseMicro: number, excessMicro = 0, requestId = uid('chatcmpl')): ChargeRow => ({ requestId, leaseId, accountId: account.id, keyId, model: 'svc-chat-1', leaseMicro, excessMicro });
+  return { account, keyId, leases: ids, row };
+}
+
+const spent = async (leaseId: string) => Number((await db().one<{ s: string }>(`select spent_micro as s from credit_leases where id = ?`, [leaseId]))!.s);
+const chargeRows = async (ids: string[]) =>
+  new Map((await db().all<{ request_id: string; amount_micro: string }>(`select request_id, amount_micro from lease_charges where request_id in (${ids.map(() => '?').join(',')})`, ids)).map((r) => [r.request_id, Number(r.amount_micro)]));
+const byId = (outcomes: ChargeOutcome[]) => new Map(outcomes.map((o) => [o.requestId, [o.status, o.chargedMicro]]));
+
+test('a batch over several leases that all fit: every call charged its amount, each lease by its own calls', async () => {
+  const { leases, row } = await setUp(100, 3, 1_000_000);
+  const rows = [row(leases[0]!, 100), row(leases[1]!, 250), row(leases[0]!, 300), row(leases[2]!, 1), row(leases[1]!, 49)];
+  const outcomes = await store.record(rows);
+  expect(outcomes).toHaveLength(5);
+  expect(byId(outcomes)).toEqual(new Map(rows.map((r) => [r.requestId, [0, r.leaseMicro]])));
+  expect([await spent(leases[0]!), await spent(leases[1]!), await spent(leases[2]!)]).toEqual([400, 299, 1]);
+  expect(await chargeRows(rows.map((r) => r.requestId))).toEqual(new Map(rows.map((r) => [r.requestId, r.leaseMicro])));
+});
+
+test('the same batch recorded twice (a retry) charges nothing the second time', async () => {
+  const { leases, row } = await setUp(100, 2, 1_000_000);
+  const rows = [row(leases[0]!, 10), row(leases[1]!, 20), row(leases[1]!, 30)];
+  await store.record(rows);
+  const again = await store.record(rows);
+  expect(byId(again)).toEqual(new Map(rows.map((r) => [r.requestId, [0, 0]])));
+  expect([await spent(leases[0]!), await spent(leases[1]!)]).toEqual([10, 50]);
+  // A batch mixing charges already recorded with new ones: only the new ones count.
+  const fresh = row(leases[0]!, 5);
+  expect(byId(await store.record([rows[0]!, fresh]))).toEqual(new Map([[rows[0]!.requestId, [0, 0]], [fresh.requestId, [0, 5]]]));
+  expect(await spent(leases[0]!)).toBe(15);
+});
+
+test('one call twice in one batch is charged once', async () => {
+  const { leases, row } = await setUp(100, 1, 1_000_000);
+  const twice = row(leases[0]!, 70);
+  const other = row(leases[0]!, 5);
+  const outcomes = await store.record([twice, other, { ...twice }]);
+  expect(outcomes.filter((o) => o.requestId === twice.requestId).map((o) => o.chargedMicro).sort()).toEqual([0, 70]);
+  expect(await spent(leases[0]!)).toBe(75);
+  expect(await chargeRows([twice.requestId, other.requestId])).toEqual(new Map([[twice.requestId, 70], [other.requestId, 5]]));
+});
+
+test('calls that do not fit their lease together are tried one by one: those that fit are charged, the others refused', async () => {
+  const { leases, row } = await setUp(100, 2, 100);
+  // Lease 0 has 100: 60 + 30 fit, the third 30 does not (calls are tried in request-id order).
+  const a = row(leases[0]!, 60, 0, uid('a'));
+  const b = row(leases[0]!, 30, 0, uid('b'));
+  const c = row(leases[0]!, 30, 0, uid('c'));
+  const d = row(leases[0]!, 10, 0, uid('d'));
+  // Lease 1 fits its calls: the set pass takes them, in the same batch.
+  const e = row(leases[1]!, 100);
+  const outcomes = byId(await store.record([c, e, a, d, b]));
+  expect(outcomes).toEqual(new Map([[a.requestId, [0, 60]], [b.requestId, [0, 30]], [c.requestId, [1, 0]], [d.requestId, [0, 10]], [e.requestId, [0, 100]]]));
+  expect([await spent(leases[0]!), await spent(leases[1]!)]).toEqual([100, 100]);
+  expect((await chargeRows([a, b, c, d].map((r) => r.requestId))).has(c.requestId)).toBe(false);
+});
+
+test('a closed lease refuses its calls; the other leases of the batch are charged', async () => {
+  const { leases, row } = await setUp(100, 2, 1_000_000);
+  await store.close(leases[0]!);
+  const refused = row(leases[0]!, 10);
+  const charged = row(leases[1]!, 10);
+  expect(byId(await store.record([refused, charged]))).toEqual(new Map([[refused.requestId, [1, 0]], [charged.requestId, [0, 10]]]));
+  expect(await spent(leases[0]!)).toBe(0);
+});
+
+test('usage above the lease: the excess from the balance as far as it goes, the rest uncollected, alongside ordinary calls', async () => {
+  const { account, leases, row } = await setUp(3, 1, creditsToMicro(1));
+  const plain = row(leases[0]!, creditsToMicro(0.5));
+  // 0.5 more from the lease, then 4 credits above it: the balance has 2 left, so 2 uncollected.
+  const big = row(leases[0]!, creditsToMicro(0.5), creditsToMicro(4));
+  const outcomes = byId(await store.record([plain, big]));
+  expect(outcomes).toEqual(new Map([[plain.requestId, [0, creditsToMicro(0.5)]], [big.requestId, [0, creditsToMicro(2.5)]]]));
+  expect(await gw.balance(account)).toBe(0);
+  const uncollected = await db().one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where request_id = ?`, [big.requestId]);
+  expect(Number(uncollected!.amount_micro)).toBe(creditsToMicro(2));
+  expect(await spent(leases[0]!)).toBe(creditsToMicro(1));
+  await expectLedgerInvariants(db());
+});
