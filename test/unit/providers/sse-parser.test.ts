@@ -28,10 +28,23 @@ describe('SseDataParser', () => {
     expect(parser.push('data: a\ndata:  b\ndata\n\n')).toEqual(['a\n b\n']);
   });
 
-  it('keeps complete data lines at end of stream but drops a half-received line', () => {
-    const parser = new SseDataParser();
-    expect(parser.push('data: whole\ndata: {"cut')).toEqual([]);
-    expect(parser.end()).toEqual(['whole']);
+  it('at the end of the stream, an event whose lines ended counts without its blank line; one cut inside a line does not', () => {
+    for (const ending of ['\n', '\r\n', '\r']) {
+      const parser = new SseDataParser();
+      expect(parser.push(`data: first\n\ndata: whole${ending}`)).toEqual(['first']);
+      expect(parser.end()).toEqual(['whole']);
+    }
+    const cut = new SseDataParser();
+    expect(cut.push('data: whole\ndata: {"cut')).toEqual([]);
+    expect(cut.end()).toEqual([]);
+    const done = new SseDataParser();
+    expect(done.push('data: [DONE]\n\n')).toEqual(['[DONE]']);
+    expect(done.end()).toEqual([]);
+  });
+
+  it('reads empty and short lines the same whatever the chunk boundaries', () => {
+    const stream = 'data:\n\ndata: \n\ndat\n\nd\n\ndata:x\n\ndata\n\n';
+    for (const events of parseInPieces(stream)) expect(events).toEqual(['', '', 'x', '']);
   });
 
   it('ignores fields that only start with "data"', () => {
