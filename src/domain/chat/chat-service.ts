@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Catalog } from '../catalog/catalog';
 import type { ChatModel } from '../catalog/model';
 import type { KeyPrincipal } from '../keys/principal';
@@ -6,6 +5,7 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { Billing, Hold } from '../credits/billing';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
+import { randomIdText } from '../shared/ids';
 import { parseInput } from '../shared/validate';
 import { chatCostMicro, microToCredits } from '../shared/money';
 import type { ChatProvider, ChatRequest, ChatResult, ChatUsage, ChoiceDelta } from './chat-port';
@@ -73,7 +73,7 @@ export class ChatService {
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
+    const id = `chatcmpl-${randomIdText(12)}`;
     const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id);
     return {
       info: {
