@@ -101,6 +101,24 @@ maybe('local-first rate limits on a shared Redis', () => {
     }
   });
 
+  test('admits made far from the limit are counted in Redis within milliseconds, none lost, in fewer script calls than requests', async () => {
+    const redis = client();
+    await ready(redis);
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const ids = Array.from({ length: 20 }, freshKey);
+    // Each key's first request waits for Redis (the window is unknown); then five more each,
+    // one connection's way (one at a time), all far from the limit of 60.
+    for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
+    const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
+    for (let round = 0; round < 5; round++) for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    for (const id of ids) expect(Number(await redis.get(`rl:chat:${id}`))).toBe(6);
+    const after = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
+    // 100 admits; the INFO calls themselves are not script calls.
+    expect(after - before).toBeGreaterThan(0);
+    expect(after - before).toBeLessThan(100);
+  });
+
   test('groups and keys are counted apart', async () => {
     const redis = client();
     await ready(redis);

@@ -6,6 +6,14 @@ const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 const SYNC_TIMEOUT_MS = 250;
 /** Counters sent to Redis in one script call. */
 const MAX_COUNTERS_PER_SYNC = 512;
+/**
+ * How long the increment of a request admitted at once, with more than a fifth of the limit
+ * left, may wait for others before it leaves for Redis. Nothing waits on it (the request is
+ * answered), and sending each on the next turn was a script call and a reply per request at low
+ * load (at one connection on the bench machine, about 0.2 ms of added latency). Closer to the
+ * limit, and whenever a request waits for an increment, what is queued leaves on the next turn.
+ */
+const DEFERRED_SYNC_MS = 10;
 
 /**
  * Adds one to each counter (KEYS); a new one starts its window (expires in ARGV[1] ms). Answers
@@ -72,7 +80,9 @@ const admitted = (limit: number, counted: number, counter: Counter): RateDecisio
  * What that costs in accuracy: a request decided at once trusts a count that may be behind the
  * other instances' admits since this one last heard from Redis, but only while a tenth of the
  * limit is left, so the limit holds exactly unless the instances together admit more than that
- * tenth between two replies; one instance alone is always exact. Per call it saves the round trip
+ * tenth between two replies; one instance alone is always exact. The increment of an admit made
+ * with more than a fifth of the limit left may wait up to DEFERRED_SYNC_MS for company (fewer
+ * script calls at low load); the next request of the same key on that instance sends it at once. Per call it saves the round trip
  * a synchronous check waits for (about 0.3 ms of latency at one connection on the bench
  * machine) and a script call per request (Redis sees one per turn). Kong's rate-limiting plugin
  * offers a similar trade (`sync_rate`); money never depends on it (credits are exact).
@@ -84,7 +94,10 @@ const admitted = (limit: number, counted: number, counter: Counter): RateDecisio
 export class LocalFirstRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, Counter>();
   private queue: Queued[] = [];
-  private flushScheduled = false;
+  /** A flush on the next turn is scheduled (someone waits for a reply). */
+  private flushSoon = false;
+  /** A deferred flush is scheduled (only admits already answered are queued). */
+  private flushTimer: NodeJS.Timeout | null = null;
   private nextSweep = 0;
   private readonly incrEach: IncrEach | null;
 
@@ -109,11 +122,14 @@ export class LocalFirstRateLimiter implements RateLimiter {
       if (counted >= limit) return refused(limit, counter);
       if (counter.syncing) {
         // The key's previous admit is on its way to Redis: decide on what Redis answers to it.
+        this.scheduleFlush(true);
         await counter.syncing;
         continue;
       }
-      const sure = counter.learned && counted + 1 + Math.ceil(limit / 10) <= limit;
-      const syncing = this.count(counter);
+      const tenth = Math.ceil(limit / 10);
+      const sure = counter.learned && counted + 1 + tenth <= limit;
+      const farFromLimit = counter.learned && counted + 1 + 2 * tenth <= limit;
+      const syncing = this.count(counter, !farFromLimit);
       if (sure || !syncing) return admitted(limit, counted + 1, counter);
       // Not sure of the count: this request's own increment decides.
       await syncing;
@@ -152,24 +168,36 @@ export class LocalFirstRateLimiter implements RateLimiter {
     counter.learned = true;
   }
 
-  /** Counts one admit: at once without Redis; else on its way there (answers the promise of its reply). */
-  private count(counter: Counter): Promise<void> | null {
+  /**
+   * Counts one admit: at once without Redis; else on its way there (answers the promise of its
+   * reply), on the next turn when `awaited`, else within DEFERRED_SYNC_MS.
+   */
+  private count(counter: Counter, awaited: boolean): Promise<void> | null {
     if (!this.incrEach) {
       counter.known++;
       return null;
     }
     const syncing = new Promise<void>((settle) => this.queue.push({ counter, settle }));
     counter.syncing = syncing;
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      // After the I/O of this turn: every request that arrived with this one is in the batch.
-      setImmediate(this.flush);
-    }
+    this.scheduleFlush(awaited);
     return syncing;
   }
 
+  private scheduleFlush(soon: boolean): void {
+    if (this.queue.length === 0 || this.flushSoon) return;
+    if (soon) {
+      this.flushSoon = true;
+      // After the I/O of this turn: every request that arrived with this one is in the batch.
+      setImmediate(this.flush);
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(this.flush, DEFERRED_SYNC_MS);
+    }
+  }
+
   private readonly flush = (): void => {
-    this.flushScheduled = false;
+    this.flushSoon = false;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     while (this.queue.length > 0) this.sync(this.queue.splice(0, MAX_COUNTERS_PER_SYNC));
   };
 
