@@ -82,10 +82,10 @@ const admitted = (limit: number, counted: number, counter: Counter): RateDecisio
  * limit is left, so the limit holds exactly unless the instances together admit more than that
  * tenth between two replies; one instance alone is always exact. The increment of an admit made
  * with more than a fifth of the limit left may wait up to DEFERRED_SYNC_MS for company (fewer
- * script calls at low load); the next request of the same key on that instance sends it at once. Per call it saves the round trip
- * a synchronous check waits for (about 0.3 ms of latency at one connection on the bench
- * machine) and a script call per request (Redis sees one per turn). Kong's rate-limiting plugin
- * offers a similar trade (`sync_rate`); money never depends on it (credits are exact).
+ * script calls at low load); the next request of the same key on that instance sends it at
+ * once. Per call it saves the round trip a synchronous check waits for (about 0.3 ms of latency
+ * at one connection on the bench machine) and a script call per request. Kong's rate-limiting
+ * plugin offers a similar trade (`sync_rate`); money never depends on it (credits are exact).
  *
  * Without Redis the counts are this instance's. While Redis does not answer, each instance counts
  * on its own with the full limit (so N instances allow up to N × the limit for the length of the

@@ -30,35 +30,35 @@ export class Migration20261123000000 extends Migration {
       begin
         -- One charge alone: the row walk is the cheaper way (no set to build).
         if jsonb_array_length(p_items) > 1 then
-        with items as (
-            select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
-              from (select x.*, count(*) over (partition by x.request_id) as copies
-                      from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
-                                                            lease_micro bigint, excess_micro bigint)) y
-             where y.excess_micro = 0 and y.copies = 1
-               and not exists (select 1 from lease_charges c where c.request_id = y.request_id)
-        ), per_lease as (
-            select i.lease_id, sum(i.lease_micro) as total from items i group by i.lease_id
-        ), grown as (
-            update credit_leases l set spent_micro = l.spent_micro + p.total, heartbeat_at = now()
-              from (select q.lease_id, q.total from per_lease q order by q.lease_id) p
-             where l.id = p.lease_id and l.closed_at is null and l.spent_micro + p.total <= l.amount_micro
-            returning l.id
-        ), recorded as (
-            insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
-            select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
-              from items i where i.lease_id in (select g.id from grown g)
-            returning lease_charges.request_id
-        )
-        select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
+          with items as (
+              select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
+                from (select x.*, count(*) over (partition by x.request_id) as copies
+                        from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
+                                                              lease_micro bigint, excess_micro bigint)) y
+               where y.excess_micro = 0 and y.copies = 1
+                 and not exists (select 1 from lease_charges c where c.request_id = y.request_id)
+          ), per_lease as (
+              select i.lease_id, sum(i.lease_micro) as total from items i group by i.lease_id
+          ), grown as (
+              update credit_leases l set spent_micro = l.spent_micro + p.total, heartbeat_at = now()
+                from (select q.lease_id, q.total from per_lease q order by q.lease_id) p
+               where l.id = p.lease_id and l.closed_at is null and l.spent_micro + p.total <= l.amount_micro
+              returning l.id
+          ), recorded as (
+              insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+              select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
+                from items i where i.lease_id in (select g.id from grown g)
+              returning lease_charges.request_id
+          )
+          select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
 
-        return query
-          select x.request_id, 0, x.lease_micro
-            from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
-           where x.request_id = any(v_done);
-        if cardinality(v_done) = jsonb_array_length(p_items) then
-          return;
-        end if;
+          return query
+            select x.request_id, 0, x.lease_micro
+              from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
+             where x.request_id = any(v_done);
+          if cardinality(v_done) = jsonb_array_length(p_items) then
+            return;
+          end if;
         end if;
 
         for it in
