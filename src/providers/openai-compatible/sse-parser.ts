@@ -41,15 +41,18 @@ export class SseDataParser {
 
   /** Feeds decoded text; returns the data of every event completed by it, in order. */
   push(text: string): string[] {
-    if (text === '') return [];
-    this.parser.feed(text);
-    this.last = text.charCodeAt(text.length - 1);
+    if (!this.overflow && text !== '') {
+      this.parser.feed(text);
+      this.last = text.charCodeAt(text.length - 1);
+    }
+    // Once past the bound the stream is refused for good (the parser dropped what it held).
     if (this.overflow) throw upstreamError(undefined, new Error(`SSE event over ${MAX_EVENT_CHARS} characters`));
     return this.take();
   }
 
   /** End of stream: the event whose lines all ended, if any. */
   end(): string[] {
+    if (this.overflow) return [];
     // A blank line completes it (after a \r, the \n first ends that line as a CRLF would).
     if (this.last === LF || this.last === CR) this.parser.feed(this.last === CR ? '\n\n' : '\n');
     this.parser.reset();

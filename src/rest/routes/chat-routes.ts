@@ -7,7 +7,7 @@ import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
-import { chunkBody, completionBody, usageChunkBody } from './chat-wire';
+import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
 export function streamErrorBody(err: unknown) {
@@ -41,12 +41,13 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
     try {
       const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));
       // Queued, not written: it leaves with the headers and the first content events, in one write.
-      writeEvent(res, chunkBody(info, opening));
+      const prefix = chunkPrefix(info);
+      writeEvent(res, chunkText(prefix, opening));
       // Iterated by hand, not with for-await over a wrapper: one generator hop less per event.
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
         const item = next.value;
         if (item.type === 'chunk') {
-          const full = writeEvent(res, chunkBody(info, item.choices));
+          const full = writeEvent(res, chunkText(prefix, item.choices));
           if (full) await full;
           continue;
         }

@@ -26,6 +26,9 @@ export function completionBody(out: ChatCompletionResult) {
   };
 }
 
+const wireChoices = (choices: readonly ChoiceDelta[]) =>
+  choices.map((c) => ({ index: c.index, delta: c.delta, logprobs: c.logprobs ?? null, finish_reason: c.finishReason }));
+
 export function chunkBody(info: ChatCallInfo, choices: readonly ChoiceDelta[]) {
   return {
     id: info.id,
@@ -33,8 +36,21 @@ export function chunkBody(info: ChatCallInfo, choices: readonly ChoiceDelta[]) {
     created: info.created,
     model: info.model,
     system_fingerprint: null,
-    choices: choices.map((c) => ({ index: c.index, delta: c.delta, logprobs: c.logprobs ?? null, finish_reason: c.finishReason })),
+    choices: wireChoices(choices),
   };
+}
+
+/**
+ * A stream's chunks as JSON text: the fields every chunk of a call repeats are serialised once
+ * (`chunkPrefix`), each chunk adds its choices. The same text `JSON.stringify(chunkBody(…))`
+ * gives, for a tenth of the work on the fields that never change.
+ */
+export function chunkPrefix(info: ChatCallInfo): string {
+  return `{"id":${JSON.stringify(info.id)},"object":"chat.completion.chunk","created":${JSON.stringify(info.created)},"model":${JSON.stringify(info.model)},"system_fingerprint":null,"choices":`;
+}
+
+export function chunkText(prefix: string, choices: readonly ChoiceDelta[]): string {
+  return `${prefix}${JSON.stringify(wireChoices(choices))}}`;
 }
 
 export function usageChunkBody(info: ChatCallInfo, usage: ChatUsage) {

@@ -59,6 +59,9 @@ describe('bounds', () => {
     expect(() => {
       for (let i = 0; i < 5; i++) parser.push(i === 0 ? `data: ${piece}` : piece);
     }).toThrow(expect.objectContaining({ type: 'upstream_error' }));
+    // And stays refused: more text, or the end of the stream, yields nothing from it.
+    expect(() => parser.push('\n\ndata: later\n\n')).toThrow(expect.objectContaining({ type: 'upstream_error' }));
+    expect(parser.end()).toEqual([]);
   });
 
   test('an event of many data lines that never ends is refused the same way', () => {
