@@ -6,9 +6,16 @@ import { LocalJobEventBus } from './local-event-bus';
 const CHANNEL = 'svc:video-job-events';
 
 /** Dates travel as ISO strings; revive them so subscribers see the same VideoJob as locally. */
-function revive(raw: string): JobEvent {
-  const parsed = JSON.parse(raw) as { job: Record<string, unknown> };
-  const job = parsed.job;
+function revive(raw: string): JobEvent | undefined {
+  let parsed: { job?: unknown };
+  try {
+    parsed = JSON.parse(raw) as { job?: unknown };
+  } catch {
+    return undefined;
+  }
+  // Anything else on the channel (another program's, a malformed one) is not an event of ours.
+  if (typeof parsed?.job !== 'object' || parsed.job === null) return undefined;
+  const job = parsed.job as Record<string, unknown>;
   for (const k of ['submittedAt', 'deadlineAt', 'createdAt', 'updatedAt']) {
     if (typeof job[k] === 'string') job[k] = new Date(job[k] as string);
   }
@@ -17,7 +24,10 @@ function revive(raw: string): JobEvent {
 
 /**
  * Every instance publishes to one Redis channel and delivers what it receives to its local
- * subscribers, so each subscriber sees each event once whichever instance did the work.
+ * subscribers, so each subscriber sees each event once whichever instance did the work, and in
+ * Redis's order. (Serving the publisher's own subscribers before the round trip was tried: it
+ * saves ~2 ms, but an instance's own event could then overtake an earlier one of another
+ * instance still on its way, e.g. a COMPLETED before the PROCESSING it follows.)
  *
  * Through a Redis outage: a publish that fails is delivered to this instance's subscribers
  * directly (other instances miss it); the subscriber connection reconnects and resubscribes by
@@ -37,7 +47,9 @@ export class RedisJobEventBus implements JobEventBus {
     this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events', enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === CHANNEL) void this.local.publish(revive(message));
+      if (channel !== CHANNEL) return;
+      const event = revive(message);
+      if (event) void this.local.publish(event);
     });
     this.subscriber.on('close', () => {
       this.wasDown = true;

@@ -1,0 +1,91 @@
+/**
+ * The job-event bus across instances, on a Redis of the test's own: each subscriber sees each
+ * event once and in order, whichever instance published it; a Redis that is gone still leaves
+ * the publisher's own subscribers served; anything else on the channel is ignored.
+ */
+import Redis from 'ioredis';
+import { RedisJobEventBus } from '../../src/infra/events/redis-event-bus';
+import type { JobEvent } from '../../src/domain/events/job-events';
+import type { VideoJob } from '../../src/domain/video/video-job';
+import { freePort } from '../support/free-port';
+import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+
+const maybe = hasRedisServer() ? describe : describe.skip;
+
+maybe('job events over Redis', () => {
+  let server: OwnRedis;
+  const clients: Redis[] = [];
+  const buses: RedisJobEventBus[] = [];
+  const client = () => {
+    const c = new Redis(server.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    c.on('error', () => undefined);
+    clients.push(c);
+    return c;
+  };
+  const ready = (c: Redis) => new Promise<void>((resolve) => (c.status === 'ready' ? resolve() : c.once('ready', () => resolve())));
+  const bus = async (onPublishFailed?: (err: unknown) => void) => {
+    const c = client();
+    await ready(c);
+    const b = new RedisJobEventBus(c, onPublishFailed);
+    buses.push(b);
+    return b;
+  };
+  const event = (id: string, status: VideoJob['status']): JobEvent => ({
+    job: { id, accountId: 'acct_events', status, createdAt: new Date('2026-11-23T00:00:00Z'), updatedAt: new Date() } as unknown as VideoJob,
+  });
+  const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+
+  beforeAll(async () => {
+    server = ownRedis(await freePort());
+    server.start();
+  });
+  afterAll(async () => {
+    for (const b of buses) await b.close();
+    clients.forEach((c) => c.disconnect());
+    server.cleanup();
+  });
+
+  test('each subscriber of each instance sees each event once and in order, whichever instance published it; dates stay dates', async () => {
+    const [a, b] = [await bus(), await bus()];
+    await settle(); // both subscribed to the channel
+    const seen = { a: [] as JobEvent[], b: [] as JobEvent[] };
+    a.subscribe((e) => seen.a.push(e), { accountId: 'acct_events' });
+    b.subscribe((e) => seen.b.push(e), { accountId: 'acct_events' });
+    // One instance's event, then at once another's about the same job: every subscriber sees them in that order.
+    await a.publish(event('vid_1', 'PROCESSING'));
+    await b.publish(event('vid_1', 'COMPLETED'));
+    await settle();
+    expect(seen.a.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
+    expect(seen.b.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
+    for (const e of [...seen.a, ...seen.b]) expect(e.job.createdAt).toBeInstanceOf(Date);
+  });
+
+  test('anything on the channel that is not an event is ignored, and the events after it delivered', async () => {
+    const a = await bus();
+    await settle();
+    const seen: string[] = [];
+    a.subscribe((e) => seen.push(e.job.id), { accountId: 'acct_events' });
+    const raw = client();
+    await ready(raw);
+    await raw.publish('svc:video-job-events', 'not json');
+    await raw.publish('svc:video-job-events', JSON.stringify({ nothing: true }));
+    await raw.publish('svc:video-job-events', JSON.stringify(event('vid_old', 'FAILED')));
+    await settle();
+    expect(seen).toEqual(['vid_old']);
+  });
+
+  test("with Redis gone, the publisher's subscribers are still served and the failure is reported", async () => {
+    const failures: unknown[] = [];
+    const a = await bus((err) => failures.push(err));
+    const seen: string[] = [];
+    a.subscribe((e) => seen.push(e.job.id), { accountId: 'acct_events' });
+    server.stop();
+    try {
+      await a.publish(event('vid_down', 'COMPLETED'));
+      expect(seen).toEqual(['vid_down']);
+      expect(failures.length).toBe(1);
+    } finally {
+      server.start();
+    }
+  });
+});
