@@ -21,7 +21,6 @@ export const TEST_KEY_LIMITS: TestKeyLimits = { maxPixelsPerRequest: 2048 * 2048
 
 export class TestKeyBudget {
   private readonly running = new KeyedCounts();
-  private total = 0;
 
   constructor(readonly limits: TestKeyLimits = TEST_KEY_LIMITS) {}
 
@@ -43,18 +42,10 @@ export class TestKeyBudget {
     if (mine >= this.limits.concurrentPerKey) {
       throw busy(`This test key already has ${mine} image requests running (at most ${this.limits.concurrentPerKey} at once); retry when one finishes.`);
     }
-    if (this.total >= this.limits.concurrentPerInstance) {
+    if (this.running.total >= this.limits.concurrentPerInstance) {
       throw busy('The simulator is busy with other test-key image work; retry shortly, or use a live key.');
     }
-    const releaseKey = this.running.hold(keyId);
-    this.total++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.total--;
-      releaseKey();
-    };
+    return this.running.hold(keyId);
   }
 }
 
