@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 
 /**
@@ -15,6 +16,10 @@ export class HttpDrain {
   private readonly drainingController = new AbortController();
 
   constructor(server: Server) {
+    // Every call in flight listens to these (a stream ends itself at the deadline): dozens of
+    // listeners are normal here, and node's default cap of 10 would print a "possible memory
+    // leak" warning under any real load. Each call removes its listener when it ends.
+    setMaxListeners(0, this.deadlineController.signal, this.drainingController.signal);
     // Prepended so the header is set before the app writes anything.
     server.prependListener('request', (_req, res) => {
       this.active++;
