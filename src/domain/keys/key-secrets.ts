@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../shared/ids';
 
@@ -16,8 +17,15 @@ export function newKeySecret(keyId: string): string {
   return `${keyId}_${randomBase62(40)}`;
 }
 
+/**
+ * SHA-256 bytes of a string. Every authenticated request hashes its secret: node's one-shot
+ * `crypto.hash` (20.12 and later) takes 1.2 µs where a Hash object takes 2.5–3 µs.
+ */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'buffer') : (text) => createHash('sha256').update(text).digest();
+
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256(secret).toString('hex');
 }
 
 /** The key id a well-formed secret names, or null for anything else (including injected SQL). */
@@ -28,7 +36,7 @@ export function keyIdOfSecret(secret: string): string | null {
 
 /** `storedHash` as stored (hex) or as its bytes (what the key cache keeps, to skip the decoding per request). */
 export function secretMatchesHash(secret: string, storedHash: string | Buffer): boolean {
-  const a = createHash('sha256').update(secret).digest();
+  const a = sha256(secret);
   const b = typeof storedHash === 'string' ? Buffer.from(storedHash, 'hex') : storedHash;
   return a.length === b.length && timingSafeEqual(a, b);
 }
