@@ -24,17 +24,42 @@ export function bodyNotJson(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
 }
 
+/** What each of multer's limits means to the client (the field it names goes in `param`). */
+const MULTIPART_LIMITS: Record<string, (field?: string) => string> = {
+  LIMIT_UNEXPECTED_FILE: (field) => `Unexpected file field '${(field ?? '').slice(0, 64)}': images go in 'image' (or 'image[]'), and at most one 'mask'.`,
+  LIMIT_FILE_COUNT: () => 'The multipart body has more files than this endpoint accepts.',
+  LIMIT_FIELD_COUNT: () => 'The multipart body has more text fields than this endpoint accepts.',
+  LIMIT_PART_COUNT: () => 'The multipart body has more parts than this endpoint accepts.',
+  LIMIT_FIELD_KEY: () => 'A multipart field name is longer than this endpoint accepts.',
+};
+
+/** A multipart body busboy could not read: no boundary, a malformed part header, an early end. */
+export function multipartMalformed(): DomainError {
+  return new DomainError(
+    'invalid_request_error',
+    "The multipart body could not be parsed: check the Content-Type's boundary, each part's headers, and the closing boundary.",
+  );
+}
+
 /** Errors raised by body parsing and other middleware, mapped to the domain's error types. */
 export function toDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
-  const e = err as { type?: string; status?: number; code?: string; field?: string };
+  const e = err as { type?: string; status?: number; expose?: boolean; code?: string; field?: string };
   if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE' || e?.code === 'LIMIT_FIELD_VALUE')
     return bodyTooLarge();
   if (e?.type === 'entity.parse.failed') return bodyNotJson();
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported')
     return new DomainError('invalid_request_error', 'Unsupported body encoding.');
-  if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_'))
-    return new DomainError('invalid_request_error', 'The multipart body breaks a limit of this endpoint.', { param: e.field ?? null });
+  if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) {
+    const message = MULTIPART_LIMITS[e.code]?.(e.field) ?? 'The multipart body breaks a limit of this endpoint.';
+    return new DomainError('invalid_request_error', message, { param: e.field ?? null });
+  }
+  // zlib's refusal of a body that is not what its Content-Encoding says (body-parser passes it on as a 400).
+  if (typeof e?.code === 'string' && e.code.startsWith('Z_'))
+    return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.');
+  // Any other client error body-parser raises (an aborted or mis-sized body): its status says it is the client's.
+  if (e?.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500)
+    return new DomainError('invalid_request_error', 'The request body could not be read.');
   return null;
 }
 

@@ -5,6 +5,7 @@ import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { storableText } from './storable-text';
+import { jsonBody } from './json-body';
 import { observeRequest } from './request-metrics';
 import { requireAdmin, requireApiKey, requireIdToken } from './auth';
 
@@ -81,8 +82,8 @@ export function createHttpApp(deps: {
   v1.use(v1Auth);
   // Multipart endpoints come before the JSON parser.
   for (const r of deps.doors.v1Raw ?? []) v1.use(r);
-  const json = express.json({ limit: JSON_BODY_LIMIT, strict: true });
-  const largeJson = express.json({ limit: CHAT_BODY_LIMIT, strict: true });
+  const json = jsonBody(JSON_BODY_LIMIT);
+  const largeJson = jsonBody(CHAT_BODY_LIMIT);
   const v1Json: express.RequestHandler = (req, res, next) => (LARGE_BODY_PATHS.has(req.path) ? largeJson : json)(req, res, next);
   v1.use(v1Json, ...(idem ? [idem.json] : []), ...deps.doors.v1);
   app.use('/v1', v1);

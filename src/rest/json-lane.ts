@@ -17,6 +17,7 @@ import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
 import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
 import { observeRequest } from './request-metrics';
+import { bodyTooDeep, jsonDepthExceeds } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
 
 export interface JsonLaneRoute {
@@ -96,9 +97,12 @@ function parseJsonBody(raw: Buffer): unknown {
   if (text.length === 0) return {};
   const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
   if (first !== '{' && first !== '[') throw bodyNotJson();
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text);
   } catch {
     throw bodyNotJson();
   }
+  if (jsonDepthExceeds(body)) throw bodyTooDeep();
+  return body;
 }

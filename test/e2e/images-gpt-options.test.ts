@@ -59,6 +59,13 @@ test.each([
   }
 });
 
+test.each([0, 1, 100])('output_compression %i, the ends of OpenAI\'s 0–100 included, is honoured', async (level) => {
+  for (const output_format of ['jpeg', 'webp'] as const) {
+    const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', response_format: 'b64_json', output_format, output_compression: level });
+    expect((await sharp(Buffer.from(res.data![0]!.b64_json!, 'base64')).metadata()).format).toBe(output_format);
+  }
+});
+
 test('a stored JPEG is served with its own content type', async () => {
   const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', output_format: 'jpeg' });
   const media = await fetch(res.data![0]!.url!);

@@ -167,6 +167,20 @@ describe('images', () => {
     expect(await gw.balance(acct)).toBe(8);
   });
 
+  test.each([0, 100])('an edit in jpeg at output_compression %i (the ends of 0–100) is a real jpeg', async (level) => {
+    const { openai } = await liveClient(10);
+    const res = await openai.images.edit({
+      model: 'svc-image-edit-1',
+      image: await toFile(makePng(32, 32), 'input.png', { type: 'image/png' }),
+      prompt: 'make it blue',
+      response_format: 'b64_json',
+      output_format: 'jpeg',
+      output_compression: level,
+    });
+    const bytes = Buffer.from(res.data![0]!.b64_json!, 'base64');
+    expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff])); // the JPEG signature
+  });
+
   test('an edit without an image names the field', async () => {
     const { key } = await liveClient(10);
     const form = new FormData();

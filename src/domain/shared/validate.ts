@@ -37,8 +37,9 @@ export function hasUnstorableText(text: string): boolean {
 }
 
 /**
- * Refuses any string (value or key, at any depth) that the database could not store, with a 400
- * naming where it is, before a schema or a query sees it: one check for every input of both doors.
+ * Refuses any string (value or key, at any depth) that the database could not store, and the key
+ * `__proto__`, with a 400 naming where it is, before a schema or a query sees it: one check for
+ * every input of both doors.
  */
 export function assertStorableText(input: unknown, path: (string | number)[] = [], depth = 0): void {
   if (typeof input === 'string') {
@@ -55,6 +56,9 @@ export function assertStorableText(input: unknown, path: (string | number)[] = [
   }
   for (const [k, v] of Object.entries(input)) {
     if (UNSTORABLE.test(k)) throw invalidRequest('Field names must not contain NUL characters or unpaired UTF-16 surrogates.', paramOf(path));
+    // JSON.parse makes `__proto__` an own key, which the schemas' records skip without a word
+    // (and plain objects would take as a prototype): refused, so nothing is silently dropped.
+    if (k === '__proto__') throw invalidRequest(`Field name '__proto__' is not accepted.`, paramOf([...path, k]));
     assertStorableText(v, [...path, k], depth + 1);
   }
 }

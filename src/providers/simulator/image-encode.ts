@@ -25,7 +25,8 @@ export async function encodeImage(pipeline: Sharp, width: number, height: number
   const layers = options.background === 'transparent' ? [...overlays, { input: disc(width, height), blend: 'dest-in' as const }] : overlays;
   if (layers.length > 0) pipeline = pipeline.composite(layers);
   const format = options.output_format ?? 'png';
-  const quality = options.output_compression ?? 100;
+  // OpenAI takes 0–100; libvips' quality starts at 1 (0 made sharp throw: a 500 for a valid request).
+  const quality = Math.max(1, options.output_compression ?? 100);
   // Speed over size for PNG: zlib level 1, no adaptive filter search.
   if (format === 'png') pipeline = pipeline.png({ compressionLevel: 1, adaptiveFiltering: false });
   else if (format === 'jpeg') pipeline = pipeline.flatten({ background: '#ffffff' }).jpeg({ quality });

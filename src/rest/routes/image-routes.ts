@@ -4,6 +4,7 @@ import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
+import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 
 /** Per file (OpenAI's own per-image figure for its older edit models). */
@@ -40,6 +41,9 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
     { name: 'image[]', maxCount: 16 },
     { name: 'mask', maxCount: 1 },
   ]);
+  // busboy's own refusals (no boundary, a malformed part header, an early end) are plain Errors: the client's, so 400s.
+  const parseUpload: RequestHandler = (req, res, next) =>
+    upload(req, res, (err?: unknown) => next(err === undefined || toDomainError(err) ? err : multipartMalformed()));
   const admit: RequestHandler = (_req, res, next) => {
     images.admitEdit(keyOf(res)).then((headers) => {
       res.locals.rateHeaders = headers;
@@ -48,7 +52,7 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
   };
   const toInput = (f: Express.Multer.File): InputFile => ({ data: f.buffer, filename: f.originalname, contentType: f.mimetype });
   const r = Router();
-  r.post('/images/edits', admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), upload, async (req, res) => {
+  r.post('/images/edits', admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), parseUpload, async (req, res) => {
     const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];

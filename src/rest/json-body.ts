@@ -1,0 +1,58 @@
+/**
+ * What every JSON request body must be before a route sees it, on both REST lanes (Express's
+ * parser and the JSON lane): sent as JSON, and no deeper than MAX_JSON_DEPTH.
+ */
+import express, { type RequestHandler } from 'express';
+import { DomainError } from '../domain/errors/domain-error';
+
+/**
+ * Objects and arrays nested inside one another. No request of this API needs more than a few
+ * levels (a JSON Schema in `response_format` or a tool's `parameters` perhaps a dozen); every
+ * recursive walk after parsing (the idempotency fingerprint, the text checks, serialising the
+ * upstream request, the simulator's sampler) is then safe from a stack overflow, whatever arrives.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+export function bodyTooDeep(): DomainError {
+  return new DomainError('invalid_request_error', `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, {
+    code: 'body_too_deep',
+  });
+}
+
+/** True when `value` nests objects/arrays deeper than `max`. An explicit stack: no recursion. */
+export function jsonDepthExceeds(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: Array<{ node: object; depth: number }> = [{ node: value, depth: 1 }];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    if (top.depth > max) return true;
+    const children = Array.isArray(top.node) ? top.node : Object.values(top.node);
+    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ node: child, depth: top.depth + 1 });
+  }
+  return false;
+}
+
+/** A POST, PUT or PATCH that carries bytes (a GET's or DELETE's body is never read). */
+function sendsBody(req: { method: string; headers: { 'content-length'?: string; 'transfer-encoding'?: string } }): boolean {
+  if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return false;
+  const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
+  return chunked !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * express.json with the two checks around it. A body sent under another Content-Type (or none)
+ * used to be skipped by the parser, so the route ran on its defaults — `{"mode":"test"}` sent as
+ * text/plain created a live key — now it is a 400 saying how to send it.
+ */
+export function jsonBody(limit: number | string): RequestHandler {
+  const parse = express.json({ limit, strict: true });
+  return (req, res, next) => {
+    if (sendsBody(req) && !req.is('application/json')) {
+      return next(
+        new DomainError('invalid_request_error', 'The request body must be JSON, sent with Content-Type: application/json.', {
+          code: 'unsupported_content_type',
+        }),
+      );
+    }
+    parse(req, res, (err?: unknown) => next(err ?? (jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined)));
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Bodies the gateway cannot read as they claim to be: every one is a 400 invalid_request_error
+ * (never a 500, never silently read as something else), and nothing is charged. Classes: a
+ * Content-Encoding the bytes do not follow; a JSON body under another Content-Type; JSON nested
+ * past the bound (with and without an Idempotency-Key, on both REST lanes); multipart framing
+ * busboy cannot follow; a `__proto__` key anywhere.
+ */
+import { deflateSync, gzipSync } from 'node:zlib';
+import { makePng } from '../support/fake-openai-upstream';
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+
+let gw: TestGateway;
+let acct: TestAccount;
+let key: { id: string; secret: string };
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  acct = await gw.newAccount(50);
+  key = await gw.newKey(acct);
+});
+afterAll(async () => {
+  expect(await gw.balance(acct)).toBe(50);
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+});
+
+async function post(path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {
+  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body });
+  const text = await res.text();
+  return { status: res.status, body: JSON.parse(text) as { error?: { type: string; code: string | null; param: string | null; message: string } } };
+}
+
+const CHAT = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] };
+const JSON_ROUTES: Array<[string, unknown]> = [
+  ['/v1/chat/completions', CHAT],
+  ['/v1/responses', { model: 'svc-chat-1', input: 'hi' }],
+  ['/v1/images/generations', { model: 'svc-creative-v8', prompt: 'x', size: '64x64' }],
+  ['/v1/video/queue', { model: 'svc-2.5-preview-text-to-video', prompt: 'x' }],
+  ['/v1/video/quote', { model: 'svc-2.5-preview-text-to-video', duration: '5s', resolution: '480p' }],
+];
+
+describe('a Content-Encoding the bytes do not follow', () => {
+  test.each(JSON_ROUTES)('%s: gzip and deflate that are not, 400; the real ones are read', async (path, body) => {
+    for (const encoding of ['gzip', 'deflate']) {
+      const res = await post(path, 'plainly not compressed', { 'content-type': 'application/json', 'content-encoding': encoding });
+      expect([res.status, res.body.error?.type]).toEqual([400, 'invalid_request_error']);
+    }
+    if (path !== '/v1/video/quote') return; // the one free route: the encoded body must be read as JSON
+    for (const [encoding, zip] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {
+      const res = await post(path, zip(Buffer.from(JSON.stringify(body))), { 'content-type': 'application/json', 'content-encoding': encoding });
+      expect(res.status).toBe(200);
+    }
+  });
+});
+
+describe('a JSON body under another Content-Type is refused, not run on defaults', () => {
+  test.each([['text/plain'], ['application/x-www-form-urlencoded'], ['']])('%j', async (contentType) => {
+    const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+    for (const [path, body] of JSON_ROUTES) {
+      const res = await post(path, Buffer.from(JSON.stringify(body)), headers); // a Buffer: fetch adds no Content-Type of its own
+      expect([path, res.status, res.body.error?.code]).toEqual([path, 400, 'unsupported_content_type']);
+    }
+    const before = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
+    const created = await post('/account/api-keys', Buffer.from(JSON.stringify({ mode: 'test', name: 'should-be-test' })), headers, acct.idToken);
+    expect([created.status, created.body.error?.code]).toEqual([400, 'unsupported_content_type']);
+    const after = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
+    expect(after.body).toEqual(before.body); // no key was made
+  });
+});
+
+describe('JSON nested past the bound', () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  test.each([[65], [20_000]])('%i levels: 400 body_too_deep on every JSON route, with and without an Idempotency-Key', async (depth) => {
+    for (const [path, body] of JSON_ROUTES) {
+      const text = JSON.stringify({ ...(body as object), metadata: '@' }).replace('"@"', nested(depth));
+      for (const idem of [{}, { 'idempotency-key': `deep-${depth}-${path}` }] as Record<string, string>[]) {
+        const res = await post(path, text, { 'content-type': 'application/json', ...idem });
+        expect([path, res.status, res.body.error?.code]).toEqual([path, 400, 'body_too_deep']);
+      }
+    }
+  });
+
+  test('64 levels are within the bound (the field is then judged on its own: a 400 naming it)', async () => {
+    const text = JSON.stringify({ ...CHAT, metadata: '@' }).replace('"@"', nested(63));
+    const res = await post('/v1/chat/completions', text, { 'content-type': 'application/json' });
+    expect([res.status, res.body.error?.param]).toEqual([400, 'metadata']);
+  });
+});
+
+describe('multipart framing busboy cannot follow, on image edits', () => {
+  const boundary = 'XyZ';
+  const part = (name: string, value: string | Buffer, filename?: string) =>
+    Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`),
+      Buffer.from(value),
+      Buffer.from('\r\n'),
+    ]);
+  const form = (...parts: Buffer[]) => Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]);
+  const good = form(part('prompt', 'a hat'), part('image', makePng(32, 32), 'in.png'));
+
+  test.each([
+    ['no boundary in the Content-Type', good, 'multipart/form-data'],
+    ['another boundary than the body uses', good, 'multipart/form-data; boundary=OTHER'],
+    ['cut before the closing boundary', good.subarray(0, good.length - 8), `multipart/form-data; boundary=${boundary}`],
+    ['binary garbage', Buffer.alloc(300, 1), `multipart/form-data; boundary=${boundary}`],
+    ['a NUL in a part name', form(part('pro\u0000mpt', 'x'), part('image', makePng(32, 32), 'in.png')), `multipart/form-data; boundary=${boundary}`],
+  ])('%s: 400', async (_label, body, contentType) => {
+    const res = await post('/v1/images/edits', body, { 'content-type': contentType });
+    expect([res.status, res.body.error?.type]).toEqual([400, 'invalid_request_error']);
+  });
+
+  test.each([['images'], ['foo']])('a file field named %j: 400 naming it, saying where images go', async (field) => {
+    const res = await post('/v1/images/edits', form(part('prompt', 'x'), part(field, makePng(32, 32), 'in.png')), { 'content-type': `multipart/form-data; boundary=${boundary}` });
+    expect([res.status, res.body.error?.param]).toEqual([400, field]);
+    expect(res.body.error?.message).toContain("'image'");
+  });
+});
+
+describe('a `__proto__` key is refused wherever it is, not skipped', () => {
+  test.each([
+    ['metadata', { ...CHAT, metadata: JSON.parse('{"__proto__": {"x": 1}}') }, 'metadata.__proto__'],
+    ['logit_bias', { ...CHAT, logit_bias: JSON.parse('{"__proto__": "bad"}') }, 'logit_bias.__proto__'],
+    ['a message', { ...CHAT, messages: [JSON.parse('{"role": "user", "content": "hi", "__proto__": {}}')] }, 'messages[0].__proto__'],
+  ])('%s', async (_label, body, param) => {
+    // JSON.stringify writes an own `__proto__` key as the client would send it.
+    const res = await post('/v1/chat/completions', JSON.stringify(body), { 'content-type': 'application/json' });
+    expect([res.status, res.body.error?.param]).toEqual([400, param]);
+  });
+});
