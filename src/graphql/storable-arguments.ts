@@ -1,34 +1,76 @@
 /**
  * GraphQL arguments and variables carrying text the database cannot store (NUL, unpaired
  * surrogates) are refused before execution, as REST refuses them: an invalid_request_error
- * naming the argument or variable. One check for HTTP and WebSocket.
+ * naming the argument as the schema spells it (`after`, `input.prompt`, `ids[2]`), whether the
+ * text is written in the document or passed in a variable. One check for HTTP and WebSocket.
  */
-import { GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
-import { DomainError } from '../domain/errors/domain-error';
-import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
+import { GraphQLError, Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
+import { DomainError, invalidRequest } from '../domain/errors/domain-error';
+import { assertStorableText, hasUnstorableText, paramOf } from '../domain/shared/validate';
 import { asGraphQLError } from './errors';
 
+type Path = (string | number)[];
+
+const unstorable = (path: Path) => {
+  const param = paramOf(path);
+  return invalidRequest(`Invalid '${param}': text must not contain NUL characters or unpaired UTF-16 surrogates.`, param);
+};
+
+/**
+ * One pass over the document's argument values (fields' and directives', in every operation and
+ * fragment, in document order): where each variable is first passed (the argument path it fills),
+ * and the first literal string that cannot be stored.
+ */
+function scanArguments(document: DocumentNode): { uses: Map<string, Path>; literal: Path | null } {
+  const uses = new Map<string, Path>();
+  let literal: Path | null = null;
+  const walk = (value: ValueNode, path: Path): void => {
+    switch (value.kind) {
+      case Kind.VARIABLE:
+        if (!uses.has(value.name.value)) uses.set(value.name.value, path);
+        return;
+      case Kind.STRING:
+        if (!literal && hasUnstorableText(value.value)) literal = path;
+        return;
+      case Kind.LIST:
+        value.values.forEach((v, i) => walk(v, [...path, i]));
+        return;
+      case Kind.OBJECT:
+        for (const field of value.fields) walk(field.value, [...path, field.name.value]);
+        return;
+      default:
+        return;
+    }
+  };
+  const defaults: Array<{ name: string; value: ValueNode }> = [];
+  visit(document, {
+    Argument(node) {
+      walk(node.value, [node.name.value]);
+      // Its value is walked above; nothing inside an argument is another argument.
+      return false;
+    },
+    VariableDefinition(node) {
+      if (node.defaultValue) defaults.push({ name: node.variable.name.value, value: node.defaultValue });
+      return false;
+    },
+  });
+  // A default value fills the arguments its variable is passed to.
+  for (const { name, value } of defaults) if (!literal) walk(value, uses.get(name) ?? [name]);
+  return { uses, literal };
+}
+
 export function unstorableArgumentError(document: DocumentNode, variables: Record<string, unknown> | null | undefined): GraphQLError | null {
+  const { uses, literal } = scanArguments(document);
   try {
-    assertStorableText(variables ?? {});
+    for (const [name, value] of Object.entries(variables ?? {})) {
+      if (hasUnstorableText(name)) throw invalidRequest('Variable names must not contain NUL characters or unpaired UTF-16 surrogates.');
+      // A variable the document never passes is named as itself.
+      assertStorableText(value, uses.get(name) ?? [name]);
+    }
+    if (literal) throw unstorable(literal);
   } catch (err) {
     if (err instanceof DomainError) return asGraphQLError(err, 400);
     throw err;
   }
-  let found: string | null = null;
-  visit(document, {
-    Argument(node) {
-      if (found) return;
-      visit(node.value, {
-        [Kind.STRING](value) {
-          if (!found && hasUnstorableText(value.value)) found = node.name.value;
-        },
-      });
-    },
-  });
-  if (!found) return null;
-  return asGraphQLError(
-    new DomainError('invalid_request_error', `Invalid '${found}': text must not contain NUL characters or unpaired UTF-16 surrogates.`, { param: found }),
-    400,
-  );
+  return null;
 }

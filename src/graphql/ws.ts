@@ -24,6 +24,8 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
   token: string;
   /** Set for a socket authenticated by an API key: a change to the key re-checks it. */
   keyId?: string;
+  /** Ids of the operations admitted on this connection (see `admit`); refused ones are never here. */
+  admitted?: Set<string>;
 }
 
 /** graphql-ws's close code for a refused credential. */
@@ -74,21 +76,16 @@ class KeySockets {
 
 /**
  * Everything between a `subscribe` message and execution, done here rather than by graphql-ws so
- * the WebSocket door has HTTP's limits: the per-connection cap, the credential checked again
+ * the WebSocket door has HTTP's limits (the per-connection cap is `admit`'s): the credential checked again
  * (a key revoked or a token expired since connecting stops new operations), token-bounded parsing,
  * the shape bounds before validation (both remembered per document text), and the cost bound.
  * Never throws: graphql-ws would close the socket.
  */
 async function prepare(
   deps: { schema: GraphQLSchema; services: GraphQLServices; checkDocument: (text: string) => CheckedDocument },
-  activeOperations: number,
   token: string,
   payload: { query: unknown; variables?: Record<string, unknown> | null; operationName?: string | null },
 ): Promise<ExecutionArgs | GraphQLError[]> {
-  if (activeOperations > LIMITS.maxSubscriptionsPerConnection) {
-    const msg = `At most ${LIMITS.maxSubscriptionsPerConnection} operations may run at once on one connection.`;
-    return [asGraphQLError(new DomainError('rate_limit_exceeded', msg))];
-  }
   let principal: Principal;
   try {
     principal = await authenticateBearer(token, deps.services);
@@ -106,6 +103,27 @@ async function prepare(
   if (tooCostly) return [tooCostly];
   const contextValue: GraphQLContext = { principal, services: deps.services };
   return { schema: deps.schema, document, variableValues: payload.variables, operationName: payload.operationName, contextValue };
+}
+
+/**
+ * The per-connection cap, decided in arrival order: called synchronously when graphql-ws hands
+ * over a `subscribe` message (before any await), so operations that arrive together are counted
+ * one after another, not all at once after the turn gate. An admitted operation holds its place
+ * while graphql-ws keeps its id in `ctx.subscriptions`: it deletes the id when the operation
+ * ends (completed, failed, refused by `prepare`, or completed by the client), which frees the
+ * place. A refused operation never holds one.
+ */
+function admit(ctx: { subscriptions: Record<string, unknown>; extra: Pick<Partial<ConnectionExtra>, 'admitted'> }, id: string): GraphQLError | null {
+  const admitted = (ctx.extra.admitted ??= new Set());
+  // The id is in ctx.subscriptions again now, so an entry left by an ended operation of the same id must go first.
+  admitted.delete(id);
+  for (const other of admitted) if (!(other in ctx.subscriptions)) admitted.delete(other);
+  if (admitted.size >= LIMITS.maxSubscriptionsPerConnection) {
+    const msg = `At most ${LIMITS.maxSubscriptionsPerConnection} operations may run at once on one connection.`;
+    return asGraphQLError(new DomainError('rate_limit_exceeded', msg));
+  }
+  admitted.add(id);
+  return null;
 }
 
 /**
@@ -198,9 +216,12 @@ export function attachWebSocketDoor(
           return false;
         }
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
+        // Counted before the first await: in arrival order (see `admit`).
+        const refused = admit(ctx, id);
+        if (refused) return [refused];
         await gate.pass();
-        return prepare(prepareDeps, Object.keys(ctx.subscriptions).length, ctx.extra.token ?? '', payload);
+        return prepare(prepareDeps, ctx.extra.token ?? '', payload);
       },
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
       onError: (_ctx, _id, _payload, errors) => format(errors),

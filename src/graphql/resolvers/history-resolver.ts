@@ -9,7 +9,7 @@ import {
   toLedgerConnection,
   toUsageType,
 } from '../types/history';
-import { pageSize } from '../types/video-job';
+import { DELIVERY_PAGE, LEDGER_PAGE } from '../page-args';
 
 @ArgsType()
 class UsageArgs {
@@ -46,19 +46,21 @@ export class HistoryResolver {
 
   @Query(() => LedgerEntryConnection, {
     description: 'The ledger, newest first.',
-    complexity: ({ args, childComplexity }) => 1 + pageSize(args.first) * childComplexity,
+    complexity: ({ args, childComplexity }) => 1 + LEDGER_PAGE.size(args.first) * childComplexity,
   })
   async ledgerEntries(@Args(() => LedgerArgs) { first, after }: LedgerArgs, @Ctx() ctx: GraphQLContext): Promise<LedgerEntryConnection> {
     const accountId = requireAccount(ctx).accountId;
-    return toLedgerConnection(await ctx.services.history.ledger(accountId, defined({ first, after })));
+    return toLedgerConnection(await ctx.services.history.ledger(accountId, LEDGER_PAGE.check({ first, after })));
   }
 
   @Query(() => [WebhookDeliveryType], {
     description: "A key's webhook delivery attempts, newest first; another account's key answers not_found_error.",
-    complexity: ({ args, childComplexity }) => 1 + Math.min(Math.max(args.first ?? 100, 1), 500) * childComplexity,
+    complexity: ({ args, childComplexity }) => 1 + DELIVERY_PAGE.size(args.first) * childComplexity,
   })
   async webhookDeliveries(@Args(() => DeliveriesArgs) { keyId, first }: DeliveriesArgs, @Ctx() ctx: GraphQLContext): Promise<WebhookDeliveryType[]> {
     const accountId = requireAccount(ctx).accountId;
-    return (await ctx.services.history.deliveries(accountId, keyId, defined({ limit: first }))).map(toDeliveryType);
+    // Checked here so a refusal names the argument (`first`), not the domain's `limit`.
+    const page = DELIVERY_PAGE.check({ first });
+    return (await ctx.services.history.deliveries(accountId, keyId, { limit: page.first })).map(toDeliveryType);
   }
 }

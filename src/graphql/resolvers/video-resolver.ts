@@ -1,6 +1,7 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccountId, requireKey, type GraphQLContext } from '../context';
-import { VideoJobConnection, VideoJobStatus, VideoJobType, pageSize, toConnection, toVideoJobType } from '../types/video-job';
+import { VideoJobConnection, VideoJobStatus, VideoJobType, toConnection, toVideoJobType } from '../types/video-job';
+import { VIDEO_JOB_PAGE } from '../page-args';
 import { MotionControlInput, QueueVideoInput, motionBody, queueBody } from '../types/inputs';
 import { IdempotencyService } from '../../domain/idempotency/idempotency-service';
 import { stableJson } from '../../domain/idempotency/stable-json';
@@ -27,14 +28,11 @@ export class VideoResolver {
   @Query(() => VideoJobConnection, {
     description: "The account's jobs, newest first; `first` is 1 to 100 (default 20).",
     // The cost bound counts each page slot, so a 100-job page weighs 100 nodes.
-    complexity: ({ args, childComplexity }) => 1 + pageSize(args.first) * childComplexity,
+    complexity: ({ args, childComplexity }) => 1 + VIDEO_JOB_PAGE.size(args.first) * childComplexity,
   })
   async videoJobs(@Args(() => VideoJobsArgs) { first, after, status }: VideoJobsArgs, @Ctx() ctx: GraphQLContext): Promise<VideoJobConnection> {
-    const page = await ctx.services.video.list(requireAccountId(ctx), {
-      first: pageSize(first),
-      after: after ?? undefined,
-      status: status ?? undefined,
-    });
+    const accountId = requireAccountId(ctx);
+    const page = await ctx.services.video.list(accountId, { ...VIDEO_JOB_PAGE.check({ first, after }), status: status ?? undefined });
     return toConnection(page);
   }
 

@@ -62,6 +62,3 @@ export function toConnection(page: { jobs: VideoJob[]; hasNextPage: boolean }): 
   const edges = page.jobs.map((job) => ({ cursor: job.id, node: toVideoJobType(job) }));
   return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
 }
-
-/** Page sizes the domain accepts (it clamps to 1..100, default 20); the cost bound uses the same. */
-export const pageSize = (first: number | null | undefined): number => Math.min(Math.max(first ?? 20, 1), 100);
