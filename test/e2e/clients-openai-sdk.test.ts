@@ -113,6 +113,13 @@ test.each([
   ['a tool_choice naming no declared tool', { messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice'],
   ['a tool message answering no call', { messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_x', content: '1' }] }, 'messages[1].tool_call_id'],
   ['deprecated functions', { messages: [{ role: 'user', content: 'hi' }], functions: [{ name: 'f' }] }, 'functions'],
+  // What OpenAI itself refuses (so no SDK sends it):
+  ['an empty array of content parts', { messages: [{ role: 'user', content: [] }] }, 'messages[0].content'],
+  ['an empty tools array', { messages: [{ role: 'user', content: 'hi' }], tools: [] }, 'tools'],
+  ['a tool_choice without tools', { messages: [{ role: 'user', content: 'hi' }], tool_choice: 'auto' }, 'tool_choice'],
+  ['17 metadata pairs', { messages: [{ role: 'user', content: 'hi' }], metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
+  ['5 stop sequences', { messages: [{ role: 'user', content: 'hi' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+  ['n far past its range', { messages: [{ role: 'user', content: 'hi' }], n: 2 ** 64 }, 'n'],
 ])('%s is a 400 naming the field; nothing is charged and the upstream is not called', async (_name, body, param) => {
   const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });
   expect(res.status).toBe(400);

@@ -181,6 +181,16 @@ describe('images', () => {
     expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff])); // the JPEG signature
   });
 
+  test('a model of another kind is a 404 model_not_found that says it exists, but not here', async () => {
+    const { openai } = await liveClient(10);
+    const err = await openai.images
+      .edit({ model: 'svc-chat-1', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), prompt: 'x' })
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(err).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect((err as Error).message).toContain('not for this endpoint');
+  });
+
   test('an edit without an image names the field', async () => {
     const { key } = await liveClient(10);
     const form = new FormData();

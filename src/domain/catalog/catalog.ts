@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { modelNotFound } from '../errors/domain-error';
+import { DomainError, modelNotFound } from '../errors/domain-error';
 import { BUILTIN_CATALOG } from './builtin-catalog';
 import { catalogSchema, type CatalogData, type CatalogInput, type CatalogModel, type ModelGroup } from './model';
 
@@ -112,7 +112,15 @@ export class Catalog {
   /** The model `id` of `group`; a model of another group is as unknown to this endpoint as a missing one. */
   require<G extends ModelGroup>(id: string, group: G, param = 'model'): Extract<CatalogModel, { group: G }> {
     const model = this.byId.get(id);
-    if (!model || model.group !== group) throw modelNotFound(id, param);
+    if (!model) throw modelNotFound(id, param);
+    if (model.group !== group) {
+      // Still a 404 (the contract's answer for a model this endpoint does not know), but saying why.
+      const err = modelNotFound(id, param);
+      throw new DomainError(err.type, `The model '${id}' exists, but not for this endpoint (it is a ${model.group} model): GET /v1/models lists each model's kind.`, {
+        code: err.code,
+        param,
+      });
+    }
     return model as Extract<CatalogModel, { group: G }>;
   }
 

@@ -17,7 +17,7 @@ const toolCall = z.strictObject({
 });
 
 /** Parts are checked one by one in content-parts.ts, so a bad one is named `messages[i].content[j]`. */
-const parts = z.array(z.object({ type: z.string() }).passthrough()).max(500);
+const parts = z.array(z.object({ type: z.string() }).passthrough()).min(1, 'an array of parts must not be empty').max(500);
 
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.enum(['system', 'developer']), content: z.union([text, parts]), name: z.string().max(64).optional() }),
@@ -81,10 +81,11 @@ export const chatRequestSchema = z.strictObject({
   stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
-  n: z.number().int().min(1).max(8).nullable().optional(),
-  stop: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(4)]).nullable().optional(),
+  // Range before int: 2^64 is then 'at most 8', not a remark about safe integers.
+  n: z.number().min(1).max(8).int().nullable().optional(),
+  stop: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(4, 'at most 4 stop sequences')]).nullable().optional(),
   seed: z.number().int().nullable().optional(),
-  tools: z.array(functionTool).max(128).optional(),
+  tools: z.array(functionTool).min(1, 'must not be empty: leave tools out instead').max(128).optional(),
   tool_choice: toolChoice.optional(),
   parallel_tool_calls: z.boolean().optional(),
   response_format: responseFormat.optional(),
@@ -94,7 +95,11 @@ export const chatRequestSchema = z.strictObject({
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),
   user: z.string().max(256).optional(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 key-value pairs')
+    .nullable()
+    .optional(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
   store: z.boolean().nullable().optional(),
@@ -107,6 +112,11 @@ export const chatRequestSchema = z.strictObject({
   web_search_options: unsupported('web search is not supported by this gateway').optional(),
   functions: unsupported("'functions' is deprecated: send 'tools'").optional(),
   function_call: unsupported("'function_call' is deprecated: send 'tool_choice'").optional(),
+}).superRefine((body, ctx) => {
+  // As OpenAI answers it: a tool choice means nothing without tools to choose from.
+  if (body.tool_choice !== undefined && body.tools === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "is only allowed when 'tools' are given" });
+  }
 });
 
 export type ChatRequestBody = z.output<typeof chatRequestSchema>;

@@ -88,7 +88,8 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
     }));
   }
   const choice = request.tool_choice;
-  if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+  // Chat refuses a tool choice without tools; the Responses API takes `tools: []` with one (agent SDKs send it).
+  if (choice !== undefined && body.tools) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
   const format = request.text?.format;
   if (format?.type === 'json_schema') {
     body.response_format = {
