@@ -84,6 +84,17 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     expect(await gw.balance(acct)).toBe(50);
   });
 
+  test('a mask of other dimensions than the image is refused naming it; one of the same dimensions is edited', async () => {
+    const { acct, live } = await account();
+    for (const mask of [makePng(32, 64), makePng(64, 32), makePng(65, 64)]) {
+      const res = await edit(live, editForm({ image: makePng(64, 64), mask }));
+      expect([res.status, res.body.error?.param, res.body.error?.code]).toEqual([400, 'mask', 'invalid_mask']);
+    }
+    expect(await gw.balance(acct)).toBe(50);
+    const ok = await edit(live, editForm({ image: makePng(64, 64), mask: makePng(64, 64) }));
+    expect(ok.status).toBe(200);
+  });
+
   test('a file that is not PNG, JPEG or WebP is refused naming the field', async () => {
     const { acct, live } = await account();
     const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).gif().toBuffer();

@@ -25,7 +25,14 @@ export function checkInputImage(file: InputFile, param: 'image' | 'mask'): Decla
 /** Every input checked; answers the first image's declared size (an edit's default output size). */
 export function checkInputImages(images: InputFile[], mask: InputFile | undefined): DeclaredImage {
   const declared = images.map((image) => checkInputImage(image, 'image'));
-  if (mask) checkInputImage(mask, 'mask');
+  if (mask) {
+    const m = checkInputImage(mask, 'mask');
+    const first = declared[0];
+    // As OpenAI requires: the mask marks pixels of the image, so it has the image's dimensions.
+    if (first && (m.width !== first.width || m.height !== first.height)) {
+      throw invalidRequest(`The mask is ${m.width}x${m.height} pixels; it must have the image's dimensions, ${first.width}x${first.height}.`, 'mask', 'invalid_mask');
+    }
+  }
   return declared[0];
 }
 
