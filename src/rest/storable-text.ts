@@ -2,10 +2,12 @@
  * Paths and query strings carrying text the database cannot store (NUL, unpaired surrogates,
  * or percent-encoding that is not UTF-8): an id that cannot exist is a 404, a query parameter a
  * 400 naming it, before any route runs. Bodies are checked where every input is validated
- * (parseInput), so both doors share that check.
+ * (parseInput), so both doors share that check. A query parameter is also given once, as plain
+ * text: a repeated one (`first=1&first=2`) arrives as an array, which the routes' number checks
+ * would report as "received NaN".
  */
 import type { RequestHandler } from 'express';
-import { notFound } from '../domain/errors/domain-error';
+import { invalidRequest, notFound } from '../domain/errors/domain-error';
 import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
 
 function decodedPath(path: string): string | null {
@@ -23,6 +25,9 @@ export const storableText: RequestHandler = (req, _res, next) => {
     assertStorableText(req.query);
   } catch (err) {
     return next(err);
+  }
+  for (const [name, value] of Object.entries(req.query)) {
+    if (typeof value !== 'string') return next(invalidRequest(`Invalid '${name.slice(0, 64)}': give it once, as plain text.`, name.slice(0, 64)));
   }
   next();
 };

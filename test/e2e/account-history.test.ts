@@ -118,6 +118,12 @@ describe('ledger entries', () => {
     expect(rest.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(0, 2).map((e) => e.id));
     expect((await gw.api('GET', '/account/ledger-entries?first=101', { token: acct.idToken })).body.error.param).toBe('first');
     expect((await gw.api('GET', '/account/ledger-entries?after=x', { token: acct.idToken })).body.error.param).toBe('after');
+    // A parameter given twice (an array to the query parser) is named, not read as NaN.
+    for (const query of ['first=1&first=2', 'after=1&after=2', 'granularity=day&granularity=model']) {
+      const path = query.startsWith('granularity') ? '/account/usage' : '/account/ledger-entries';
+      const twice = await gw.api('GET', `${path}?${query}`, { token: acct.idToken });
+      expect([twice.status, twice.body.error?.param, twice.body.error?.message]).toEqual([400, query.split('=')[0], expect.stringContaining('give it once')]);
+    }
   });
 });
 
