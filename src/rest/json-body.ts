@@ -1,7 +1,8 @@
 /**
  * What every JSON request body must be before a route sees it, on both REST lanes (Express's
- * parser and the JSON lane): sent as JSON, and no deeper than MAX_JSON_DEPTH.
+ * parser and the JSON lane): sent as JSON, UTF-8, and no deeper than MAX_JSON_DEPTH.
  */
+import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
 
@@ -18,6 +19,17 @@ export function bodyTooDeep(): DomainError {
     code: 'body_too_deep',
   });
 }
+
+/**
+ * A body that is not UTF-8 (RFC 8259 requires it of JSON on the wire): decoding it anyway would
+ * turn the bad bytes into U+FFFD and carry on with text the client never sent.
+ */
+export function bodyNotUtf8(): DomainError {
+  return new DomainError('invalid_request_error', 'The request body is not valid UTF-8.', { code: 'invalid_encoding' });
+}
+
+/** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
+const NOT_UTF8 = Symbol('not utf-8');
 
 /** True when `value` nests objects/arrays deeper than `max`. An explicit stack: no recursion. */
 export function jsonDepthExceeds(value: unknown, max = MAX_JSON_DEPTH): boolean {
@@ -44,7 +56,13 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
  * text/plain created a live key — now it is a 400 saying how to send it.
  */
 export function jsonBody(limit: number | string): RequestHandler {
-  const parse = express.json({ limit, strict: true });
+  const parse = express.json({
+    limit,
+    strict: true,
+    verify: (_req, _res, bytes) => {
+      if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [NOT_UTF8]: true });
+    },
+  });
   return (req, res, next) => {
     if (sendsBody(req) && !req.is('application/json')) {
       return next(
@@ -53,6 +71,9 @@ export function jsonBody(limit: number | string): RequestHandler {
         }),
       );
     }
-    parse(req, res, (err?: unknown) => next(err ?? (jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined)));
+    parse(req, res, (err?: unknown) => {
+      if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);
+      next(jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined);
+    });
   };
 }

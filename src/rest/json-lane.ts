@@ -8,6 +8,7 @@
  * path, a query string, an Idempotency-Key, a content type other than plain `application/json`,
  * or a Content-Encoding. Express keeps the same routes, so both ways answer alike.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { unauthenticated } from '../domain/errors/domain-error';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
@@ -17,7 +18,7 @@ import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
 import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
 import { observeRequest } from './request-metrics';
-import { bodyTooDeep, jsonDepthExceeds } from './json-body';
+import { bodyNotUtf8, bodyTooDeep, jsonDepthExceeds } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
 
 export interface JsonLaneRoute {
@@ -92,6 +93,7 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
 
 /** As express.json({ strict: true }) reads a body: an object or an array, a leading BOM ignored, an empty body is {}. */
 function parseJsonBody(raw: Buffer): unknown {
+  if (!isUtf8(raw)) throw bodyNotUtf8();
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};

@@ -120,6 +120,7 @@ test.each([
   ['17 metadata pairs', { messages: [{ role: 'user', content: 'hi' }], metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
   ['5 stop sequences', { messages: [{ role: 'user', content: 'hi' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
   ['n far past its range', { messages: [{ role: 'user', content: 'hi' }], n: 2 ** 64 }, 'n'],
+  ['an image data URL whose payload is not base64', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,!!!!' } }] }] }, 'messages[0].content[0].image_url.url'],
 ])('%s is a 400 naming the field; nothing is charged and the upstream is not called', async (_name, body, param) => {
   const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });
   expect(res.status).toBe(400);

@@ -3,7 +3,7 @@
  * (never a 500, never silently read as something else), and nothing is charged. Classes: a
  * Content-Encoding the bytes do not follow; a JSON body under another Content-Type; JSON nested
  * past the bound (with and without an Idempotency-Key, on both REST lanes); multipart framing
- * busboy cannot follow; a `__proto__` key anywhere.
+ * busboy cannot follow; bytes that are not UTF-8; a `__proto__` key anywhere.
  */
 import { deflateSync, gzipSync } from 'node:zlib';
 import { makePng } from '../support/fake-openai-upstream';
@@ -66,6 +66,18 @@ describe('a JSON body under another Content-Type is refused, not run on defaults
     expect([created.status, created.body.error?.code]).toEqual([400, 'unsupported_content_type']);
     const after = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
     expect(after.body).toEqual(before.body); // no key was made
+  });
+});
+
+describe('a body that is not UTF-8 is refused, not read with U+FFFD in it', () => {
+  test.each(JSON_ROUTES)('%s, on the JSON lane and (with an Idempotency-Key) through Express', async (path, body) => {
+    const text = JSON.stringify({ ...(body as object), user: '@' });
+    const [before, after] = text.split('@') as [string, string];
+    const bytes = Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(after)]);
+    for (const extra of [{}, { 'idempotency-key': `utf8-${path}` }] as Record<string, string>[]) {
+      const res = await post(path, bytes, { 'content-type': 'application/json', ...extra });
+      expect([path, res.status, res.body.error?.code]).toEqual([path, 400, 'invalid_encoding']);
+    }
   });
 });
 

@@ -11,17 +11,25 @@ import type { ContentPart } from './chat-port';
 
 const textPart = z.strictObject({ type: z.literal('text'), text: z.string().max(1_000_000) });
 const refusalPart = z.strictObject({ type: z.literal('refusal'), refusal: z.string().max(100_000) });
+/** Standard base64, padded or not (what every SDK's encoder writes); anything else no provider decodes. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const isBase64 = (text: string) => text.length % 4 !== 1 && BASE64.test(text);
+const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+;base64,/i;
+
 /** A data: URL or an https URL; the provider fetches it, the gateway never does. */
-const imageUrl = z.string().max(20_000_000).refine((u) => /^data:image\/[a-z0-9.+-]+;base64,/i.test(u) || /^https?:\/\/[^\s]+$/i.test(u), {
-  message: 'must be an http(s) URL or a data:image/...;base64, URL',
-});
+const imageUrl = z
+  .string()
+  .max(20_000_000)
+  .refine((u) => DATA_IMAGE.test(u) || /^https?:\/\/[^\s]+$/i.test(u), { message: 'must be an http(s) URL or a data:image/...;base64, URL' })
+  .refine((u) => !DATA_IMAGE.test(u) || isBase64(u.slice(u.indexOf(',') + 1)), { message: "the data URL's payload is not base64" });
+const base64Data = z.string().max(20_000_000).refine(isBase64, { message: 'is not base64' });
 const imagePart = z.strictObject({
   type: z.literal('image_url'),
   image_url: z.strictObject({ url: imageUrl, detail: z.enum(['auto', 'low', 'high']).optional() }),
 });
 const audioPart = z.strictObject({
   type: z.literal('input_audio'),
-  input_audio: z.strictObject({ data: z.string().max(20_000_000), format: z.enum(['wav', 'mp3']) }),
+  input_audio: z.strictObject({ data: base64Data, format: z.enum(['wav', 'mp3']) }),
 });
 const filePart = z.strictObject({
   type: z.literal('file'),
