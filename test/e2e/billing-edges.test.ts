@@ -46,6 +46,39 @@ test('usage far above the hold is charged as far as the balance goes; the rest i
   upstream.setMode('ok');
 });
 
+test('usage no call could have used (1e15 tokens) is charged within what the call allowed, not drained from the account', async () => {
+  upstream.setMode('absurd-usage');
+  const acct = await gw.newAccount(50);
+  const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const { data, response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 }).withResponse();
+  // svc-chat-1: output limit 8,192 tokens; a 2-token prompt is allowed 4 x its estimate + 100,000.
+  expect(data.usage!.completion_tokens).toBe(8_192);
+  expect(data.usage!.prompt_tokens).toBeLessThan(100_100);
+  const charged = Number(response.headers.get('x-svc-credits'));
+  expect(charged).toBeCloseTo((data.usage!.prompt_tokens + data.usage!.completion_tokens) / 10_000, 6);
+  expect(await gw.balance(acct)).toBeCloseTo(50 - charged, 6);
+  expect(await gw.gateway.database.db.all(`select 1 from uncollected_charges where account_id = ?`, [acct.id])).toEqual([]);
+  upstream.setMode('ok');
+});
+
+test.each([false, true])('negative usage (stream: %s) is charged as if none were reported: the prompt estimate and what was relayed', async (stream) => {
+  upstream.setMode('negative-usage');
+  const acct = await gw.newAccount(5);
+  const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const body = { model: 'svc-chat-1', messages: [{ role: 'user' as const, content: 'hi' }], max_tokens: 100 };
+  let usage: OpenAI.CompletionUsage | undefined;
+  if (stream) {
+    for await (const chunk of await openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })) usage = chunk.usage ?? usage;
+  } else {
+    usage = (await openai.chat.completions.create(body)).usage;
+  }
+  expect(usage!.prompt_tokens).toBeGreaterThan(0);
+  expect(usage!.completion_tokens).toBeGreaterThan(0);
+  await settled(acct.id);
+  expect(await gw.balance(acct)).toBeCloseTo(5 - (usage!.prompt_tokens + usage!.completion_tokens) / 10_000, 6);
+  upstream.setMode('ok');
+});
+
 test('across many calls, the sum of x-svc-credits is exactly what the balance moved', async () => {
   const acct = await gw.newAccount(50);
   const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });

@@ -41,6 +41,10 @@ export type FakeOpenAIMode =
   | 'bad-request'
   /** Chat answers as usual but reports HUGE_USAGE: far more than any hold. */
   | 'huge-usage'
+  /** Chat answers as usual but reports 1e15 prompt and completion tokens: more than any call could use. */
+  | 'absurd-usage'
+  /** Chat answers as usual but reports negative token counts. */
+  | 'negative-usage'
   /** Streams: `data: ` and then 6 MB without a line end. */
   | 'endless-line';
 
@@ -78,7 +82,10 @@ export const FAKE_CHAT_REPLY = 'Hello wörld';
 export const FAKE_CHAT_DELTAS = ['Hel', 'lo', ' wörld'];
 export const FAKE_USAGE = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
 /** What `huge-usage` reports: 5 credits at 1 credit per 10k tokens. */
-export const HUGE_USAGE = { prompt_tokens: 40_000, completion_tokens: 10_000, total_tokens: 50_000 };
+export const HUGE_USAGE = { prompt_tokens: 45_000, completion_tokens: 5_000, total_tokens: 50_000 };
+
+export const ABSURD_USAGE = { prompt_tokens: 1e15, completion_tokens: 1e15, total_tokens: 2e15 };
+export const NEGATIVE_USAGE = { prompt_tokens: -1000, completion_tokens: -5000, total_tokens: -6000 };
 
 export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   let mode: FakeOpenAIMode = 'ok';
@@ -132,7 +139,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         const invalid = validateChat(r.json);
         if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
-        const usage = mode === 'huge-usage' ? HUGE_USAGE : FAKE_USAGE;
+        const usage = { 'huge-usage': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':

@@ -14,6 +14,7 @@ import { readChatCall } from './chat-call';
 import { chatRequestSchema } from './chat-request';
 import { estimatePromptTokens } from './prompt-tokens';
 import { countTokens } from './tokens';
+import { billableUsage, type UsageBounds } from './billable-usage';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
@@ -51,6 +52,12 @@ interface PreparedCall {
   request: Omit<ChatRequest, 'signal'>;
   promptEstimate: number;
   hold: Hold;
+}
+
+/** What the call allowed: the bounds a provider's usage report is read within. */
+function usageBounds(call: PreparedCall): UsageBounds {
+  const { maxTokens, n } = call.request;
+  return { promptEstimate: call.promptEstimate, maxCompletion: Math.max(maxTokens, call.model.maxOutputTokens) * n };
 }
 
 /** POST /v1/chat/completions (and the Responses API over it): authorise, hold, call, charge the usage. */
@@ -105,7 +112,7 @@ export class ChatService {
     return typeof input === 'object' && input !== null && (input as { stream?: unknown }).stream === true;
   }
 
-  /** Charges `usage` against the hold; answers what the balance moved (or would have, for a test key), in credits. */
+  /** Charges `usage` (a provider's report read through `billableUsage`) against the hold; answers what the balance moved (or would have, for a test key), in credits. */
   private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
     const cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
     return microToCredits(await this.billing.settle(call.hold, cost));
@@ -120,9 +127,7 @@ export class ChatService {
       await this.billing.settle(call.hold, 0);
       throw err;
     }
-    const usage = result.usage.promptTokens + result.usage.completionTokens > 0
-      ? result.usage
-      : { promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) };
+    const usage = billableUsage(result.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) }), usageBounds(call));
     const costCredits = await this.charge(call, usage);
     return { ...call.info, choices: result.choices, usage, costCredits };
   }
@@ -148,7 +153,7 @@ export class ChatService {
           yield event;
           continue;
         }
-        const usage = event.usage ?? { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) };
+        const usage = billableUsage(event.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(sent) }), usageBounds(call));
         const costCredits = await this.charge(call, usage);
         settled = true;
         yield { type: 'finish', usage, costCredits };

@@ -1,0 +1,36 @@
+import type { ChatUsage } from './chat-port';
+
+/**
+ * The usage a chat call is charged for. The provider's report is the charge, even above the hold
+ * (a prompt our tokenizer under-counts, say), but only a report that could be true:
+ *  - not two non-negative finite counts, or zero in all: the call is charged as if the provider
+ *    had said nothing (the prompt estimate and the tokens relayed), as before for a missing one.
+ *    A negative count used to make a streamed answer free;
+ *  - fractional counts are rounded up;
+ *  - completion tokens beyond what the call let the model write (max tokens x n, or the model's
+ *    own output limit if larger) and prompt tokens beyond four times the estimate plus 100,000
+ *    (images and audio, which the estimate cannot weigh, stay well inside that) are cut to those
+ *    bounds. An upstream that answered 1e15 tokens used to drain an account in one call.
+ */
+export const PROMPT_BOUND_FACTOR = 4;
+export const PROMPT_BOUND_SLACK = 100_000;
+
+export interface UsageBounds {
+  promptEstimate: number;
+  /** Completion tokens the call allowed in all: max tokens x n, or the model's output limit x n. */
+  maxCompletion: number;
+}
+
+const isCount = (n: number) => Number.isFinite(n) && n >= 0;
+
+export function billableUsage(reported: ChatUsage | undefined, fallback: () => ChatUsage, bounds: UsageBounds): ChatUsage {
+  if (!reported || !isCount(reported.promptTokens) || !isCount(reported.completionTokens) || reported.promptTokens + reported.completionTokens === 0) {
+    return fallback();
+  }
+  const maxPrompt = bounds.promptEstimate * PROMPT_BOUND_FACTOR + PROMPT_BOUND_SLACK;
+  const promptTokens = Math.min(Math.ceil(reported.promptTokens), maxPrompt);
+  const completionTokens = Math.min(Math.ceil(reported.completionTokens), bounds.maxCompletion);
+  if (promptTokens === reported.promptTokens && completionTokens === reported.completionTokens) return reported;
+  // A corrected report: its details (cached, reasoning tokens) no longer add up, so they go.
+  return { promptTokens, completionTokens };
+}
