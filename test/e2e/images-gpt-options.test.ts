@@ -66,6 +66,26 @@ test.each([0, 1, 100])('output_compression %i, the ends of OpenAI\'s 0–100 inc
   }
 });
 
+test('an upstream that answers fewer images than asked: the ones delivered are charged; none at all is a 502, nothing charged', async () => {
+  const one = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', n: 1 }).withResponse();
+  const perImage = Number(one.response.headers.get('x-svc-credits'));
+  expect(perImage).toBeGreaterThan(0);
+  upstream.setMode('fewer-images');
+  try {
+    const before = await gw.balance(account);
+    const three = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', n: 3 }).withResponse();
+    expect(three.data.data).toHaveLength(2);
+    expect(Number(three.response.headers.get('x-svc-credits'))).toBeCloseTo(2 * perImage, 6);
+    expect(await gw.balance(account)).toBeCloseTo(before - 2 * perImage, 6);
+    const none = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', n: 1 }).catch((e: unknown) => e);
+    expect(none).toBeInstanceOf(OpenAI.APIError);
+    expect((none as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect(await gw.balance(account)).toBeCloseTo(before - 2 * perImage, 6);
+  } finally {
+    upstream.setMode('ok');
+  }
+});
+
 test('a stored JPEG is served with its own content type', async () => {
   const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', output_format: 'jpeg' });
   const media = await fetch(res.data![0]!.url!);

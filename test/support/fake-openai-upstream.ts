@@ -37,6 +37,8 @@ export type FakeOpenAIMode =
   | 'content-policy'
   /** Images answer `{ url }` pointing back at this server instead of `{ b64_json }`. */
   | 'image-url'
+  /** Images answer one image fewer than asked (none when one was asked). */
+  | 'fewer-images'
   /** 400 blaming the request, in words that name the upstream's model, its URL and its key. */
   | 'bad-request'
   /** Chat answers as usual but reports HUGE_USAGE: far more than any hold. */
@@ -143,7 +145,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':
-        return sendImages(res, r.json?.n ?? 1, r.json?.size);
+        return sendImages(res, (r.json?.n ?? 1) - (mode === 'fewer-images' ? 1 : 0), r.json?.size);
       case 'POST /v1/images/edits': {
         const hasImage = r.parts?.some((p) => p.name === 'image' || p.name === 'image[]');
         if (!hasImage) return sendJson(res, 400, { error: { message: 'image is required', type: 'invalid_request_error' } });

@@ -10,7 +10,7 @@ import { parseInput } from '../shared/validate';
 import { creditsToMicro, microToCredits } from '../shared/money';
 import { newId } from '../shared/ids';
 import type { GeneratedImage, ImageProviders, InputFile } from './image-port';
-import { invalidRequest } from '../errors/domain-error';
+import { invalidRequest, upstreamError } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
 import { imageOptionFields, integerField, readImageOptions } from './image-options';
@@ -63,7 +63,7 @@ export class ImageService {
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -102,7 +102,7 @@ export class ImageService {
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
-    return this.billed(key, model.id, model.creditsPerImage * v.n, v.response_format, headers, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -118,30 +118,35 @@ export class ImageService {
     );
   }
 
-  /** Hold the full price, call the provider, store the images, then charge; any failure charges nothing. */
+  /**
+   * Hold the price of the n images asked for, call the provider, store the images, then charge
+   * the ones delivered (a provider may answer fewer; more than n are not served); any failure,
+   * or no image at all, charges nothing.
+   */
   private async billed(
     key: KeyPrincipal,
     modelId: string,
-    credits: number,
+    asked: { creditsPerImage: number; n: number },
     format: 'url' | 'b64_json',
     headers: Record<string, string>,
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
-    const price = creditsToMicro(credits);
+    const perImage = creditsToMicro(asked.creditsPerImage);
     // A test key's slot is taken before anything is held and given back when its work is done.
     const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      const hold = await this.billing.hold(key, price, modelId, newId('img'));
+      const hold = await this.billing.hold(key, perImage * asked.n, modelId, newId('img'));
       let data: ImageResult['data'];
       try {
-        const images = await call();
+        const images = (await call()).slice(0, asked.n);
+        if (images.length === 0) throw upstreamError('The model provider answered no image.');
         checkOutputImages(images);
         data = await renderImages(images, format, key.accountId, this.media);
       } catch (err) {
         await this.billing.settle(hold, 0);
         throw err;
       }
-      const charged = await this.billing.settle(hold, price);
+      const charged = await this.billing.settle(hold, perImage * data.length);
       return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers };
     } finally {
       release?.();
