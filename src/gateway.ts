@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { tagRequestIds } from './infra/http/request-id';
 import net, { type AddressInfo } from 'node:net';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
@@ -133,6 +134,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   const server = createServer(withJsonLane({ keys: s.keys, metrics, logger }, lane, app));
   graphql.attach(server);
   const drain = new HttpDrain(server);
+  tagRequestIds(server);
   let closing: Promise<void> | undefined;
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 15 * 60_000;

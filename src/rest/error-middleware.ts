@@ -63,21 +63,34 @@ export function toDomainError(err: unknown): DomainError | null {
   return null;
 }
 
+/** node's error for a request whose client hung up mid-body (what raw-body, multer and our replay reader pass on). */
+function clientWentAway(err: unknown, res: ServerResponse): boolean {
+  const e = err as { code?: string; message?: string };
+  return res.destroyed || (e?.code === 'ECONNRESET' && e.message === 'aborted');
+}
+
 /** Typed errors become their status; anything else is a 500 without internals. The one place a failed request is answered. */
 export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse): void {
   const domain = toDomainError(err);
   const path = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '').split('?', 1)[0];
+  const requestId = res.getHeader('x-request-id');
+  if (!domain && clientWentAway(err, res)) {
+    // Not our failure, and nobody is left to answer: a note, not an error with a stack.
+    logger.debug({ path, requestId }, 'the client closed the connection mid-request');
+    if (!res.destroyed) res.destroy();
+    return;
+  }
   if (res.headersSent) {
-    logger.warn({ err: domain ?? err, path }, 'error after the response started');
+    logger.warn({ err: domain ?? err, path, requestId }, 'error after the response started');
     res.end();
     return;
   }
   if (domain) {
-    if (domain.status >= 500) logger.warn({ type: domain.type, path, cause: String(domain.cause ?? '') }, domain.message);
+    if (domain.status >= 500) logger.warn({ type: domain.type, path, requestId, cause: String(domain.cause ?? '') }, domain.message);
     sendError(res, domain);
     return;
   }
-  logger.error({ err, path }, 'unhandled error');
+  logger.error({ err, path, requestId }, 'unhandled error');
   sendError(res, new DomainError('internal_error', 'The server had an error while processing the request.'));
 }
 

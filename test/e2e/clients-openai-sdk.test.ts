@@ -46,6 +46,38 @@ test('a full tool loop: call, tool result, final answer; the upstream sees tools
   await rig.expectCharged(2);
 });
 
+test("the turns LangChain and the Agents SDK send back are taken: a tool message's name, an assistant text part carrying the returned message's fields", async () => {
+  const openai = client();
+  const first = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools });
+  const call = first.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+  const messages = [
+    { role: 'user', content: 'Weather in Paris?' },
+    { role: 'assistant', content: null, tool_calls: [call] },
+    // LangChain's ToolMessage, as @langchain/openai writes it.
+    { role: 'tool', content: '{"temp":21}', name: 'get_weather', tool_call_id: call.id },
+    // The Agents SDK's second turn over chat completions.
+    { role: 'assistant', content: [{ type: 'text', text: 'It is 21.', role: 'assistant', refusal: null, annotations: [] }] },
+    { role: 'user', content: 'And Rome?' },
+  ] as unknown as OpenAI.ChatCompletionMessageParam[];
+  const second = await openai.chat.completions.create({ model: 'svc-chat-1', messages, tools });
+  expect(second.choices[0]!.message).toBeDefined();
+  const sent = rig.chatRequests()[1];
+  expect(sent.messages[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: '{"temp":21}' });
+  expect(sent.messages[3].content).toEqual([{ type: 'text', text: 'It is 21.' }]);
+  await rig.expectCharged(2);
+});
+
+test('every response carries an x-request-id the SDK reports, errors included', async () => {
+  const { data, request_id } = await client().chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools }).withResponse();
+  expect(data.object).toBe('chat.completion');
+  expect(request_id).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+  const err = await client().chat.completions.create({ model: 'svc-chat-1', messages: [] }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((err as InstanceType<typeof OpenAI.APIError>).requestID).toMatch(/^req_/);
+  expect((err as InstanceType<typeof OpenAI.APIError>).requestID).not.toBe(request_id);
+  await rig.expectCharged(1);
+});
+
 test('streamed tool calls through chat.completions.stream() and finalChatCompletion()', async () => {
   const stream = client().chat.completions.stream({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather?' }], tools, stream_options: { include_usage: true } });
   const argumentDeltas: string[] = [];
@@ -154,6 +186,14 @@ test('an upstream 400 reaches the client as a readable 400 without the upstream 
 
 describe('the Responses API', () => {
   const responseTools = [{ type: 'function' as const, name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true }];
+
+  test('reasoning settings as agent SDKs send them (effort and summary) are taken; the effort is forwarded', async () => {
+    const res = await client().responses.create({ model: 'svc-chat-1', input: 'Weather in Paris?', tools: responseTools, reasoning: { effort: 'low', summary: 'auto' } });
+    expect(res.status).toBe('completed');
+    expect(rig.chatRequests()[0]).toMatchObject({ reasoning_effort: 'low' });
+    expect(rig.chatRequests()[0].reasoning).toBeUndefined();
+    await rig.expectCharged(1);
+  });
 
   test('responses.create with tools, then the call output through previous_response_id', async () => {
     const openai = client();

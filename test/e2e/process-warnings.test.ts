@@ -6,6 +6,7 @@
  * runs as `npm start` runs it, in its own process, so its real stderr is what is checked.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -36,6 +37,35 @@ afterAll(async () => {
   await upstream?.close();
   models?.remove();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('clients that hang up mid-body are not logged as errors, on either REST lane', async () => {
+  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
+  const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+  const port = Number(new URL(child.url).port);
+  const body = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello' }] });
+  // The JSON lane, Express (a query string sends it there), another JSON route, and a multipart upload.
+  const heads = [
+    ['/v1/chat/completions', 'application/json'],
+    ['/v1/chat/completions?x=1', 'application/json'],
+    ['/v1/images/generations', 'application/json'],
+    ['/v1/images/edits', 'multipart/form-data; boundary=XyZ'],
+  ];
+  await Promise.all(
+    heads.map(
+      ([path, type]) =>
+        new Promise<void>((resolve) => {
+          const socket = connect(port, '127.0.0.1', () => {
+            socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${liveKey}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+            setTimeout(() => socket.destroy(), 300);
+          });
+          socket.on('close', () => resolve()).on('error', () => undefined);
+        }),
+    ),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await fetch(`${child.url}/healthz`).then((r) => r.status)).toBe(200);
+  expect(child.output()).not.toMatch(/"level":50|unhandled error/);
 });
 
 test('sixteen streams in flight at once, then SIGTERM: no process warning in the output', async () => {

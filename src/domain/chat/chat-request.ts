@@ -36,7 +36,13 @@ const message = z.discriminatedUnion('role', [
     // What the SDK's parse and stream helpers add to a returned message.
     parsed: z.unknown().optional(),
   }),
-  z.strictObject({ role: z.literal('tool'), content: z.union([text, parts]), tool_call_id: z.string().min(1).max(256) }),
+  z.strictObject({
+    role: z.literal('tool'),
+    content: z.union([text, parts]),
+    tool_call_id: z.string().min(1).max(256),
+    // LangChain's ToolMessage carries the tool's name (OpenAI takes it); the call id is what links it, so it is not forwarded.
+    name: z.string().max(64).optional(),
+  }),
 ]);
 
 const jsonSchemaObject = z.record(z.string(), z.unknown());

@@ -9,7 +9,20 @@ import { paramOf } from '../shared/validate';
 import type { ChatInput } from '../catalog/model';
 import type { ContentPart } from './chat-port';
 
-const textPart = z.strictObject({ type: z.literal('text'), text: z.string().max(1_000_000) });
+/**
+ * The OpenAI Agents SDK sends an assistant turn back with the returned message's own fields
+ * copied onto its text part (`role`, `refusal: null`, `annotations`); OpenAI takes them, so they
+ * are accepted here and, describing an answer rather than input, not forwarded.
+ */
+const textPart = z
+  .strictObject({
+    type: z.literal('text'),
+    text: z.string().max(1_000_000),
+    role: z.literal('assistant').optional(),
+    refusal: z.null().optional(),
+    annotations: z.array(z.unknown()).max(1000).optional(),
+  })
+  .transform(({ type, text }) => ({ type, text }));
 const refusalPart = z.strictObject({ type: z.literal('refusal'), refusal: z.string().max(100_000) });
 /** Standard base64, padded or not (what every SDK's encoder writes); anything else no provider decodes. */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

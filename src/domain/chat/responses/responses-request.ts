@@ -110,7 +110,15 @@ export const responsesRequestSchema = z.strictObject({
   safety_identifier: z.string().max(256).optional(),
   prompt_cache_key: z.string().max(1024).optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
-  reasoning: z.strictObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(), summary: z.null().optional() }).nullable().optional(),
+  reasoning: z
+    .strictObject({
+      effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
+      // Asked for by agent SDKs' model settings. Chat completions return no summaries, so none
+      // comes back (as from a model that wrote none), rather than the whole call failing.
+      summary: z.enum(['auto', 'concise', 'detailed']).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
   truncation: z.literal('disabled', { message: "only 'disabled' truncation is supported" }).nullable().optional(),
   include: z.array(z.literal('message.output_text.logprobs', { message: 'only message.output_text.logprobs can be included' })).max(1).nullable().optional(),
   background: z.literal(false, { message: 'background responses are not supported' }).nullable().optional(),
