@@ -280,7 +280,7 @@ describe('permissions, limits and caps', () => {
     expect(last!.status).toBe(429);
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last!.headers.get('x-ratelimit-remaining-requests')).toBe('0');
-    expect(((await last!.json()) as any).error.type).toBe('rate_limit_exceeded');
+    expect(((await last!.json()) as any).error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' });
     // model listing is not counted against the image group
     expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } })).status).toBe(200);
   });

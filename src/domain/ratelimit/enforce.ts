@@ -7,6 +7,8 @@ export async function enforceRateLimit(limiter: RateLimiter, keyId: string, grou
   const headers = rateLimitHeaders(decision);
   if (!decision.allowed) {
     throw new DomainError('rate_limit_exceeded', `Rate limit reached for ${group} requests: ${decision.limit} per minute per API key.`, {
+      // OpenAI's code for it, which SDKs and retry middleware look for.
+      code: 'rate_limit_exceeded',
       retryAfterSeconds: decision.resetSeconds,
       headers,
     });
