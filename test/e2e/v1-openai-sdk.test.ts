@@ -143,6 +143,12 @@ describe('images', () => {
     expect(await gw.balance(acct)).toBe(20 - 2 * 6);
   });
 
+  test("size 'auto' (gpt-image's default) is the default size, 1024x1024", async () => {
+    const { openai } = await liveClient(10);
+    const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'a red fox', size: 'auto', response_format: 'b64_json' });
+    expect(decodePng(Buffer.from(res.data![0]!.b64_json!, 'base64'))).toEqual({ width: 1024, height: 1024 });
+  });
+
   test('b64_json images decode at the asked size; the same seed gives the same bytes', async () => {
     const { acct, openai } = await liveClient(10);
     const body = { model: 'svc-creative-v8', prompt: 'a red fox', size: '1792x1024' as const, response_format: 'b64_json' as const, seed: 42 };

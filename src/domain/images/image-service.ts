@@ -59,7 +59,8 @@ export class ImageService {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
-    const { width, height } = parseImageSize(v.size ?? '1024x1024');
+    // 'auto' is gpt-image's default (the model picks): here, the default size.
+    const { width, height } = parseImageSize(v.size === undefined || v.size === 'auto' ? '1024x1024' : v.size);
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
