@@ -67,6 +67,13 @@ test("the turns LangChain and the Agents SDK send back are taken: a tool message
   await rig.expectCharged(2);
 });
 
+test('a tool whose description is null is taken, as OpenAI takes it', async () => {
+  const nullDescription = [{ ...tools[0]!, function: { ...tools[0]!.function, description: null } }] as unknown as typeof tools;
+  const res = await client().chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: nullDescription });
+  expect(res.choices[0]!.finish_reason).toBe('tool_calls');
+  await rig.expectCharged(1);
+});
+
 test('every response carries an x-request-id the SDK reports, errors included', async () => {
   const { data, request_id } = await client().chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools }).withResponse();
   expect(data.object).toBe('chat.completion');
@@ -152,6 +159,7 @@ test.each([
   ['17 metadata pairs', { messages: [{ role: 'user', content: 'hi' }], metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
   ['5 stop sequences', { messages: [{ role: 'user', content: 'hi' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
   ['n far past its range', { messages: [{ role: 'user', content: 'hi' }], n: 2 ** 64 }, 'n'],
+  ['audio output asked through modalities', { messages: [{ role: 'user', content: 'hi' }], modalities: ['text', 'audio'] }, 'modalities[1]'],
   ['an image data URL whose payload is not base64', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,!!!!' } }] }] }, 'messages[0].content[0].image_url.url'],
 ])('%s is a 400 naming the field; nothing is charged and the upstream is not called', async (_name, body, param) => {
   const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });

@@ -51,7 +51,7 @@ export const functionTool = z.strictObject({
   type: z.literal('function'),
   function: z.strictObject({
     name: toolName,
-    description: z.string().max(100_000).optional(),
+    description: z.string().max(100_000).nullable().optional(),
     parameters: jsonSchemaObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
@@ -113,7 +113,8 @@ export const chatRequestSchema = z.strictObject({
   verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
   prompt_cache_key: z.string().max(1024).optional(),
   safety_identifier: z.string().max(256).optional(),
-  modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(1).nullable().optional(),
+  // Each entry checked before the length, so ['text', 'audio'] says why rather than "too big".
+  modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(4).nullable().optional(),
   audio: unsupported('audio output is not supported by this gateway').optional(),
   web_search_options: unsupported('web search is not supported by this gateway').optional(),
   functions: unsupported("'functions' is deprecated: send 'tools'").optional(),
