@@ -51,9 +51,9 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
 }
 
 /**
- * express.json with the checks around it (Content-Type, UTF-8, depth). A body sent under another Content-Type (or none)
- * used to be skipped by the parser, so the route ran on its defaults — `{"mode":"test"}` sent as
- * text/plain created a live key — now it is a 400 saying how to send it.
+ * express.json with the checks around it (Content-Type, UTF-8, depth). A body sent under another
+ * Content-Type (or none) used to be skipped by the parser, so the route ran on its defaults —
+ * `{"mode":"test"}` sent as text/plain created a live key — now it is a 400 saying how to send it.
  */
 export function jsonBody(limit: number | string): RequestHandler {
   const parse = express.json({
