@@ -63,6 +63,12 @@ const schema = z.object({
   VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   /** On SIGTERM: how long requests in flight may finish before streams are ended and connections cut. */
   SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(3600).default(25),
+  /**
+   * How long a client may take to send a whole request (headers and body); past it the request is
+   * answered 408 and the connection closed, so slow senders cannot hold sockets (and the drain) for
+   * long. 300 s carries the 50 MB multipart cap at 170 kB/s.
+   */
+  REQUEST_RECEIVE_SECONDS: z.coerce.number().min(1).max(3600).default(300),
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
   /** Internal tuning: a credit lease no call used for this long goes back to its account. */
@@ -119,6 +125,7 @@ export interface Config {
   workerConcurrency: number;
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
+  requestReceiveSeconds: number;
   shutdownNoticeSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number };
   wsMaxConnectionsPerAddress: number;
@@ -177,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: c.WORKER_CONCURRENCY,
     videoPollSeconds: c.VIDEO_POLL_SECONDS,
     shutdownDrainSeconds: c.SHUTDOWN_DRAIN_SECONDS,
+    requestReceiveSeconds: c.REQUEST_RECEIVE_SECONDS,
     shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
     secrets: env,
   };

@@ -131,13 +131,16 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     { path: '/v1/chat/completions', limitBytes: CHAT_BODY_LIMIT, handle: chatCompletionsHandler(s.chat, shutdownDeadline) },
     { path: '/v1/responses', limitBytes: CHAT_BODY_LIMIT, handle: createResponseHandler(s.responses, shutdownDeadline) },
   ];
-  const server = createServer(withJsonLane({ keys: s.keys, metrics, logger }, lane, app));
+  const receiveMs = config.requestReceiveSeconds * 1000;
+  // node checks the receive deadline on this interval (30 s by default): a quarter of it, at most 30 s.
+  const server = createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(250, receiveMs / 4)) }, withJsonLane({ keys: s.keys, metrics, logger }, lane, app));
   graphql.attach(server);
   const drain = new HttpDrain(server);
   tagRequestIds(server);
   let closing: Promise<void> | undefined;
   server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 15 * 60_000;
+  server.requestTimeout = receiveMs;
+  server.headersTimeout = Math.min(server.headersTimeout, receiveMs);
 
   return {
     config,

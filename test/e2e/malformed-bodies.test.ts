@@ -5,6 +5,7 @@
  * past the bound (with and without an Idempotency-Key, on both REST lanes); multipart framing
  * busboy cannot follow; bytes that are not UTF-8; a `__proto__` key anywhere.
  */
+import { connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { makePng } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
@@ -15,7 +16,8 @@ let acct: TestAccount;
 let key: { id: string; secret: string };
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  // A short receive deadline, for the slow-sender test; every other request here arrives at once.
+  gw = await startTestGateway({ REQUEST_RECEIVE_SECONDS: '2' });
   acct = await gw.newAccount(50);
   key = await gw.newKey(acct);
 });
@@ -139,4 +141,22 @@ describe('a `__proto__` key is refused wherever it is, not skipped', () => {
     const res = await post('/v1/chat/completions', JSON.stringify(body), { 'content-type': 'application/json' });
     expect([res.status, res.body.error?.param]).toEqual([400, param]);
   });
+});
+
+test('a client that sends its body too slowly is answered 408 at the receive deadline and cut off; nothing is charged', async () => {
+  const port = Number(new URL(gw.url).port);
+  const body = JSON.stringify(CHAT);
+  const answer = await new Promise<string>((resolve) => {
+    let got = '';
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      let sent = 0;
+      // One byte every 300 ms: the body would take ~20 s.
+      const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
+      socket.on('close', () => clearInterval(drip));
+    });
+    socket.on('data', (d) => (got += d.toString()));
+    socket.on('close', () => resolve(got)).on('error', () => undefined);
+  });
+  expect(answer).toMatch(/^HTTP\/1\.1 408/);
 });
