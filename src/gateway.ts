@@ -108,7 +108,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
           metrics,
           isDraining: () => draining,
           dependencies: async () => ({
-            database: (await databaseProbe()) ? 'up' : 'down',
+            database: await databaseProbe(),
             redis: redis ? (redis.status === 'ready' ? 'up' : 'down') : 'none',
           }),
         }),

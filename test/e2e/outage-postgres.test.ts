@@ -87,4 +87,18 @@ withPostgres('PostgreSQL outage', () => {
     const chats = statuses.filter((s) => s.status === 200).length;
     expect(chats).toBeGreaterThan(3);
   }, 60_000);
+  test('stalled: /healthz answers 200 degraded with the database "slow" (not "up"), and "up" again after', async () => {
+    expect((await gw.api('GET', '/healthz')).body).toMatchObject({ status: 'ok', database: 'up' });
+    proxy.stall();
+    try {
+      await new Promise((r) => setTimeout(r, 300)); // past the shared probe's 250 ms
+      const during = await gw.api('GET', '/healthz');
+      expect(during.status).toBe(200);
+      expect(during.body).toMatchObject({ status: 'degraded', database: 'slow' });
+    } finally {
+      proxy.resume();
+    }
+    const back = await pollUntil(() => gw.api('GET', '/healthz'), (r) => r.body?.database === 'up', 15_000, 200);
+    expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
+  });
 });

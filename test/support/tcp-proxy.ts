@@ -7,6 +7,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
+  /** Holds every byte both ways, on open and new connections, until `resume` (a stalled server). */
+  stall(): void;
+  resume(): void;
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -15,6 +18,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const sockets = new Set<Socket>();
   let server: Server;
   let port = 0;
+  let stalled = false;
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       server = createServer((client) => {
@@ -24,6 +28,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
           s.on('close', () => sockets.delete(s));
           s.on('error', () => undefined);
         }
+        if (stalled) for (const s of [client, upstream]) s.pause();
         client.pipe(upstream);
         upstream.pipe(client);
         client.on('close', () => upstream.destroy());
@@ -46,6 +51,14 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       return port;
     },
     cut: stop,
+    stall: () => {
+      stalled = true;
+      for (const s of sockets) s.pause();
+    },
+    resume: () => {
+      stalled = false;
+      for (const s of sockets) s.resume();
+    },
     restore: listen,
     close: stop,
   };

@@ -2,6 +2,9 @@ import type { Knex } from '@mikro-orm/postgresql';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { DatabaseHealth, reachable } from './db-unavailable';
 
+/** What /healthz says of the database. */
+export type DatabaseState = 'up' | 'slow' | 'down';
+
 interface RawResult {
   rows?: Record<string, unknown>[];
   rowCount?: number | null;
@@ -64,15 +67,21 @@ export class KnexDatabase extends KnexExecutor implements Database {
    * probe merely slower than `timeoutMs` (a busy server) answers what the last statements said,
    * so a loaded instance is not taken out of a balancer's rotation for being slow.
    */
-  async probe(timeoutMs: number): Promise<boolean> {
+  /**
+   * `up` when a `select 1` answers within `timeoutMs`; `slow` when it does not but nothing has
+   * failed (a stalled or overloaded server: it is not down, and a balancer should not take every
+   * instance out for it, but /healthz should not call it up either); `down` when it fails.
+   */
+  async probe(timeoutMs: number): Promise<DatabaseState> {
     let timer: NodeJS.Timeout | undefined;
     const slow = Symbol('slow');
     const timeout = new Promise<typeof slow>((resolve) => (timer = setTimeout(() => resolve(slow), timeoutMs)));
     try {
       const answer = await Promise.race([this.guarded(() => this.root.raw('select 1')), timeout]);
-      return answer === slow ? this.health.isUp : true;
+      if (answer !== slow) return 'up';
+      return this.health.isUp ? 'slow' : 'down';
     } catch {
-      return false;
+      return 'down';
     } finally {
       clearTimeout(timer);
     }

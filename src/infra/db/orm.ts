@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
-import { KnexDatabase } from './knex-database';
+import { KnexDatabase, type DatabaseState } from './knex-database';
 import { DatabaseHealth } from './db-unavailable';
 import { PgDirectExecutor } from './pg-direct';
 import { migrationsList } from './migrations';
@@ -19,8 +19,8 @@ export interface DatabaseHandle {
   db: Database;
   /** For the statements every billed call runs: `pg` directly on PostgreSQL (pg-direct.ts), `db` itself on PGlite. */
   hot: SqlExecutor;
-  /** Answers whether the database takes a `select 1` within `timeoutMs` (for /healthz). */
-  probe(timeoutMs: number): Promise<boolean>;
+  /** Whether the database takes a `select 1` within `timeoutMs`, for /healthz (see KnexDatabase.probe). */
+  probe(timeoutMs: number): Promise<DatabaseState>;
   close(): Promise<void>;
 }
 

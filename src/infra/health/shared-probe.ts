@@ -4,9 +4,9 @@
  * without this each request was a database query, so a flood of health checks became a flood
  * of queries. With it the database sees at most one probe per interval, however many ask.
  */
-export function sharedProbe(probe: () => Promise<boolean>, maxAgeMs: number, now: () => number = Date.now): () => Promise<boolean> {
-  let inFlight: Promise<boolean> | null = null;
-  let last: { at: number; up: boolean } | null = null;
+export function sharedProbe<T>(probe: () => Promise<T>, maxAgeMs: number, now: () => number = Date.now): () => Promise<T> {
+  let inFlight: Promise<T> | null = null;
+  let last: { at: number; up: T } | null = null;
   return () => {
     if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.up);
     inFlight ??= probe()

@@ -2,7 +2,8 @@ import { Router } from 'express';
 import type { Metrics } from '../../infra/observability/metrics';
 
 export interface DependencyState {
-  database: 'up' | 'down';
+  /** `slow`: a probe got no answer in 3 s, though nothing failed (a stalled or overloaded server). */
+  database: 'up' | 'slow' | 'down';
   /** `none`: no REDIS_URL (in-process rate limits and events). */
   redis: 'up' | 'down' | 'none';
 }
@@ -10,7 +11,8 @@ export interface DependencyState {
 /**
  * GET /healthz: 503 while draining (a balancer stops sending) or while the database does not
  * answer (the instance cannot do its work); 200 `degraded` while only Redis is away (requests are
- * served with per-instance rate limits); 200 `ok` otherwise. The body names each dependency.
+ * served with per-instance rate limits) or while the database answers too slowly (not down:
+ * taking every instance out for it would turn a stall into an outage); 200 `ok` otherwise. The body names each dependency.
  * GET /metrics: Prometheus text.
  */
 export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; dependencies?: () => Promise<DependencyState> }): Router {
@@ -22,7 +24,7 @@ export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; d
     }
     const state = deps.dependencies ? await deps.dependencies() : undefined;
     if (state?.database === 'down') res.status(503).set('Retry-After', '5').json({ status: 'unavailable', ...state });
-    else res.json({ status: state?.redis === 'down' ? 'degraded' : 'ok', ...state });
+    else res.json({ status: state?.redis === 'down' || state?.database === 'slow' ? 'degraded' : 'ok', ...state });
   });
   r.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', deps.metrics.registry.contentType);
