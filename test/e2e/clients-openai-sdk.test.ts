@@ -157,6 +157,7 @@ test.each([
   ['an empty tools array', { messages: [{ role: 'user', content: 'hi' }], tools: [] }, 'tools'],
   ['a tool_choice without tools', { messages: [{ role: 'user', content: 'hi' }], tool_choice: 'auto' }, 'tool_choice'],
   ['17 metadata pairs', { messages: [{ role: 'user', content: 'hi' }], metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
+  ['max_tokens and max_completion_tokens together', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, max_completion_tokens: 6 }, 'max_tokens'],
   ['5 stop sequences', { messages: [{ role: 'user', content: 'hi' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
   ['n far past its range', { messages: [{ role: 'user', content: 'hi' }], n: 2 ** 64 }, 'n'],
   ['audio output asked through modalities', { messages: [{ role: 'user', content: 'hi' }], modalities: ['text', 'audio'] }, 'modalities[1]'],

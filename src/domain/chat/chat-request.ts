@@ -124,6 +124,9 @@ export const chatRequestSchema = z.strictObject({
   if (body.tool_choice !== undefined && body.tools === undefined) {
     ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "is only allowed when 'tools' are given" });
   }
+  if (body.max_tokens != null && body.max_completion_tokens != null) {
+    ctx.addIssue({ code: 'custom', path: ['max_tokens'], message: "setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported" });
+  }
 });
 
 export type ChatRequestBody = z.output<typeof chatRequestSchema>;
