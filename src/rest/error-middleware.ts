@@ -74,9 +74,10 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
   const domain = toDomainError(err);
   const path = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '').split('?', 1)[0];
   const requestId = res.getHeader('x-request-id');
-  if (!domain && clientWentAway(err, res)) {
-    // Not our failure, and nobody is left to answer: a note, not an error with a stack.
-    logger.debug({ path, requestId }, 'the client closed the connection mid-request');
+  if (clientWentAway(err, res)) {
+    // Nobody is left to answer. The client's leaving is not our failure (an upstream call its
+    // abort cut short ends as an upstream_error): a note, not a warning or an error with a stack.
+    logger.info({ path, requestId, type: domain?.type }, 'the client closed the connection before its answer');
     if (!res.destroyed) res.destroy();
     return;
   }

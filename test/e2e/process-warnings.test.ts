@@ -68,6 +68,27 @@ test('clients that hang up mid-body are not logged as errors, on either REST lan
   expect(child.output()).not.toMatch(/"level":50|unhandled error/);
 });
 
+test('a client that leaves before its answer (the upstream still thinking) is not logged as an upstream failure', async () => {
+  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
+  const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+  const before = child.output().length;
+  upstream.setMode('hang');
+  try {
+    const openai = new OpenAI({ apiKey: liveKey, baseURL: `${child.url}/v1`, maxRetries: 0 });
+    const leaving = [false, true].map(async (viaExpress) => {
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 300);
+      const path = viaExpress ? { query: { x: '1' } } : {};
+      await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] }, { signal: abort.signal, ...path }).catch(() => undefined);
+    });
+    await Promise.all(leaving);
+    await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    upstream.setMode('stall-mid-stream');
+  }
+  expect(child.output().slice(before)).not.toMatch(/upstream_error|"level":(40|50)/);
+});
+
 test('sixteen streams in flight at once, then SIGTERM: no process warning in the output', async () => {
   const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
   const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;

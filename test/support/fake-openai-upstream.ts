@@ -83,8 +83,8 @@ export interface FakeOpenAIUpstream {
 export const FAKE_CHAT_REPLY = 'Hello wörld';
 export const FAKE_CHAT_DELTAS = ['Hel', 'lo', ' wörld'];
 export const FAKE_USAGE = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
-/** What `huge-usage` reports: 5 credits at 1 credit per 10k tokens. */
-export const HUGE_USAGE = { prompt_tokens: 45_000, completion_tokens: 5_000, total_tokens: 50_000 };
+/** What `huge-usage` reports: 1.61 credits at 1 credit per 10k tokens, within what a call with max_tokens 100 allows. */
+export const HUGE_USAGE = { prompt_tokens: 16_000, completion_tokens: 100, total_tokens: 16_100 };
 
 export const ABSURD_USAGE = { prompt_tokens: 1e15, completion_tokens: 1e15, total_tokens: 2e15 };
 export const NEGATIVE_USAGE = { prompt_tokens: -1000, completion_tokens: -5000, total_tokens: -6000 };

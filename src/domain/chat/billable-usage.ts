@@ -7,17 +7,18 @@ import type { ChatUsage } from './chat-port';
  *    had said nothing (the prompt estimate and the tokens relayed), as before for a missing one.
  *    A negative count used to make a streamed answer free;
  *  - fractional counts are rounded up;
- *  - completion tokens beyond what the call let the model write (max tokens x n, or the model's
- *    own output limit if larger) and prompt tokens beyond four times the estimate plus 100,000
- *    (images and audio, which the estimate cannot weigh, stay well inside that) are cut to those
- *    bounds. An upstream that answered 1e15 tokens used to drain an account in one call.
+ *  - completion tokens beyond what the call let the model write (the max tokens sent upstream,
+ *    x n; reasoning tokens count inside it, as OpenAI counts them) and prompt tokens beyond four
+ *    times the estimate plus 16,384 (images, audio and files, which the estimate weighs roughly,
+ *    stay inside that) are cut to those bounds. An upstream that answered 1e15 tokens used to
+ *    drain an account in one call.
  */
 export const PROMPT_BOUND_FACTOR = 4;
-export const PROMPT_BOUND_SLACK = 100_000;
+export const PROMPT_BOUND_SLACK = 16_384;
 
 export interface UsageBounds {
   promptEstimate: number;
-  /** Completion tokens the call allowed in all: max tokens x n, or the model's output limit x n. */
+  /** Completion tokens the call allowed in all: the max tokens sent upstream x n. */
   maxCompletion: number;
 }
 

@@ -57,7 +57,7 @@ interface PreparedCall {
 /** What the call allowed: the bounds a provider's usage report is read within. */
 function usageBounds(call: PreparedCall): UsageBounds {
   const { maxTokens, n } = call.request;
-  return { promptEstimate: call.promptEstimate, maxCompletion: Math.max(maxTokens, call.model.maxOutputTokens) * n };
+  return { promptEstimate: call.promptEstimate, maxCompletion: maxTokens * n };
 }
 
 /** POST /v1/chat/completions (and the Responses API over it): authorise, hold, call, charge the usage. */
