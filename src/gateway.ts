@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { tagRequestIds } from './infra/http/request-id';
 import net, { type AddressInfo } from 'node:net';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
+import { tagRequestIds } from './infra/http/request-id';
 import { createLogger, type Logger } from './infra/observability/logger';
 import { Metrics } from './infra/observability/metrics';
 import { createRedis, whenReady } from './infra/redis/redis-client';

@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import { parseInput } from '../domain/shared/validate';
-import { MAX_LEDGER_PAGE } from '../domain/history/ledger-entries';
+import { DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE } from '../domain/history/ledger-entries';
+
+/** Only the arguments that were given (GraphQL's null is REST's absent), so validation and `param` match REST. */
+export function definedArgs(input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
+}
 
 /**
- * The paging arguments of GraphQL's lists (`first`, and `after` where the list has a cursor),
- * one check for all of them: `first` out of its range or an `after` that is not a cursor of the
- * list is an invalid_request_error naming the argument (`param: "first"`, `"after"`), as REST's
- * `first` and `after` query parameters are. Refused before any work, so nothing is read or charged.
+ * The paging arguments of GraphQL's lists (`first`, and `after` where the list has a cursor):
+ * the page size the cost bound weighs, and, for the lists whose domain call does not check them
+ * as REST's does (`ledgerEntries`' does), the check: `first` out of its range or an `after` that
+ * is not a cursor of the list is an invalid_request_error naming the argument (`param: "first"`,
+ * `"after"`). Refused before any work, so nothing is read or charged.
  */
 export class PageRule {
   private readonly schema: z.ZodType<{ first: number; after?: string }>;
@@ -27,8 +33,7 @@ export class PageRule {
 
   /** The page asked for, or a DomainError (invalid_request_error) naming the argument. Null means omitted. */
   check(args: { first?: number | null; after?: string | null }): { first: number; after?: string } {
-    const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null));
-    return parseInput(this.schema, given);
+    return parseInput(this.schema, definedArgs(args));
   }
 
   /** The page size the cost bound weighs (computed before `check` runs, so clamped rather than refused). */
@@ -37,8 +42,8 @@ export class PageRule {
   }
 }
 
-/** `ledgerEntries`: as GET /account/ledger-entries (the cursor is an entry id). */
-export const LEDGER_PAGE = new PageRule(MAX_LEDGER_PAGE, 20, { pattern: /^\d{1,18}$/, of: 'an entry' });
+/** `ledgerEntries`: its page size for the cost bound. The domain checks its arguments itself, as for GET /account/ledger-entries. */
+export const LEDGER_PAGE = new PageRule(MAX_LEDGER_PAGE, DEFAULT_LEDGER_PAGE);
 
 /** `videoJobs`: the cursor is a job id (`vid_…`). */
 export const VIDEO_JOB_PAGE = new PageRule(100, 20, { pattern: /^vid_[A-Za-z0-9]{1,64}$/, of: 'a job' });

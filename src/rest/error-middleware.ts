@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { sendJson } from './json-response';
+import { REQUEST_ID_HEADER } from '../infra/http/request-id';
 
 /** The OpenAI error body, the only error shape this service writes (on node:http, so both the Express app and the JSON lane use it). */
 export function sendError(res: ServerResponse, err: DomainError): void {
@@ -73,7 +74,7 @@ function clientWentAway(err: unknown, res: ServerResponse): boolean {
 export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse): void {
   const domain = toDomainError(err);
   const path = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '').split('?', 1)[0];
-  const requestId = res.getHeader('x-request-id');
+  const requestId = res.getHeader(REQUEST_ID_HEADER);
   if (clientWentAway(err, res)) {
     // Nobody is left to answer. The client's leaving is not our failure (an upstream call its
     // abort cut short ends as an upstream_error): a note, not a warning or an error with a stack.

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DomainError, modelNotFound } from '../errors/domain-error';
+import { modelNotFound } from '../errors/domain-error';
 import { BUILTIN_CATALOG } from './builtin-catalog';
 import { catalogSchema, type CatalogData, type CatalogInput, type CatalogModel, type ModelGroup } from './model';
 
@@ -115,11 +115,8 @@ export class Catalog {
     if (!model) throw modelNotFound(id, param);
     if (model.group !== group) {
       // Still a 404 (the contract's answer for a model this endpoint does not know), but saying why.
-      const err = modelNotFound(id, param);
-      throw new DomainError(err.type, `The model '${id}' exists, but not for this endpoint (it is a ${model.group} model): GET /v1/models lists each model's kind.`, {
-        code: err.code,
-        param,
-      });
+      const why = `The model '${id}' exists, but not for this endpoint (it is a ${model.group} model): GET /v1/models lists each model's kind.`;
+      throw modelNotFound(id, param, why);
     }
     return model as Extract<CatalogModel, { group: G }>;
   }

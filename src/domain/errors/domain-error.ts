@@ -85,8 +85,8 @@ export const unauthenticated = (message = 'Invalid or missing credentials.') =>
 export const notFound = (message: string, code: string | null = null, param: string | null = null) =>
   new DomainError('not_found_error', message, { code, param });
 
-export const modelNotFound = (model: string, param = 'model') =>
-  new DomainError('not_found_error', `The model '${model}' does not exist.`, { code: 'model_not_found', param });
+export const modelNotFound = (model: string, param = 'model', message = `The model '${model}' does not exist.`) =>
+  new DomainError('not_found_error', message, { code: 'model_not_found', param });
 
 export const modelForbidden = (model: string) =>
   new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { param: 'model' });

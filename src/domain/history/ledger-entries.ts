@@ -23,10 +23,11 @@ export interface LedgerPage {
 }
 
 export const MAX_LEDGER_PAGE = 100;
+export const DEFAULT_LEDGER_PAGE = 20;
 
 const pageSchema = z
   .object({
-    first: z.coerce.number().int().min(1).max(MAX_LEDGER_PAGE).default(20),
+    first: z.coerce.number().int().min(1).max(MAX_LEDGER_PAGE).default(DEFAULT_LEDGER_PAGE),
     after: z.string().regex(/^\d{1,18}$/, 'must be the cursor of an entry').optional(),
   })
   .strict();

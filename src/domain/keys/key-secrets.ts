@@ -1,5 +1,4 @@
-import * as crypto from 'node:crypto';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../shared/ids';
 
 /**
@@ -22,7 +21,7 @@ export function newKeySecret(keyId: string): string {
  * `crypto.hash` (20.12 and later) takes 1.2 µs where a Hash object takes 2.5–3 µs.
  */
 const sha256: (text: string) => Buffer =
-  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'buffer') : (text) => createHash('sha256').update(text).digest();
+  typeof hash === 'function' ? (text) => hash('sha256', text, 'buffer') : (text) => createHash('sha256').update(text).digest();
 
 export function hashSecret(secret: string): string {
   return sha256(secret).toString('hex');

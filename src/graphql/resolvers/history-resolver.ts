@@ -9,7 +9,7 @@ import {
   toLedgerConnection,
   toUsageType,
 } from '../types/history';
-import { DELIVERY_PAGE, LEDGER_PAGE } from '../page-args';
+import { DELIVERY_PAGE, LEDGER_PAGE, definedArgs } from '../page-args';
 
 @ArgsType()
 class UsageArgs {
@@ -30,10 +30,6 @@ class DeliveriesArgs {
   @Field(() => Int, { nullable: true, description: '1 to 500 (default 100).' }) first?: number | null;
 }
 
-/** Only the fields that were given, under their REST names, so validation and `param` match REST. */
-function defined(input: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
-}
 
 /** The account's past: the same AccountHistory calls as GET /account/usage, /account/ledger-entries and the delivery log. */
 @Resolver()
@@ -41,7 +37,7 @@ export class HistoryResolver {
   @Query(() => UsageType, { description: 'GET /account/usage: credits spent per UTC day, from the ledger.' })
   async usage(@Args(() => UsageArgs) { from, to, groupBy }: UsageArgs, @Ctx() ctx: GraphQLContext): Promise<UsageType> {
     const accountId = requireAccount(ctx).accountId;
-    return toUsageType(await ctx.services.history.usage(accountId, defined({ from, to, group_by: groupBy })));
+    return toUsageType(await ctx.services.history.usage(accountId, definedArgs({ from, to, group_by: groupBy })));
   }
 
   @Query(() => LedgerEntryConnection, {
@@ -50,7 +46,7 @@ export class HistoryResolver {
   })
   async ledgerEntries(@Args(() => LedgerArgs) { first, after }: LedgerArgs, @Ctx() ctx: GraphQLContext): Promise<LedgerEntryConnection> {
     const accountId = requireAccount(ctx).accountId;
-    return toLedgerConnection(await ctx.services.history.ledger(accountId, LEDGER_PAGE.check({ first, after })));
+    return toLedgerConnection(await ctx.services.history.ledger(accountId, definedArgs({ first, after })));
   }
 
   @Query(() => [WebhookDeliveryType], {
