@@ -73,6 +73,12 @@ export const firstRenderMs = (page: Page): Promise<number | null> => page.evalua
 /** Waits until the job's <video> has decoded a frame (readyState >= 2, HAVE_CURRENT_DATA); answers its width. */
 export async function videoPlays(page: Page, jobId: string): Promise<number> {
   const sel = JSON.stringify(`li[data-job-id="${jobId}"] video`);
-  await page.waitForFunction(`(document.querySelector(${sel})?.readyState ?? 0) >= 2`);
+  // Polled from here with one-shot evaluations: waitForFunction polls a string predicate inside
+  // the page, which the console's CSP (no unsafe-eval) refuses once it has to poll (a slow machine).
+  const deadline = Date.now() + 30_000;
+  while (((await page.evaluate(`document.querySelector(${sel})?.readyState ?? 0`)) as number) < 2) {
+    if (Date.now() > deadline) throw new Error(`the video of ${jobId} decoded no frame in 30 s`);
+    await page.waitForTimeout(100);
+  }
   return page.evaluate(`document.querySelector(${sel}).videoWidth`);
 }
