@@ -15,6 +15,7 @@ import { Billing } from './domain/credits/billing';
 import { ChargeBatcher } from './domain/credits/charge-batcher';
 import { LeaseBook } from './domain/credits/lease-book';
 import { LeaseStore } from './domain/credits/lease-store';
+import { FileChargeJournal } from './infra/credits/file-charge-journal';
 import { newId } from './domain/shared/ids';
 import { MICRO_PER_CREDIT } from './domain/shared/money';
 import { AccountHistory } from './domain/history/account-history';
@@ -103,14 +104,26 @@ export async function buildServices(deps: {
   const leaseStore = new LeaseStore(db, deps.hotDb);
   const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, config.creditLeases.commitsInFlight);
   const leaseRecalls = topic('svc:lease-recalls');
+  const instanceId = newId('inst');
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {
-    instanceId: newId('inst'),
+    instanceId,
     idleMs: config.creditLeases.idleSeconds * 1000,
     heartbeatMs: Math.max(200, (config.creditLeases.graceSeconds * 1000) / 6),
     graceSeconds: config.creditLeases.graceSeconds,
     wantFactor: 32,
     minWantMicro: MICRO_PER_CREDIT,
     onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
+    // Charges of streams answered while the database could not take them, recorded once it can.
+    journal: new FileChargeJournal({
+      dir: join(config.dataDir, 'charge-journal'),
+      instanceId,
+      adoptAfterMs: config.creditLeases.graceSeconds * 1000,
+      onUnreadable: (file, lines) => logger.error({ file, lines }, 'charge journal: unreadable lines skipped'),
+    }),
+    onJournal: (event, detail) =>
+      event === 'kept'
+        ? logger.warn({ requestId: detail.requestId, err: String(detail.err) }, 'charge kept in the journal: the database could not take it')
+        : logger.info({ charges: detail.count }, 'charges recorded from the journal'),
   });
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();

@@ -10,6 +10,10 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
+import { FAKE_CHAT_REPLY, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { writeModelsFile } from '../support/models-file';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
@@ -17,6 +21,8 @@ withPostgres('PostgreSQL outage', () => {
   let proxy: TcpProxy;
   let scratch: { url: string; drop: () => Promise<void> };
   let gw: TestGateway;
+  let upstream: FakeOpenAIUpstream;
+  let models: ReturnType<typeof writeModelsFile>;
   const rejections: unknown[] = [];
   const onRejection = (r: unknown) => rejections.push(r);
 
@@ -28,12 +34,18 @@ withPostgres('PostgreSQL outage', () => {
     const viaProxy = new URL(scratch.url);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
-    gw = await startTestGateway({ DATABASE_URL: viaProxy.toString(), SIMULATOR_VIDEO_SECONDS: '3' });
+    // svc-chat-held streams from a fake upstream that waits for the test between its first delta and the rest.
+    upstream = await startFakeOpenAIUpstream();
+    const held = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 30 };
+    models = writeModelsFile({}, [{ id: 'svc-chat-held', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: held }]);
+    gw = await startTestGateway({ DATABASE_URL: viaProxy.toString(), SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path });
   });
 
   afterAll(async () => {
     process.off('unhandledRejection', onRejection);
     await gw?.close();
+    await upstream?.close();
+    models?.remove();
     await proxy?.close();
     await scratch?.drop();
   });
@@ -101,4 +113,53 @@ withPostgres('PostgreSQL outage', () => {
     const back = await pollUntil(() => gw.api('GET', '/healthz'), (r) => r.body?.database === 'up', 15_000, 200);
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
   });
+
+  test('a stream answered while the database is cut is charged once it is back (kept in the journal meanwhile)', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    upstream.setMode('held-stream');
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-chat-held', messages: [{ role: 'user', content: 'through the cut' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    const readSome = async () => {
+      const { value, done } = await reader.read();
+      if (!done) text += decoder.decode(value, { stream: true });
+      return done;
+    };
+    await readSome(); // the first delta: the call holds its credits, from a lease taken before the cut
+    await proxy.cut();
+    upstream.releaseHeld();
+    while (!(await readSome()));
+    await proxy.restore();
+    upstream.setMode('ok');
+
+    // The client got the whole answer and its end, not an error event.
+    const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(chunks.filter((c) => c.error)).toEqual([]);
+    expect(chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('')).toBe(FAKE_CHAT_REPLY);
+    const id: string = chunks[0].id;
+
+    // While the database was away the charge waited on disk, flushed, under DATA_DIR.
+    const journalDir = join(gw.gateway.config.dataDir, 'charge-journal');
+    const kept = readdirSync(journalDir).map((f) => readFileSync(join(journalDir, f), 'utf8')).join('');
+    expect(kept).toContain(id);
+
+    // Back: recorded once (its lease may have been closed meanwhile: then from the balance directly).
+    const db = gw.gateway.database.db;
+    const charged = async () =>
+      Number((await db.one<{ n: string }>(`select (select count(*) from lease_charges where request_id = ?) as n`, [id]))!.n);
+    await pollUntil(charged, (n) => n === 1, 20_000, 200);
+    const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
+    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
+    expect(readdirSync(journalDir)).toEqual([]);
+    await expectLedgerInvariants(db);
+  }, 60_000);
 });

@@ -78,8 +78,9 @@ test('one call twice in one batch is charged once', async () => {
   expect(await chargeRows([twice.requestId, other.requestId])).toEqual(new Map([[twice.requestId, 70], [other.requestId, 5]]));
 });
 
-test('calls that do not fit their lease together are tried one by one: those that fit are charged, the others refused', async () => {
-  const { leases, row } = await setUp(100, 2, 100);
+test('calls that do not fit their lease together are tried one by one: those that fit are paid from it, the others from the balance', async () => {
+  const { account, leases, row } = await setUp(100, 2, 100);
+  const before = await gw.balance(account);
   // Lease 0 has 100: 60 + 30 fit, the third 30 does not (calls are tried in request-id order).
   const a = row(leases[0]!, 60, 0, uid('a'));
   const b = row(leases[0]!, 30, 0, uid('b'));
@@ -88,18 +89,53 @@ test('calls that do not fit their lease together are tried one by one: those tha
   // Lease 1 fits its calls: the set pass takes them, in the same batch.
   const e = row(leases[1]!, 100);
   const outcomes = byId(await store.record([c, e, a, d, b]));
-  expect(outcomes).toEqual(new Map([[a.requestId, [0, 60]], [b.requestId, [0, 30]], [c.requestId, [1, 0]], [d.requestId, [0, 10]], [e.requestId, [0, 100]]]));
+  expect(outcomes).toEqual(new Map([[a.requestId, [0, 60]], [b.requestId, [0, 30]], [c.requestId, [0, 30]], [d.requestId, [0, 10]], [e.requestId, [0, 100]]]));
   expect([await spent(leases[0]!), await spent(leases[1]!)]).toEqual([100, 100]);
-  expect((await chargeRows([a, b, c, d].map((r) => r.requestId))).has(c.requestId)).toBe(false);
+  // c is marked recorded (a row of 0 on its lease) and paid by a charge entry on the balance.
+  expect((await chargeRows([a, b, c, d].map((r) => r.requestId))).get(c.requestId)).toBe(0);
+  expect(await ledgerCharges(c.requestId)).toEqual([-30]);
+  // The balance shown counts what open leases have not spent: 200 from the leases, 30 directly.
+  expect(await gw.balance(account)).toBeCloseTo(before - 230 / 1e6, 9);
 });
 
-test('a closed lease refuses its calls; the other leases of the batch are charged', async () => {
-  const { leases, row } = await setUp(100, 2, 1_000_000);
+const ledgerCharges = async (requestId: string) =>
+  (await db().all<{ amount_micro: string }>(`select amount_micro from ledger_entries where kind = 'charge' and reference = ?`, [requestId])).map((r) => Number(r.amount_micro));
+
+test('a charge that reaches its lease after it closed (a late charge, replayed after an outage) is paid from the balance, once', async () => {
+  const { account, leases, row } = await setUp(100, 2, 1_000_000);
   await store.close(leases[0]!);
-  const refused = row(leases[0]!, 10);
+  const afterClose = await gw.balance(account);
+  const late = row(leases[0]!, 10, 5);
   const charged = row(leases[1]!, 10);
-  expect(byId(await store.record([refused, charged]))).toEqual(new Map([[refused.requestId, [1, 0]], [charged.requestId, [0, 10]]]));
+  expect(byId(await store.record([late, charged]))).toEqual(new Map([[late.requestId, [0, 15]], [charged.requestId, [0, 10]]]));
   expect(await spent(leases[0]!)).toBe(0);
+  expect(await ledgerCharges(late.requestId)).toEqual([-15]);
+  // Replayed again (the journal could not tell it was recorded): nothing more.
+  expect(byId(await store.record([late]))).toEqual(new Map([[late.requestId, [0, 0]]]));
+  expect(await ledgerCharges(late.requestId)).toEqual([-15]);
+  expect(await gw.balance(account)).toBeCloseTo(afterClose - 25 / 1e6, 9);
+  await expectLedgerInvariants(db());
+});
+
+test('a late charge above what the balance holds takes the balance to zero and records the rest as uncollected', async () => {
+  const { account, leases, row } = await setUp(1, 1, creditsToMicro(0.25));
+  await store.close(leases[0]!);
+  const late = row(leases[0]!, creditsToMicro(0.25), creditsToMicro(1));
+  expect(byId(await store.record([late]))).toEqual(new Map([[late.requestId, [0, creditsToMicro(1)]]]));
+  expect(await gw.balance(account)).toBe(0);
+  const uncollected = await db().one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where request_id = ?`, [late.requestId]);
+  expect(Number(uncollected!.amount_micro)).toBe(creditsToMicro(0.25));
+});
+
+test('a charge naming a lease that does not exist, or one of another account, is refused and writes nothing', async () => {
+  const { leases, row } = await setUp(100, 1, 1_000_000);
+  const other = await setUp(100, 1, 1_000_000);
+  const unknown = row('lease_does_not_exist', 10);
+  const foreign = row(other.leases[0]!, 10);
+  expect(byId(await store.record([unknown, foreign]))).toEqual(new Map([[unknown.requestId, [1, 0]], [foreign.requestId, [1, 0]]]));
+  expect((await chargeRows([unknown.requestId, foreign.requestId])).size).toBe(0);
+  expect(await spent(other.leases[0]!)).toBe(0);
+  expect(leases).toHaveLength(1);
 });
 
 test('usage above the lease: the excess from the balance as far as it goes, the rest uncollected, alongside ordinary calls', async () => {

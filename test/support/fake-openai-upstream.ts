@@ -25,6 +25,8 @@ export type FakeOpenAIMode =
   | 'reset'
   /** Streams: two deltas, then destroys the socket. JSON routes: same as `reset`. */
   | 'die-mid-stream'
+  /** Streams: one delta, then waits for `releaseHeld()` before the rest, as in `ok`. */
+  | 'held-stream'
   /** Streams: one delta, then goes silent while keeping the connection open. */
   | 'stall-mid-stream'
   /** Streams: finish reason and usage, then a clean end without `data: [DONE]`. */
@@ -76,6 +78,8 @@ export interface FakeOpenAIUpstream {
   /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
   readonly connections: number;
   setMode(mode: FakeOpenAIMode): void;
+  /** Lets the streams held by `held-stream` go on to their end. */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -94,6 +98,8 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   let connections = 0;
   const requests: RecordedRequest[] = [];
   let baseUrl = '';
+  let releaseHeld = () => {};
+  let held = new Promise<void>((r) => (releaseHeld = r));
 
   const server = createServer((req, res) => {
     void readBody(req).then((raw) => {
@@ -177,6 +183,12 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     }
     const finish = chunk({ index: 0, delta: {}, finish_reason: 'stop' });
     const usage = chunk(null, { usage: usageReported });
+    if (mode === 'held-stream') {
+      res.write(head + deltas[0]);
+      await held;
+      res.end(deltas.slice(1).join('') + finish + usage + 'data: [DONE]\n\n');
+      return;
+    }
     const tail = mode === 'stream-without-done' ? '' : 'data: [DONE]\n\n';
     const whole = Buffer.from(head + ': keep-alive comment\n\n' + deltas.join('') + finish + usage + tail);
     // Cut the stream where a careless parser breaks: inside a `data:` line, and between the
@@ -210,6 +222,10 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     },
     setMode(next) {
       mode = next;
+    },
+    releaseHeld() {
+      releaseHeld();
+      held = new Promise<void>((r) => (releaseHeld = r));
     },
     close() {
       server.closeAllConnections();

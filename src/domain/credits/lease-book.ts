@@ -13,7 +13,8 @@ import { newId } from '../shared/ids';
 import { utcDay } from '../shared/time';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
-import type { LeaseStore } from './lease-store';
+import type { ChargeJournal } from './charge-journal';
+import type { ChargeRow, LeaseStore } from './lease-store';
 
 export interface LeaseBookOptions {
   instanceId: string;
@@ -26,7 +27,13 @@ export interface LeaseBookOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
   wantFactor: number;
   minWantMicro: number;
+  /** Where the charges of answered calls wait while the database cannot take them. */
+  journal?: ChargeJournal;
+  /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
+  journalReplayMs?: number;
   onError?: (what: string, err: unknown) => void;
+  /** A charge kept in the journal (`kept`), or recorded from it later (`recorded`, how many). */
+  onJournal?: (event: 'kept' | 'recorded', detail: { requestId?: string; count?: number; err?: unknown }) => void;
 }
 
 interface Lease {
@@ -62,6 +69,7 @@ export class LeaseBook {
   private readonly taking = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private stopped = false;
+  private replaying: Promise<void> | null = null;
 
   constructor(
     private readonly store: LeaseStore,
@@ -82,6 +90,7 @@ export class LeaseBook {
     every(Math.min(1000, this.options.idleMs), () => this.returnIdle(), 'lease idle return');
     every(this.options.heartbeatMs, () => this.store.heartbeat(this.options.instanceId), 'lease heartbeat');
     every(Math.max(1000, (this.options.graceSeconds * 1000) / 3), () => this.sweepStale(), 'stale lease sweep');
+    if (this.options.journal) every(this.options.journalReplayMs ?? 2000, () => this.replayJournal(), 'charge journal replay');
   }
 
   async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
@@ -106,32 +115,57 @@ export class LeaseBook {
    * Records the call's charge (the reservation, what else the lease has free, then the balance
    * directly; any rest uncollected) and frees what the reservation did not use. Answers what
    * was charged, in micro-credits, once it is committed.
+   *
+   * `answered`: the caller has already delivered the call (a stream), so a charge the database
+   * cannot take now is kept in the journal and recorded later; the answer is then the cost, as
+   * the charge will be. Otherwise the call fails unbilled (503) and the client may retry it.
    */
-  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null): Promise<number> {
+  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null, answered = false): Promise<number> {
     const { lease } = r;
     const extra = Math.max(0, Math.min(costMicro - r.amountMicro, lease.free));
     lease.free -= extra;
     const leaseMicro = Math.min(costMicro, r.amountMicro + extra);
+    const row: ChargeRow = { requestId, leaseId: lease.id, accountId: lease.accountId, keyId: lease.keyId, model, leaseMicro, excessMicro: costMicro - leaseMicro };
     try {
-      const outcome = await this.batcher.record({
-        requestId,
-        leaseId: lease.id,
-        accountId: lease.accountId,
-        keyId: lease.keyId,
-        model,
-        leaseMicro,
-        excessMicro: costMicro - leaseMicro,
-      });
+      const outcome = await this.batcher.record(row);
       if (outcome.status !== 0) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
       lease.free += r.amountMicro + extra - leaseMicro;
       return outcome.chargedMicro;
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.
       this.retire(lease);
+      if (answered && this.keep(row, err)) return costMicro;
       throw new DomainError('service_unavailable', 'The charge for this call could not be recorded; it was not billed. Retry the request.', { retryAfterSeconds: 1, cause: err });
     } finally {
       this.settled(lease);
     }
+  }
+
+  /** Keeps an answered call's charge for later; false when there is no journal or it cannot write. */
+  private keep(row: ChargeRow, err: unknown): boolean {
+    const journal = this.options.journal;
+    if (!journal) return false;
+    try {
+      journal.append(row);
+    } catch (writeErr) {
+      this.options.onError?.('charge journal', writeErr);
+      return false;
+    }
+    this.options.onJournal?.('kept', { requestId: row.requestId, err });
+    return true;
+  }
+
+  /** Records the journal's charges (late: their leases may be closed by now), one pass at a time. */
+  replayJournal(): Promise<void> {
+    const journal = this.options.journal;
+    if (!journal) return Promise.resolve();
+    this.replaying ??= journal
+      .replay((rows) => this.store.record(rows))
+      .then((count) => {
+        if (count > 0) this.options.onJournal?.('recorded', { count });
+      })
+      .finally(() => (this.replaying = null));
+    return this.replaying;
   }
 
   /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */
@@ -159,6 +193,9 @@ export class LeaseBook {
     for (const lease of [...this.current.values()]) this.retire(lease);
     const until = Date.now() + 30_000;
     while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    // What the journal keeps is recorded now if the database is back; if not, it stays on disk
+    // for the next start or another instance.
+    await this.replayJournal().catch((err) => this.options.onError?.('charge journal replay', err));
     for (const lease of [...this.retiring]) void this.closeNow(lease);
     await Promise.all(this.closes.values());
   }
@@ -182,7 +219,14 @@ export class LeaseBook {
     if (!this.retiring.delete(lease)) return Promise.resolve();
     const close = this.store
       .close(lease.id)
-      .then(() => undefined, (err) => this.options.onError?.('lease close', err))
+      .then(
+        () => undefined,
+        (err) => {
+          // Still open in the database (and heartbeated by this instance): tried again by the idle pass.
+          this.retiring.add(lease);
+          this.options.onError?.('lease close', err);
+        },
+      )
       .finally(() => this.closes.delete(lease));
     this.closes.set(lease, close);
     return close;
@@ -265,6 +309,8 @@ export class LeaseBook {
     for (const lease of [...this.current.values()]) {
       if (lease.day !== today || (lease.inFlight === 0 && now - lease.lastUsed >= this.options.idleMs)) this.retire(lease);
     }
+    // Leases whose close failed (the database was unreachable) are closed again.
+    for (const lease of [...this.retiring]) if (lease.inFlight === 0 && !this.closes.has(lease)) void this.closeNow(lease);
   }
 
   private async sweepStale(): Promise<void> {

@@ -25,7 +25,10 @@ export interface ChargeRow {
 
 export interface ChargeOutcome {
   requestId: string;
-  /** 0 recorded (or recorded before), 1 refused (lease closed or too small). */
+  /**
+   * 0 recorded (or recorded before; a lease closed or too small by then is passed by and the
+   * balance charged directly), 1 refused (no such lease of that account: nothing written).
+   */
   status: number;
   chargedMicro: number;
 }

@@ -47,7 +47,8 @@ interface Row {
 export async function ledgerEntries(db: SqlExecutor, accountId: string, input: unknown): Promise<LedgerPage> {
   const v = parseInput(pageSchema, input);
   // The statement a user reads: each call paid from a credit lease is a charge of its own (the
-  // lease and its return are the gateway's bookkeeping, left out), so the entries sum to the
+  // lease and its return are the gateway's bookkeeping, left out; a late charge's row of 0 is
+  // too, its `charge` entry says what it cost), so the entries sum to the
   // balance shown. Both tables draw ids from one sequence, hence one order and one cursor.
   const after = v.after ? 'and id < ?::bigint' : '';
   const page = v.after ? [v.after] : [];
@@ -58,7 +59,7 @@ export async function ledgerEntries(db: SqlExecutor, accountId: string, input: u
         where account_id = ? and kind not in ('lease', 'lease_return') ${after}
        union all
        select id, 'charge', -amount_micro, request_id, api_key_id, model, null, created_at from lease_charges
-        where account_id = ? ${after}) as statement
+        where account_id = ? and amount_micro > 0 ${after}) as statement
       order by id desc limit ?`,
     params,
   );

@@ -1,0 +1,108 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * Late charges. A call's charge could be refused (status 1, nothing written) when its lease was
+ * closed before the charge reached the database, or was too small for it: the call had been
+ * answered and went free. That happens after an outage: a stream relayed while PostgreSQL was
+ * unreachable is kept in the instance's charge journal and recorded when the database is back,
+ * by which time its lease may have been closed (by another instance, once this one stopped
+ * heartbeating, or by this one on its way down). Such a charge is now taken from the balance
+ * directly, as an excess is (as far as the balance goes, the rest recorded as uncollected), with
+ * a `lease_charges` row of 0 that marks the call as recorded, so a replay is still a no-op.
+ * Only a lease that does not exist (or is another account's) still refuses.
+ *
+ * The set-wise pass of migration 20261123000000 is unchanged but for one check: a lease pays only
+ * for charges of its own account, in both passes (the rows always came from the lease itself, so
+ * this only guards against a journal file edited by hand or a bug).
+ */
+export class Migration20261124000000 extends Migration {
+  async up(): Promise<void> {
+    this.addSql(`create or replace function svc_record_charges(p_items jsonb)
+        returns table (request_id text, status int, charged bigint) language plpgsql as $$
+      declare
+        it record;
+        v_debit bigint;
+        v_balance bigint;
+        v_done text[] := '{}';
+        v_from_lease bigint;
+        v_excess bigint;
+      begin
+        -- One charge alone: the row walk is the cheaper way (no set to build).
+        if jsonb_array_length(p_items) > 1 then
+          with items as (
+              select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
+                from (select x.*, count(*) over (partition by x.request_id) as copies
+                        from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
+                                                              lease_micro bigint, excess_micro bigint)) y
+               where y.excess_micro = 0 and y.copies = 1
+                 and not exists (select 1 from lease_charges c where c.request_id = y.request_id)
+          ), per_lease as (
+              select i.lease_id, i.account_id, sum(i.lease_micro) as total from items i group by i.lease_id, i.account_id
+          ), grown as (
+              update credit_leases l set spent_micro = l.spent_micro + p.total, heartbeat_at = now()
+                from (select q.lease_id, q.account_id, q.total from per_lease q order by q.lease_id) p
+               where l.id = p.lease_id and l.account_id = p.account_id and l.closed_at is null and l.spent_micro + p.total <= l.amount_micro
+              returning l.id
+          ), recorded as (
+              insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+              select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
+                from items i where i.lease_id in (select g.id from grown g)
+              returning lease_charges.request_id
+          )
+          select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
+
+          return query
+            select x.request_id, 0, x.lease_micro
+              from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
+             where x.request_id = any(v_done);
+          if cardinality(v_done) = jsonb_array_length(p_items) then
+            return;
+          end if;
+        end if;
+
+        for it in
+          select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
+                 x.lease_micro as lease_part, x.excess_micro as excess
+            from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
+                                                   lease_micro bigint, excess_micro bigint)
+           where not (x.request_id = any(v_done))
+           order by x.lease_id, x.request_id
+        loop
+          if exists (select 1 from lease_charges c where c.request_id = it.rid) then
+            request_id := it.rid; status := 0; charged := 0; return next; continue;
+          end if;
+          v_from_lease := it.lease_part;
+          v_excess := it.excess;
+          update credit_leases set spent_micro = spent_micro + it.lease_part, heartbeat_at = now()
+           where id = it.lid and account_id = it.aid and closed_at is null and spent_micro + it.lease_part <= amount_micro;
+          if not found then
+            if not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
+              request_id := it.rid; status := 1; charged := 0; return next; continue;
+            end if;
+            -- Closed (its unused part already back in the balance) or too small: the call was
+            -- answered, so all of it is charged from the balance, as an excess is.
+            v_from_lease := 0;
+            v_excess := it.lease_part + it.excess;
+          end if;
+          insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+            values (it.rid, it.lid, it.aid, it.kid, it.mdl, v_from_lease);
+          charged := v_from_lease;
+          if v_excess > 0 then
+            select balance_micro into v_balance from accounts where id = it.aid for update;
+            v_debit := least(v_excess, greatest(v_balance, 0));
+            if v_debit > 0 then
+              update accounts set balance_micro = balance_micro - v_debit where id = it.aid;
+              insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, model)
+                values (it.aid, -v_debit, 'charge', it.rid, it.kid, it.mdl);
+              charged := charged + v_debit;
+            end if;
+            if v_excess > v_debit then
+              insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro)
+                values (it.rid, it.aid, it.kid, it.mdl, v_excess - v_debit);
+            end if;
+          end if;
+          request_id := it.rid; status := 0; return next;
+        end loop;
+      end $$`);
+  }
+}
