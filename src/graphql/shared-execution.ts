@@ -1,5 +1,6 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { GraphQLContext } from './context';
+import { deliverDirectly, type DeliveryTarget } from './direct-delivery';
 
 type Result = ExecutionResult | Promise<ExecutionResult>;
 
@@ -12,12 +13,24 @@ type Result = ExecutionResult | Promise<ExecutionResult>;
  * watch one account; the answer is a plain value that nothing mutates (graphql-ws serialises it,
  * onNext formats errors into a new object), so handing the same one to all of them is safe. The
  * principal is part of the key so a resolver that ever reads the caller still answers per caller.
+ *
+ * An operation whose socket was named by `deliverTo` has its answers written there directly
+ * (direct-delivery.ts); without one, the answers are the stream's values, as graphql-js gives them.
  */
 export async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
   const source = await createSourceEventStream(args);
   if (!isAsyncIterable(source)) return source;
   const key = operationKey(args);
-  return mapEvents(source[Symbol.asyncIterator](), (event) => executeOnce(args, key, event));
+  const answer = (event: unknown) => executeOnce(args, key, event);
+  const target = targets.get(args);
+  return target ? deliverDirectly(source[Symbol.asyncIterator](), answer, target) : mapEvents(source[Symbol.asyncIterator](), answer);
+}
+
+const targets = new WeakMap<ExecutionArgs, DeliveryTarget>();
+
+/** The socket and operation id the answers of the operation started with `args` are written to. */
+export function deliverTo(args: ExecutionArgs, target: DeliveryTarget): void {
+  targets.set(args, target);
 }
 
 /** event → operation key → its answer. Entries go when the event object does. */
@@ -38,7 +51,11 @@ function executeOnce(args: ExecutionArgs, key: string, event: unknown): Result {
   let byKey = answers.get(event);
   if (!byKey) answers.set(event, (byKey = new Map()));
   let answer = byKey.get(key);
-  if (!answer) byKey.set(key, (answer = execute({ ...args, rootValue: event })));
+  if (!answer) {
+    byKey.set(key, (answer = execute({ ...args, rootValue: event })));
+    // Once an asynchronous execution is done, the later subscribers take its value without a hop.
+    if (answer instanceof Promise) answer.then((value) => byKey!.set(key, value), () => undefined);
+  }
   return answer;
 }
 

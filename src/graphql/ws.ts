@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
@@ -12,7 +12,7 @@ import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, costError } from './limits';
 import { documentChecker, type CheckedDocument } from './document-checks';
-import { sharedSubscribe } from './shared-execution';
+import { deliverTo, sharedSubscribe } from './shared-execution';
 import { TurnGate } from './turn-gate';
 import { unstorableArgumentError } from './storable-arguments';
 import { ConnectionCap } from './connection-cap';
@@ -188,6 +188,7 @@ export function attachWebSocketDoor(
   const gate = new TurnGate(64);
   const prepareDeps = { schema: deps.schema, services: deps.services, checkDocument: documentChecker(deps.schema, deps.production) };
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
+  const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
   const keySockets = new KeySockets(deps.services, deps.logger);
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {
@@ -221,9 +222,12 @@ export function attachWebSocketDoor(
         const refused = admit(ctx, id);
         if (refused) return [refused];
         await gate.pass();
-        return prepare(prepareDeps, ctx.extra.token ?? '', payload);
+        const args = await prepare(prepareDeps, ctx.extra.token ?? '', payload);
+        // A subscription's answers go straight to this socket, serialised once per event (direct-delivery.ts).
+        if (!Array.isArray(args)) deliverTo(args, { id, socket: ctx.extra.socket, formatErrors });
+        return args;
       },
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? formatErrors(result) : undefined),
       onError: (_ctx, _id, _payload, errors) => format(errors),
     },
     wss,
