@@ -8,7 +8,8 @@ import { Metrics } from './infra/observability/metrics';
 import { createRedis, whenReady } from './infra/redis/redis-client';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
-import { CHAT_BODY_LIMIT, createHttpApp } from './rest/http-app';
+import { createHttpApp } from './rest/http-app';
+import { CHAT_BODY_LIMIT } from './rest/json-body';
 import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
@@ -96,6 +97,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   });
   // One database probe per quarter second, however often /healthz is asked.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250);
+  // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
+  const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
   const app = createHttpApp({
     logger,
     metrics,
@@ -119,12 +122,17 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       ],
       v1Raw: [imageEditRoutes(s.images, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
       // The busiest first: Express tries routers in order.
-      v1: [chatRoutes(s.chat, shutdownDeadline), responsesRoutes(s.responses, shutdownDeadline), imageGenerationRoutes(s.images), modelsRoutes(s.catalog), videoRoutes(s.video)],
+      v1: [
+        chatRoutes(s.chat, shutdownDeadline, idempotentJson),
+        responsesRoutes(s.responses, shutdownDeadline),
+        imageGenerationRoutes(s.images, idempotentJson),
+        modelsRoutes(s.catalog),
+        videoRoutes(s.video, idempotentJson),
+      ],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
-    idempotency: { json: idempotencyMiddleware(s.idempotency, logger, 'json') },
   });
   // The billed JSON POSTs skip Express when nothing about them needs it (rest/json-lane.ts).
   const lane = [

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { makePng } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
 let gw: TestGateway;
@@ -27,11 +27,12 @@ afterAll(async () => {
   await gw.close();
 });
 
-async function post(path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {
-  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body });
+async function send(method: string, path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {
+  const res = await fetch(`${gw.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...headers }, body });
   const text = await res.text();
   return { status: res.status, body: JSON.parse(text) as { error?: { type: string; code: string | null; param: string | null; message: string } } };
 }
+const post = (path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) => send('POST', path, body, headers, token);
 
 const CHAT = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] };
 const JSON_ROUTES: Array<[string, unknown]> = [
@@ -68,6 +69,43 @@ describe('a JSON body under another Content-Type is refused, not run on defaults
     expect([created.status, created.body.error?.code]).toEqual([400, 'unsupported_content_type']);
     const after = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
     expect(after.body).toEqual(before.body); // no key was made
+  });
+
+  test('on every other route that reads a body too (each route mounts its own parser)', async () => {
+    const routes: Array<[string, string, string]> = [
+      ['PATCH', `/account/api-keys/${key.id}`, acct.idToken],
+      ['PATCH', `/account/api-keys/${key.id}/webhook`, acct.idToken],
+      ['POST', '/v1/video/motion-control', key.secret],
+      ['POST', '/v1/video/retrieve', key.secret],
+      ['POST', `/admin/accounts/${acct.id}/credits`, ADMIN_TOKEN],
+      ['PATCH', `/admin/accounts/${acct.id}`, ADMIN_TOKEN],
+    ];
+    for (const [method, path, token] of routes) {
+      const res = await send(method, path, Buffer.from('{}'), { 'content-type': 'text/plain' }, token);
+      expect([method, path, res.status, res.body.error?.code]).toEqual([method, path, 400, 'unsupported_content_type']);
+    }
+  });
+});
+
+describe('a body under another Content-Type to a route that does not exist is the 404 a JSON one gets', () => {
+  test.each([
+    ['POST', '/v1/nonexistent'],
+    ['POST', '/v1/images/variations'], // an OpenAI route this gateway does not serve
+    ['POST', '/v1/models'], // a path that exists, for another method
+    ['PATCH', '/v1/chat/completions'],
+    ['POST', '/account/nonexistent'],
+  ])('%s %s', async (method, path) => {
+    const token = path.startsWith('/account') ? acct.idToken : key.secret;
+    const asJson = await send(method, path, '{}', { 'content-type': 'application/json' }, token);
+    expect([asJson.status, asJson.body.error?.code]).toEqual([404, 'route_not_found']);
+    for (const [contentType, body] of [
+      ['text/plain', '{}'],
+      ['application/x-www-form-urlencoded', 'a=1'],
+      ['multipart/form-data; boundary=XyZ', '--XyZ\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n--XyZ--\r\n'],
+    ]) {
+      const res = await send(method, path, Buffer.from(body!), { 'content-type': contentType! }, token);
+      expect([contentType, res.status, res.body]).toEqual([contentType, 404, asJson.body]);
+    }
   });
 });
 
