@@ -28,6 +28,7 @@ import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
+import { answerRequestTimeouts } from './rest/request-timeout';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
 export const STREAM_WRAP_UP_MS = 2_000;
@@ -149,6 +150,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = receiveMs;
   server.headersTimeout = Math.min(server.headersTimeout, receiveMs);
+  answerRequestTimeouts(server, config.requestReceiveSeconds);
 
   return {
     config,

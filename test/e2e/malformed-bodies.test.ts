@@ -181,20 +181,59 @@ describe('a `__proto__` key is refused wherever it is, not skipped', () => {
   });
 });
 
-test('a client that sends its body too slowly is answered 408 at the receive deadline and cut off; nothing is charged', async () => {
+/** Everything a raw socket receives until the server closes it. */
+function rawExchange(write: (socket: ReturnType<typeof connect>) => void): Promise<string> {
   const port = Number(new URL(gw.url).port);
-  const body = JSON.stringify(CHAT);
-  const answer = await new Promise<string>((resolve) => {
+  return new Promise<string>((resolve) => {
     let got = '';
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-      let sent = 0;
-      // One byte every 300 ms: the body would take ~20 s.
-      const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
-      socket.on('close', () => clearInterval(drip));
-    });
+    const socket = connect(port, '127.0.0.1', () => write(socket));
     socket.on('data', (d) => (got += d.toString()));
     socket.on('close', () => resolve(got)).on('error', () => undefined);
   });
-  expect(answer).toMatch(/^HTTP\/1\.1 408/);
+}
+
+/** A raw HTTP/1.1 answer: its status line, headers (lower-cased names) and body. */
+function parseRaw(answer: string) {
+  const [head, ...rest] = answer.split('\r\n\r\n');
+  const [statusLine, ...lines] = head!.split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { statusLine, headers, body: rest.join('\r\n\r\n') };
+}
+
+function expectRequestTimeout(answer: string) {
+  const { statusLine, headers, body } = parseRaw(answer);
+  expect(statusLine).toBe('HTTP/1.1 408 Request Timeout');
+  expect(headers).toMatchObject({ connection: 'close', 'content-type': 'application/json; charset=utf-8', 'x-request-id': expect.stringMatching(/^req_/) });
+  expect(Number(headers['content-length'])).toBe(Buffer.byteLength(body));
+  expect(JSON.parse(body)).toEqual({
+    error: { type: 'invalid_request_error', code: 'request_timeout', param: null, message: expect.stringMatching(/not received in time/) },
+  });
+}
+
+test('a client that sends its body too slowly is answered 408 at the receive deadline, in the OpenAI error shape, and cut off; nothing is charged', async () => {
+  const body = JSON.stringify(CHAT);
+  const answer = await rawExchange((socket) => {
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    let sent = 0;
+    // One byte every 300 ms: the body would take ~20 s.
+    const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
+    socket.on('close', () => clearInterval(drip));
+  });
+  expectRequestTimeout(answer);
+});
+
+test('so is one whose headers never finish (no request has started: the answer still has its request id)', async () => {
+  const answer = await rawExchange((socket) => {
+    socket.write('GET /v1/models HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => (socket.destroyed ? clearInterval(drip) : socket.write('X-Slow: 1\r\n')), 300);
+    socket.on('close', () => clearInterval(drip));
+  });
+  expectRequestTimeout(answer);
+});
+
+test("other malformed requests keep node's own answers (a 'clientError' listener replaces them all)", async () => {
+  const garbage = await rawExchange((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+  expect(parseRaw(garbage).statusLine).toBe('HTTP/1.1 400 Bad Request');
+  const huge = await rawExchange((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+  expect(parseRaw(huge).statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
 });
