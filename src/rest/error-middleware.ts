@@ -25,7 +25,7 @@ export function bodyTooLarge(maxBytes?: number): DomainError {
   return new DomainError('request_too_large', `The request body is larger than this endpoint accepts${all}.`);
 }
 
-/** A JSON body that does not parse, or is not an object or an array. */
+/** A JSON body that does not parse. */
 export function bodyNotJson(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
 }

@@ -1,6 +1,6 @@
 /**
  * What every JSON request body must be before a route sees it, on both REST lanes (Express's
- * parser and the JSON lane): sent as JSON, UTF-8, and no deeper than MAX_JSON_DEPTH.
+ * parser and the JSON lane): sent as JSON, UTF-8, a JSON object, and no deeper than MAX_JSON_DEPTH.
  *
  * On the Express side each route that reads a body mounts `jsonBody` itself, after its path and
  * method matched: mounted in front of a whole door, it refused a text/plain or multipart POST to
@@ -39,6 +39,20 @@ export function bodyNotUtf8(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid UTF-8.', { code: 'invalid_encoding' });
 }
 
+/**
+ * A body that is JSON but not an object (`[]`, `null`, `"x"`): no route of this API takes one.
+ * Refused here, for every route alike, rather than by each route's schema in its own words
+ * (zod's "expected object, received array"; `null` used to be called "not valid JSON").
+ */
+export function bodyNotObject(): DomainError {
+  return new DomainError('invalid_request_error', 'The request body must be a JSON object.');
+}
+
+/** True for a parsed body a route can take: a JSON object. */
+export function isJsonObject(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && !Array.isArray(body);
+}
+
 /** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
 const NOT_UTF8 = Symbol('not utf-8');
 
@@ -69,7 +83,8 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
 export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandler {
   const parse = express.json({
     limit,
-    strict: true,
+    // Any JSON value parses; what is not an object is then refused in our words (bodyNotObject).
+    strict: false,
     verify: (_req, _res, bytes) => {
       if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [NOT_UTF8]: true });
     },
@@ -84,6 +99,8 @@ export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandl
     }
     parse(req, res, (err?: unknown) => {
       if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);
+      // undefined: no body was sent (the route reads its defaults).
+      if (req.body !== undefined && !isJsonObject(req.body)) return next(bodyNotObject());
       next(jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined);
     });
   };

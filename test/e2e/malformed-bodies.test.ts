@@ -109,6 +109,29 @@ describe('a body under another Content-Type to a route that does not exist is th
   });
 });
 
+describe('a body that is valid JSON but not an object is a 400 saying it must be one, on every route that reads a body', () => {
+  test.each([['[]'], ['null'], ['"x"'], ['1'], ['true'], ['[{"url": null}]']])('%s', async (text) => {
+    const routes: Array<[string, string, string, Record<string, string>?]> = [
+      ['PATCH', `/account/api-keys/${key.id}/webhook`, acct.idToken],
+      ['POST', '/account/api-keys', acct.idToken],
+      ['POST', '/v1/chat/completions', key.secret], // the JSON lane
+      ['POST', '/v1/chat/completions', key.secret, { 'idempotency-key': `not-object-${text}` }], // Express
+      ['POST', '/v1/responses', key.secret],
+      ['POST', '/v1/video/quote', key.secret],
+      ['PATCH', `/admin/accounts/${acct.id}`, ADMIN_TOKEN],
+    ];
+    for (const [method, path, token, extra] of routes) {
+      const res = await send(method, path, text, { 'content-type': 'application/json', ...extra }, token);
+      expect([method, path, res.status, res.body.error]).toEqual([
+        method,
+        path,
+        400,
+        { type: 'invalid_request_error', code: null, param: null, message: 'The request body must be a JSON object.' },
+      ]);
+    }
+  });
+});
+
 describe('a body that is not UTF-8 is refused, not read with U+FFFD in it', () => {
   test.each(JSON_ROUTES)('%s, on the JSON lane and (with an Idempotency-Key) through Express', async (path, body) => {
     const text = JSON.stringify({ ...(body as object), user: '@' });
