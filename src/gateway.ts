@@ -8,7 +8,8 @@ import { Metrics } from './infra/observability/metrics';
 import { createRedis, whenReady } from './infra/redis/redis-client';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
-import { CHAT_BODY_LIMIT, createHttpApp } from './rest/http-app';
+import { createHttpApp } from './rest/http-app';
+import { CHAT_BODY_LIMIT } from './rest/json-body';
 import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
@@ -27,6 +28,7 @@ import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
+import { answerRequestTimeouts } from './rest/request-timeout';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
 export const STREAM_WRAP_UP_MS = 2_000;
@@ -96,6 +98,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   });
   // One database probe per quarter second, however often /healthz is asked.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250);
+  // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
+  const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
   const app = createHttpApp({
     logger,
     metrics,
@@ -119,12 +123,17 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       ],
       v1Raw: [imageEditRoutes(s.images, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
       // The busiest first: Express tries routers in order.
-      v1: [chatRoutes(s.chat, shutdownDeadline), responsesRoutes(s.responses, shutdownDeadline), imageGenerationRoutes(s.images), modelsRoutes(s.catalog), videoRoutes(s.video)],
+      v1: [
+        chatRoutes(s.chat, shutdownDeadline, idempotentJson),
+        responsesRoutes(s.responses, shutdownDeadline),
+        imageGenerationRoutes(s.images, idempotentJson),
+        modelsRoutes(s.catalog),
+        videoRoutes(s.video, idempotentJson),
+      ],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
-    idempotency: { json: idempotencyMiddleware(s.idempotency, logger, 'json') },
   });
   // The billed JSON POSTs skip Express when nothing about them needs it (rest/json-lane.ts).
   const lane = [
@@ -141,6 +150,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = receiveMs;
   server.headersTimeout = Math.min(server.headersTimeout, receiveMs);
+  answerRequestTimeouts(server, config.requestReceiveSeconds);
 
   return {
     config,

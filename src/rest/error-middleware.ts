@@ -5,10 +5,15 @@ import type { Logger } from '../infra/observability/logger';
 import { sendJson } from './json-response';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
 
-/** The OpenAI error body, the only error shape this service writes (on node:http, so both the Express app and the JSON lane use it). */
+/** The OpenAI error body, the only error shape this service writes. */
+export function errorBody(err: DomainError) {
+  return { error: { message: err.message, type: err.type, code: err.code, param: err.param } };
+}
+
+/** Writes a failure (on node:http, so both the Express app and the JSON lane use it). */
 export function sendError(res: ServerResponse, err: DomainError): void {
   const headers = err.retryAfterSeconds === undefined ? err.headers : { ...err.headers, 'Retry-After': String(err.retryAfterSeconds) };
-  sendJson(res, err.status, headers, { error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+  sendJson(res, err.status, headers, errorBody(err));
 }
 
 /**
@@ -20,7 +25,7 @@ export function bodyTooLarge(maxBytes?: number): DomainError {
   return new DomainError('request_too_large', `The request body is larger than this endpoint accepts${all}.`);
 }
 
-/** A JSON body that does not parse, or is not an object or an array. */
+/** A JSON body that does not parse. */
 export function bodyNotJson(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
 }

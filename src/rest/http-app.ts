@@ -1,19 +1,12 @@
-import express, { type Express, type Request, type RequestHandler, type Router } from 'express';
+import express, { type Express, type Request, type Router } from 'express';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { storableText } from './storable-text';
-import { jsonBody } from './json-body';
 import { observeRequest } from './request-metrics';
 import { requireAdmin, requireApiKey, requireIdToken } from './auth';
-
-/** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
-export const JSON_BODY_LIMIT = '1mb';
-/** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
-export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
-const LARGE_BODY_PATHS = new Set(['/chat/completions', '/responses']);
 
 export interface RestDoors {
   /** Routers mounted under /v1, behind API-key authentication. */
@@ -25,8 +18,8 @@ export interface RestDoors {
   /** Unauthenticated routers (health, metrics, media with their own tokens). */
   open: Router[];
   /**
-   * Routers mounted before the JSON parser (multipart endpoints), behind API-key authentication;
-   * each places the raw Idempotency-Key handler itself, after its rate limit (see image-routes).
+   * Multipart routers, behind API-key authentication; each places the raw Idempotency-Key
+   * handler itself, after its rate limit (see image-routes).
    */
   v1Raw?: Router[];
 }
@@ -37,7 +30,7 @@ const MOUNT_LABELS = ['/graphql', '/console'];
 /**
  * The metrics label of a finished request: its route template (`/v1/video/:id`), never the path
  * a client typed, so a flood of random paths adds no series. Requests that reached no route are
- * `unmatched` (404) or `unrouted` (refused before routing: 401, 413, …).
+ * `unmatched` (404) or `unrouted` (refused before routing: 401, …).
  */
 export function routeLabel(req: Request, status: number): string {
   if (req.route) {
@@ -59,8 +52,6 @@ export function createHttpApp(deps: {
   adminToken?: string;
   doors: RestDoors;
   graphql?: (app: Express) => void;
-  /** Idempotency-Key handling around the billable JSON /v1 POSTs, after the JSON parser. */
-  idempotency?: { json: RequestHandler };
 }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -74,25 +65,21 @@ export function createHttpApp(deps: {
 
   app.use(storableText);
 
-  // /v1 first, in one router: the API's hot path skips every other door's routes.
+  // /v1 first, in one router: the API's hot path skips every other door's routes. Each door
+  // authenticates before any body is read (a stranger cannot make us parse 25 MB); the routes
+  // that take a body parse it themselves (rest/json-body.ts), so a path without a route is a 404
+  // whatever its Content-Type.
   const v1 = express.Router();
-  const v1Auth = requireApiKey(deps.keys);
-  const idem = deps.idempotency;
-  // Authenticated before the body is read: a stranger cannot make us parse 25 MB.
-  v1.use(v1Auth);
-  // Multipart endpoints come before the JSON parser.
+  v1.use(requireApiKey(deps.keys));
   for (const r of deps.doors.v1Raw ?? []) v1.use(r);
-  const json = jsonBody(JSON_BODY_LIMIT);
-  const largeJson = jsonBody(CHAT_BODY_LIMIT);
-  const v1Json: express.RequestHandler = (req, res, next) => (LARGE_BODY_PATHS.has(req.path) ? largeJson : json)(req, res, next);
-  v1.use(v1Json, ...(idem ? [idem.json] : []), ...deps.doors.v1);
+  v1.use(...deps.doors.v1);
   app.use('/v1', v1);
 
   for (const r of deps.doors.open) app.use(r);
   deps.graphql?.(app);
-  app.use('/account', json, requireIdToken(deps.accounts));
+  app.use('/account', requireIdToken(deps.accounts));
   for (const r of deps.doors.account) app.use(r);
-  app.use('/admin', requireAdmin(deps.adminToken), json);
+  app.use('/admin', requireAdmin(deps.adminToken));
   for (const r of deps.doors.admin) app.use(r);
 
   app.use(notFoundHandler);

@@ -18,8 +18,8 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  * first request with a key runs and its response is captured at `res.end` and stored before it
  * is sent; a retry with the same key and body gets that response again with
  * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
- * Mounted twice: inside the multipart route (image edits), after its rate limit and size check,
- * and after the JSON parser for the rest. A streamed chat request (`stream: true`) is not replayable and ignores the header.
+ * Mounted on each billable route: on image edits (multipart) after its rate limit and size
+ * check, on the JSON ones after their parser. A streamed chat request (`stream: true`) is not replayable and ignores the header.
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {

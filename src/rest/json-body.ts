@@ -1,10 +1,21 @@
 /**
  * What every JSON request body must be before a route sees it, on both REST lanes (Express's
- * parser and the JSON lane): sent as JSON, UTF-8, and no deeper than MAX_JSON_DEPTH.
+ * parser and the JSON lane): sent as JSON, UTF-8, a JSON object, and no deeper than MAX_JSON_DEPTH.
+ *
+ * On the Express side each route that reads a body mounts `jsonBody` itself, after its path and
+ * method matched: mounted in front of a whole door, it refused a text/plain or multipart POST to
+ * a path with no route (`/v1/images/variations`) as a 400 about the Content-Type, where a JSON
+ * POST got the unknown route's 404. A route that reads `req.body` without it would see undefined
+ * and run on its defaults: test/e2e/malformed-bodies.test.ts sends each one a text/plain body.
  */
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
+
+/** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
+export const JSON_BODY_LIMIT = '1mb';
+/** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
+export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
 
 /**
  * Objects and arrays nested inside one another. No request of this API needs more than a few
@@ -26,6 +37,20 @@ export function bodyTooDeep(): DomainError {
  */
 export function bodyNotUtf8(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid UTF-8.', { code: 'invalid_encoding' });
+}
+
+/**
+ * A body that is JSON but not an object (`[]`, `null`, `"x"`): no route of this API takes one.
+ * Refused here, for every route alike, rather than by each route's schema in its own words
+ * (zod's "expected object, received array"; `null` used to be called "not valid JSON").
+ */
+export function bodyNotObject(): DomainError {
+  return new DomainError('invalid_request_error', 'The request body must be a JSON object.');
+}
+
+/** True for a parsed body a route can take: a JSON object. */
+export function isJsonObject(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && !Array.isArray(body);
 }
 
 /** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
@@ -55,10 +80,11 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
  * Content-Type (or none) used to be skipped by the parser, so the route ran on its defaults —
  * `{"mode":"test"}` sent as text/plain created a live key — now it is a 400 saying how to send it.
  */
-export function jsonBody(limit: number | string): RequestHandler {
+export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandler {
   const parse = express.json({
     limit,
-    strict: true,
+    // Any JSON value parses; what is not an object is then refused in our words (bodyNotObject).
+    strict: false,
     verify: (_req, _res, bytes) => {
       if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [NOT_UTF8]: true });
     },
@@ -73,6 +99,8 @@ export function jsonBody(limit: number | string): RequestHandler {
     }
     parse(req, res, (err?: unknown) => {
       if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);
+      // undefined: no body was sent (the route reads its defaults).
+      if (req.body !== undefined && !isJsonObject(req.body)) return next(bodyNotObject());
       next(jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined);
     });
   };

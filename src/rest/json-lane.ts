@@ -18,7 +18,7 @@ import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
 import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
 import { observeRequest } from './request-metrics';
-import { bodyNotUtf8, bodyTooDeep, jsonDepthExceeds } from './json-body';
+import { bodyNotObject, bodyNotUtf8, bodyTooDeep, isJsonObject, jsonDepthExceeds } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
 
 export interface JsonLaneRoute {
@@ -91,20 +91,19 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
   });
 }
 
-/** As express.json({ strict: true }) reads a body: an object or an array, a leading BOM ignored, an empty body is {}. */
+/** As jsonBody reads a body on the Express side: a JSON object, a leading BOM ignored, an empty body is {}. */
 function parseJsonBody(raw: Buffer): unknown {
   if (!isUtf8(raw)) throw bodyNotUtf8();
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
-  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
-  if (first !== '{' && first !== '[') throw bodyNotJson();
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw bodyNotJson();
   }
+  if (!isJsonObject(body)) throw bodyNotObject();
   if (jsonDepthExceeds(body)) throw bodyTooDeep();
   return body;
 }

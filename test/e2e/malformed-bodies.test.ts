@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { makePng } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
 let gw: TestGateway;
@@ -27,11 +27,12 @@ afterAll(async () => {
   await gw.close();
 });
 
-async function post(path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {
-  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body });
+async function send(method: string, path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {
+  const res = await fetch(`${gw.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...headers }, body });
   const text = await res.text();
   return { status: res.status, body: JSON.parse(text) as { error?: { type: string; code: string | null; param: string | null; message: string } } };
 }
+const post = (path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) => send('POST', path, body, headers, token);
 
 const CHAT = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] };
 const JSON_ROUTES: Array<[string, unknown]> = [
@@ -68,6 +69,66 @@ describe('a JSON body under another Content-Type is refused, not run on defaults
     expect([created.status, created.body.error?.code]).toEqual([400, 'unsupported_content_type']);
     const after = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
     expect(after.body).toEqual(before.body); // no key was made
+  });
+
+  test('on every other route that reads a body too (each route mounts its own parser)', async () => {
+    const routes: Array<[string, string, string]> = [
+      ['PATCH', `/account/api-keys/${key.id}`, acct.idToken],
+      ['PATCH', `/account/api-keys/${key.id}/webhook`, acct.idToken],
+      ['POST', '/v1/video/motion-control', key.secret],
+      ['POST', '/v1/video/retrieve', key.secret],
+      ['POST', `/admin/accounts/${acct.id}/credits`, ADMIN_TOKEN],
+      ['PATCH', `/admin/accounts/${acct.id}`, ADMIN_TOKEN],
+    ];
+    for (const [method, path, token] of routes) {
+      const res = await send(method, path, Buffer.from('{}'), { 'content-type': 'text/plain' }, token);
+      expect([method, path, res.status, res.body.error?.code]).toEqual([method, path, 400, 'unsupported_content_type']);
+    }
+  });
+});
+
+describe('a body under another Content-Type to a route that does not exist is the 404 a JSON one gets', () => {
+  test.each([
+    ['POST', '/v1/nonexistent'],
+    ['POST', '/v1/images/variations'], // an OpenAI route this gateway does not serve
+    ['POST', '/v1/models'], // a path that exists, for another method
+    ['PATCH', '/v1/chat/completions'],
+    ['POST', '/account/nonexistent'],
+  ])('%s %s', async (method, path) => {
+    const token = path.startsWith('/account') ? acct.idToken : key.secret;
+    const asJson = await send(method, path, '{}', { 'content-type': 'application/json' }, token);
+    expect([asJson.status, asJson.body.error?.code]).toEqual([404, 'route_not_found']);
+    for (const [contentType, body] of [
+      ['text/plain', '{}'],
+      ['application/x-www-form-urlencoded', 'a=1'],
+      ['multipart/form-data; boundary=XyZ', '--XyZ\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n--XyZ--\r\n'],
+    ]) {
+      const res = await send(method, path, Buffer.from(body!), { 'content-type': contentType! }, token);
+      expect([contentType, res.status, res.body]).toEqual([contentType, 404, asJson.body]);
+    }
+  });
+});
+
+describe('a body that is valid JSON but not an object is a 400 saying it must be one, on every route that reads a body', () => {
+  test.each([['[]'], ['null'], ['"x"'], ['1'], ['true'], ['[{"url": null}]']])('%s', async (text) => {
+    const routes: Array<[string, string, string, Record<string, string>?]> = [
+      ['PATCH', `/account/api-keys/${key.id}/webhook`, acct.idToken],
+      ['POST', '/account/api-keys', acct.idToken],
+      ['POST', '/v1/chat/completions', key.secret], // the JSON lane
+      ['POST', '/v1/chat/completions', key.secret, { 'idempotency-key': `not-object-${text}` }], // Express
+      ['POST', '/v1/responses', key.secret],
+      ['POST', '/v1/video/quote', key.secret],
+      ['PATCH', `/admin/accounts/${acct.id}`, ADMIN_TOKEN],
+    ];
+    for (const [method, path, token, extra] of routes) {
+      const res = await send(method, path, text, { 'content-type': 'application/json', ...extra }, token);
+      expect([method, path, res.status, res.body.error]).toEqual([
+        method,
+        path,
+        400,
+        { type: 'invalid_request_error', code: null, param: null, message: 'The request body must be a JSON object.' },
+      ]);
+    }
   });
 });
 
@@ -143,20 +204,59 @@ describe('a `__proto__` key is refused wherever it is, not skipped', () => {
   });
 });
 
-test('a client that sends its body too slowly is answered 408 at the receive deadline and cut off; nothing is charged', async () => {
+/** Everything a raw socket receives until the server closes it. */
+function rawExchange(write: (socket: ReturnType<typeof connect>) => void): Promise<string> {
   const port = Number(new URL(gw.url).port);
-  const body = JSON.stringify(CHAT);
-  const answer = await new Promise<string>((resolve) => {
+  return new Promise<string>((resolve) => {
     let got = '';
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-      let sent = 0;
-      // One byte every 300 ms: the body would take ~20 s.
-      const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
-      socket.on('close', () => clearInterval(drip));
-    });
+    const socket = connect(port, '127.0.0.1', () => write(socket));
     socket.on('data', (d) => (got += d.toString()));
     socket.on('close', () => resolve(got)).on('error', () => undefined);
   });
-  expect(answer).toMatch(/^HTTP\/1\.1 408/);
+}
+
+/** A raw HTTP/1.1 answer: its status line, headers (lower-cased names) and body. */
+function parseRaw(answer: string) {
+  const [head, ...rest] = answer.split('\r\n\r\n');
+  const [statusLine, ...lines] = head!.split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { statusLine, headers, body: rest.join('\r\n\r\n') };
+}
+
+function expectRequestTimeout(answer: string) {
+  const { statusLine, headers, body } = parseRaw(answer);
+  expect(statusLine).toBe('HTTP/1.1 408 Request Timeout');
+  expect(headers).toMatchObject({ connection: 'close', 'content-type': 'application/json; charset=utf-8', 'x-request-id': expect.stringMatching(/^req_/) });
+  expect(Number(headers['content-length'])).toBe(Buffer.byteLength(body));
+  expect(JSON.parse(body)).toEqual({
+    error: { type: 'invalid_request_error', code: 'request_timeout', param: null, message: expect.stringMatching(/not received in time/) },
+  });
+}
+
+test('a client that sends its body too slowly is answered 408 at the receive deadline, in the OpenAI error shape, and cut off; nothing is charged', async () => {
+  const body = JSON.stringify(CHAT);
+  const answer = await rawExchange((socket) => {
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    let sent = 0;
+    // One byte every 300 ms: the body would take ~20 s.
+    const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
+    socket.on('close', () => clearInterval(drip));
+  });
+  expectRequestTimeout(answer);
+});
+
+test('so is one whose headers never finish (no request has started: the answer still has its request id)', async () => {
+  const answer = await rawExchange((socket) => {
+    socket.write('GET /v1/models HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => (socket.destroyed ? clearInterval(drip) : socket.write('X-Slow: 1\r\n')), 300);
+    socket.on('close', () => clearInterval(drip));
+  });
+  expectRequestTimeout(answer);
+});
+
+test("other malformed requests keep node's own answers (a 'clientError' listener replaces them all)", async () => {
+  const garbage = await rawExchange((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+  expect(parseRaw(garbage).statusLine).toBe('HTTP/1.1 400 Bad Request');
+  const huge = await rawExchange((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+  expect(parseRaw(huge).statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
 });

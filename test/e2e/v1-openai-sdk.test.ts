@@ -126,6 +126,32 @@ describe('chat', () => {
   });
 });
 
+describe('JSON Schemas a client hands in', () => {
+  test('an unknown type is a 400 naming where it is, on chat completions and responses; nothing is charged', async () => {
+    const { acct, openai } = await liveClient(10);
+    const misspelt = { type: 'object', properties: { a: { type: 'strng' } } };
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const refused = (param: string) => ({ status: 400, error: { type: 'invalid_request_error', param, message: expect.stringContaining("'strng' is not a JSON Schema type") } });
+    await expect(
+      openai.chat.completions.create({ model: 'svc-chat-1', messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: misspelt } } }),
+    ).rejects.toMatchObject(refused('response_format.json_schema.schema.properties.a.type'));
+    await expect(
+      openai.chat.completions.create({ model: 'svc-chat-1', messages, tools: [{ type: 'function', function: { name: 'f', parameters: misspelt } }] }),
+    ).rejects.toMatchObject(refused('tools[0].function.parameters.properties.a.type'));
+    await expect(
+      openai.responses.create({ model: 'svc-chat-1', input: 'hi', text: { format: { type: 'json_schema', name: 's', schema: misspelt } } }),
+    ).rejects.toMatchObject(refused('text.format.schema.properties.a.type'));
+    await expect(
+      openai.responses.create({ model: 'svc-chat-1', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: misspelt, strict: false }] }),
+    ).rejects.toMatchObject(refused('tools[0].parameters.properties.a.type'));
+    // The same schema spelt right is served.
+    const fine = { type: 'object', properties: { a: { type: ['string', 'null'] } } };
+    const ok = await openai.chat.completions.create({ model: 'svc-chat-1', messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: fine } } });
+    expect(ok.choices[0]!.message.content).toBeTruthy();
+    expect(await gw.balance(acct)).toBeCloseTo(10 - ok.usage!.total_tokens / 10_000, 9);
+  });
+});
+
 describe('images', () => {
   test('url images are permanent, token-authenticated PNGs of the asked size, billed n × price', async () => {
     const { acct, openai } = await liveClient(20);

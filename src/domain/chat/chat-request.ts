@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSchemaObject } from './json-schema-types';
 
 /**
  * The OpenAI chat-completions request, field by field. Every field is either forwarded to the
@@ -44,8 +45,6 @@ const message = z.discriminatedUnion('role', [
     name: z.string().max(64).optional(),
   }),
 ]);
-
-const jsonSchemaObject = z.record(z.string(), z.unknown());
 
 export const functionTool = z.strictObject({
   type: z.literal('function'),

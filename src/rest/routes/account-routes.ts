@@ -5,6 +5,7 @@ import { keyRecord } from '../../domain/keys/key-record';
 import { microToCredits } from '../../domain/shared/money';
 import { unixSeconds } from '../../domain/shared/time';
 import { accountIdOf } from '../auth';
+import { jsonBody } from '../json-body';
 
 export function accountRecord(a: Account) {
   return { id: a.id, balance: microToCredits(a.balanceMicro), member: a.member, created: unixSeconds(a.created) };
@@ -12,6 +13,7 @@ export function accountRecord(a: Account) {
 
 /** /account and /account/api-keys (ID-token authenticated by the caller of this router). */
 export function accountRoutes(deps: { accounts: AccountService; keys: KeyService }): Router {
+  const json = jsonBody();
   const r = Router();
 
   r.get('/account', async (_req, res) => {
@@ -23,13 +25,13 @@ export function accountRoutes(deps: { accounts: AccountService; keys: KeyService
     res.json({ object: 'list', data: keys.map(keyRecord) });
   });
 
-  r.post('/account/api-keys', async (req, res) => {
+  r.post('/account/api-keys', json, async (req, res) => {
     const { key, secret } = await deps.keys.create(accountIdOf(res), req.body);
     res.status(201).json({ ...keyRecord(key), key: secret });
   });
 
-  r.patch('/account/api-keys/:id', async (req, res) => {
-    res.json(keyRecord(await deps.keys.update(accountIdOf(res), req.params.id, req.body)));
+  r.patch('/account/api-keys/:id', json, async (req, res) => {
+    res.json(keyRecord(await deps.keys.update(accountIdOf(res), String(req.params.id), req.body)));
   });
 
   r.delete('/account/api-keys/:id', async (req, res) => {
@@ -37,8 +39,8 @@ export function accountRoutes(deps: { accounts: AccountService; keys: KeyService
     res.json({ id: req.params.id, deleted: true });
   });
 
-  r.patch('/account/api-keys/:id/webhook', async (req, res) => {
-    const result = await deps.keys.configureWebhook(accountIdOf(res), req.params.id, req.body);
+  r.patch('/account/api-keys/:id/webhook', json, async (req, res) => {
+    const result = await deps.keys.configureWebhook(accountIdOf(res), String(req.params.id), req.body);
     res.json(result.secret ? { ok: true, url: result.url, secret: result.secret } : { ok: true, url: result.url });
   });
 

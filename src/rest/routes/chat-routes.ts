@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ChatService } from '../../domain/chat/chat-service';
 import type { KeyPrincipal } from '../../domain/keys/principal';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
+import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
@@ -65,10 +66,13 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
   };
 }
 
-/** The Express route for what the JSON lane hands on (an Idempotency-Key, a query string, another content type). */
-export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSignal): Router {
+/**
+ * The Express route for what the JSON lane hands on (an Idempotency-Key, a query string, another
+ * content type); `idempotency` runs after the parser, as it fingerprints the parsed body.
+ */
+export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSignal, idempotency?: RequestHandler): Router {
   const handle = chatCompletionsHandler(chat, shutdownDeadline);
   const r = Router();
-  r.post('/chat/completions', (req, res) => handle(keyOf(res), req.body, res));
+  r.post('/chat/completions', jsonBody(CHAT_BODY_LIMIT), ...(idempotency ? [idempotency] : []), (req, res) => handle(keyOf(res), req.body, res));
   return r;
 }

@@ -6,6 +6,7 @@ import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
+import { jsonBody } from '../json-body';
 
 /** Per file (OpenAI's own per-image figure for its older edit models). */
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
@@ -15,10 +16,10 @@ function sendImages(res: Response, out: ImageResult): void {
   res.json({ created: out.created, data: out.data });
 }
 
-/** POST /v1/images/generations (JSON). */
-export function imageGenerationRoutes(images: ImageService): Router {
+/** POST /v1/images/generations (JSON); `idempotency` after the parser, which it needs. */
+export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const r = Router();
-  r.post('/images/generations', async (req, res) => {
+  r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
     sendImages(res, await images.generate(keyOf(res), req.body));
   });
   return r;

@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
+import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
 import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 
@@ -48,7 +49,7 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
 export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
   const create = createResponseHandler(responses, shutdownDeadline);
   const r = Router();
-  r.post('/responses', (req, res) => create(keyOf(res), req.body, res));
+  r.post('/responses', jsonBody(CHAT_BODY_LIMIT), (req, res) => create(keyOf(res), req.body, res));
   r.get('/responses/:id', async (req, res) => {
     res.json(await responses.retrieve(keyOf(res), String(req.params.id)));
   });

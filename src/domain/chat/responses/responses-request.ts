@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSchemaObject } from '../json-schema-types';
 
 /**
  * The OpenAI Responses API request, as far as a chat model can serve it. Strict: a field or an
@@ -69,7 +70,7 @@ const functionToolDef = z.strictObject({
   type: z.literal('function'),
   name: toolName,
   description: z.string().max(100_000).nullable().optional(),
-  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  parameters: jsonSchemaObject.nullable().optional(),
   strict: z.boolean().nullable().optional(),
 });
 
@@ -79,7 +80,7 @@ const textFormat = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('json_schema'),
     name: toolName,
-    schema: z.record(z.string(), z.unknown()),
+    schema: jsonSchemaObject,
     description: z.string().max(100_000).optional(),
     strict: z.boolean().nullable().optional(),
   }),
