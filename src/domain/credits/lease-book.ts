@@ -193,9 +193,10 @@ export class LeaseBook {
     for (const lease of [...this.current.values()]) this.retire(lease);
     const until = Date.now() + 30_000;
     while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    // What the journal keeps is recorded now if the database is back; if not, it stays on disk
-    // for the next start or another instance.
-    await this.replayJournal().catch((err) => this.options.onError?.('charge journal replay', err));
+    // What the journal keeps is recorded now if the database is back; if not (or it does not
+    // answer within 5 s), it stays on disk for the next start or another instance.
+    const replayed = this.replayJournal().catch((err) => this.options.onError?.('charge journal replay', err));
+    await Promise.race([replayed, new Promise((r) => setTimeout(r, 5_000).unref())]);
     for (const lease of [...this.retiring]) void this.closeNow(lease);
     await Promise.all(this.closes.values());
   }
