@@ -16,14 +16,18 @@
  * `error`), or is ended by graphql-ws (`return`: a client `complete`, or the socket closed).
  *
  * A reader that falls behind no longer holds events back (graphql-ws waited for each write):
- * what it has not read waits in the socket, and past `MAX_UNSENT_BYTES` the subscription ends
- * with an error, as a JobStream whose buffer fills does.
+ * what it has not read waits in the socket, and past `MAX_UNSENT_BYTES` for each operation on
+ * the socket the subscription that would add more ends with an error, as a JobStream whose
+ * buffer fills does (the kernel's send buffer, a few MB, comes before this bound).
  */
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import type { WebSocket } from 'ws';
 import { DomainError } from '../domain/errors/domain-error';
 
-/** Unsent bytes a subscriber's socket may hold before its subscription ends (~100 job events). */
+/**
+ * Unsent bytes a socket may hold, per operation running on it (~100 job events each), before
+ * the subscription that would add more ends.
+ */
 export const MAX_UNSENT_BYTES = 128 * 1024;
 
 export interface DeliveryTarget {
@@ -32,6 +36,8 @@ export interface DeliveryTarget {
   socket: Pick<WebSocket, 'readyState' | 'bufferedAmount' | 'send'>;
   /** An answer with errors, formatted as the door's onNext formats them. */
   formatErrors: (result: ExecutionResult) => FormattedExecutionResult;
+  /** Operations running on the socket: they share its bound on unsent bytes. */
+  operationsOnSocket?: () => number;
 }
 
 type Answer = ExecutionResult | Promise<ExecutionResult>;
@@ -66,7 +72,7 @@ export function deliverDirectly<T>(source: AsyncIterator<T>, answer: (event: T) 
   const write = (result: ExecutionResult): boolean => {
     const { socket } = target;
     if (socket.readyState !== OPEN) return false;
-    if (socket.bufferedAmount > MAX_UNSENT_BYTES) {
+    if (socket.bufferedAmount > MAX_UNSENT_BYTES && socket.bufferedAmount > MAX_UNSENT_BYTES * (target.operationsOnSocket?.() ?? 1)) {
       throw new DomainError('service_unavailable', 'This subscription fell too far behind its events; subscribe again.');
     }
     const payload = result.errors ? JSON.stringify(target.formatErrors(result)) : payloadText(result);

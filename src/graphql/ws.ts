@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
@@ -99,10 +99,19 @@ async function prepare(
   const outOfBounds = checked.limitError ?? unstorableArgumentError(document, payload.variables);
   if (outOfBounds) return [outOfBounds];
   if (checked.invalid.length > 0) return [...checked.invalid];
+  // Several operations and none named (or a name none has): graphql-ws would fail it as its own error (internal_error).
+  if (!getOperationAST(document, payload.operationName ?? undefined)) return [unidentifiedOperation(payload.operationName)];
   const tooCostly = costError(deps.schema, document, payload.variables ?? undefined, payload.operationName);
   if (tooCostly) return [tooCostly];
   const contextValue: GraphQLContext = { principal, services: deps.services };
   return { schema: deps.schema, document, variableValues: payload.variables, operationName: payload.operationName, contextValue };
+}
+
+function unidentifiedOperation(name: string | null | undefined): GraphQLError {
+  const message = name
+    ? `The document has no operation named '${name}'.`
+    : 'The document has several operations: name the one to run in operationName.';
+  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } });
 }
 
 /**
@@ -224,7 +233,9 @@ export function attachWebSocketDoor(
         await gate.pass();
         const args = await prepare(prepareDeps, ctx.extra.token ?? '', payload);
         // A subscription's answers go straight to this socket, serialised once per event (direct-delivery.ts).
-        if (!Array.isArray(args)) deliverTo(args, { id, socket: ctx.extra.socket, formatErrors });
+        if (!Array.isArray(args)) {
+          deliverTo(args, { id, socket: ctx.extra.socket, formatErrors, operationsOnSocket: () => Object.keys(ctx.subscriptions).length });
+        }
         return args;
       },
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? formatErrors(result) : undefined),

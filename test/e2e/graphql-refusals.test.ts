@@ -158,6 +158,35 @@ describe('at most 20 operations per connection, counted in arrival order', () =>
   });
 });
 
+describe('which operation of a document to run', () => {
+  const two = 'subscription a { videoJobsUpdated { id } } subscription b { videoJobsUpdated { status } }';
+
+  test('several operations and no operationName: a BAD_REQUEST saying to name one, not an internal error', async () => {
+    const socket = await RawSocket.open(key.secret);
+    try {
+      socket.send({ id: 'two', type: 'subscribe', payload: { query: two } });
+      socket.send({ id: 'ghost', type: 'subscribe', payload: { query: two, operationName: 'c' } });
+      const [noName] = await socket.waitFor((m) => m.type === 'error' && m.id === 'two');
+      expect(noName.payload).toEqual([expect.objectContaining({ message: expect.stringMatching(/operationName/), extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) })]);
+      const [unknown] = await socket.waitFor((m) => m.type === 'error' && m.id === 'ghost');
+      expect(unknown.payload).toEqual([expect.objectContaining({ message: "The document has no operation named 'c'.", extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) })]);
+    } finally {
+      socket.close();
+    }
+  });
+
+  test('with operationName the named one runs', async () => {
+    const socket = await RawSocket.open(key.secret);
+    try {
+      socket.send({ id: 'b', type: 'subscribe', payload: { query: two, operationName: 'b' } });
+      await settle();
+      expect(socket.received.filter((m) => m.id === 'b' && m.type === 'error')).toEqual([]);
+    } finally {
+      socket.close();
+    }
+  });
+});
+
 describe('paging arguments: videoJobs checks first and after as ledgerEntries does', () => {
   const VIDEO_JOBS = 'query($first: Int, $after: String) { videoJobs(first: $first, after: $after) { edges { node { id } } } }';
   const LEDGER = 'query($first: Int, $after: String) { ledgerEntries(first: $first, after: $after) { nodes { id } } }';

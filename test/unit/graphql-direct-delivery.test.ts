@@ -142,3 +142,17 @@ test('a reader that falls behind (unsent bytes past the bound) gets an error, an
   expect(s.sent).toHaveLength(1);
   expect(src.returned).toBe(1);
 });
+
+test('the bound on unsent bytes grows with the operations sharing the socket', async () => {
+  const src = source<ExecutionResult>();
+  const s = socket();
+  const settled = deliverDirectly(src.it, (e) => e, { ...target('a', s), operationsOnSocket: () => 3 }).next();
+  s.bufferedAmount = 2 * MAX_UNSENT_BYTES;
+  src.push({ data: { n: 1 } });
+  await tick();
+  expect(s.sent).toHaveLength(1);
+  s.bufferedAmount = 3 * MAX_UNSENT_BYTES + 1;
+  src.push({ data: { n: 2 } });
+  await expect(settled).rejects.toBeInstanceOf(DomainError);
+  expect(s.sent).toHaveLength(1);
+});
