@@ -114,6 +114,61 @@ withPostgres('PostgreSQL outage', () => {
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
   });
 
+  /** A live key's streamed call to svc-chat-held, read until its first delta; `rest()` reads it to its end. */
+  async function heldStream(secret: string) {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-chat-held', messages: [{ role: 'user', content: 'through the fault' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readSome = async () => {
+      const { value, done } = await reader.read();
+      if (!done) text += decoder.decode(value, { stream: true });
+      return done;
+    };
+    await readSome();
+    return {
+      async rest() {
+        while (!(await readSome()));
+        const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+        return { last: events.at(-1), chunks: events.slice(0, -1).map((e) => JSON.parse(e)) };
+      },
+    };
+  }
+
+  const chargeRows = async (id: string) =>
+    Number((await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from lease_charges where request_id = ?`, [id]))!.n);
+
+  test('stalled (no answer, no error): a stream ends with [DONE] after the charge deadline, and is charged once the database answers', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    upstream.setMode('held-stream');
+    const stream = await heldStream(secret);
+    proxy.stall();
+    let ended: { last?: string; chunks: any[] };
+    const startedAt = Date.now();
+    try {
+      upstream.releaseHeld();
+      ended = await stream.rest();
+    } finally {
+      upstream.setMode('ok');
+      proxy.resume();
+    }
+    // Not held for as long as the stall lasts: the batcher gives a silent database 5 s.
+    expect(Date.now() - startedAt).toBeLessThan(9_000);
+    expect(ended.last).toBe('[DONE]');
+    expect(ended.chunks.filter((c) => c.error)).toEqual([]);
+    const id: string = ended.chunks[0].id;
+    await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200);
+    const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
+    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  }, 60_000);
+
   test('a stream answered while the database is cut is charged once it is back (kept in the journal meanwhile)', async () => {
     const acct = await gw.newAccount(10);
     const { secret } = await gw.newKey(acct);
@@ -161,5 +216,27 @@ withPostgres('PostgreSQL outage', () => {
     await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
     expect(readdirSync(journalDir)).toEqual([]);
     await expectLedgerInvariants(db);
+  }, 60_000);
+
+  test('a plain call answered by its provider while the database is cut is a 200, charged once the database is back', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    const call = () => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content: 'hi' }] } });
+    expect((await call()).status).toBe(200); // the key's credit lease is taken
+    await proxy.cut();
+    let answered;
+    try {
+      answered = await call();
+    } finally {
+      await proxy.restore();
+    }
+    // Its lease had the credits; the charge waits in the journal. A call of that key needing a
+    // new lease during the cut would be a 503 (the first test).
+    expect(answered.status).toBe(200);
+    const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
+    expect(Number(answered.headers.get('x-svc-credits'))).toBeCloseTo(cost, 9);
+    await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200);
+    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200);
+    await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 });

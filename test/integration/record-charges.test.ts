@@ -117,6 +117,16 @@ test('a charge that reaches its lease after it closed (a late charge, replayed a
   await expectLedgerInvariants(db());
 });
 
+test("a late charge counts on its key's day, as the lease it came too late for did", async () => {
+  const { keyId, leases, row } = await setUp(100, 1, 1_000_000);
+  const daySpend = async () => Number((await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ?`, [keyId]))!.s);
+  expect(await daySpend()).toBe(1_000_000);
+  await store.close(leases[0]!);
+  expect(await daySpend()).toBe(0);
+  await store.record([row(leases[0]!, 10, 5)]);
+  expect(await daySpend()).toBe(15);
+});
+
 test('a late charge above what the balance holds takes the balance to zero and records the rest as uncollected', async () => {
   const { account, leases, row } = await setUp(1, 1, creditsToMicro(0.25));
   await store.close(leases[0]!);

@@ -16,6 +16,18 @@ export interface TcpProxy {
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  /** Each connection's two sides; a stall unpipes them (a paused source that is piped is resumed when its destination drains). */
+  const pairs = new Set<[Socket, Socket]>();
+  const join = ([client, upstream]: [Socket, Socket]) => {
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+  const hold = ([client, upstream]: [Socket, Socket]) => {
+    client.unpipe(upstream);
+    upstream.unpipe(client);
+    client.pause();
+    upstream.pause();
+  };
   let server: Server;
   let port = 0;
   let stalled = false;
@@ -28,9 +40,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
           s.on('close', () => sockets.delete(s));
           s.on('error', () => undefined);
         }
-        if (stalled) for (const s of [client, upstream]) s.pause();
-        client.pipe(upstream);
-        upstream.pipe(client);
+        const pair: [Socket, Socket] = [client, upstream];
+        pairs.add(pair);
+        client.on('close', () => pairs.delete(pair));
+        if (stalled) hold(pair);
+        else join(pair);
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
       });
@@ -53,11 +67,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     cut: stop,
     stall: () => {
       stalled = true;
-      for (const s of sockets) s.pause();
+      for (const pair of pairs) hold(pair);
     },
     resume: () => {
       stalled = false;
-      for (const s of sockets) s.resume();
+      for (const pair of pairs) join(pair);
     },
     restore: listen,
     close: stop,

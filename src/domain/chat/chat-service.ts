@@ -112,14 +112,10 @@ export class ChatService {
     return typeof input === 'object' && input !== null && (input as { stream?: unknown }).stream === true;
   }
 
-  /**
-   * Charges `usage` (a provider's report read through `billableUsage`) against the hold; answers
-   * what the balance moved (or would have, for a test key), in credits. `answered`: a stream
-   * that has reached its client, whose charge is kept for later if the database cannot take it.
-   */
-  private async charge(call: PreparedCall, usage: ChatUsage, answered = false): Promise<number> {
+  /** Charges `usage` (a provider's report read through `billableUsage`) against the hold; answers what the balance moved (or would have, for a test key), in credits. */
+  private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
     const cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
-    return microToCredits(await this.billing.settle(call.hold, cost, answered));
+    return microToCredits(await this.billing.settle(call.hold, cost));
   }
 
   async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ChatCompletionResult> {
@@ -158,7 +154,7 @@ export class ChatService {
           continue;
         }
         const usage = billableUsage(event.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(sent) }), usageBounds(call));
-        const costCredits = await this.charge(call, usage, true);
+        const costCredits = await this.charge(call, usage);
         settled = true;
         yield { type: 'finish', usage, costCredits };
         return;
@@ -173,7 +169,7 @@ export class ChatService {
     } finally {
       // The client left, or the provider died after relaying part of the answer: charge the
       // prompt and what was sent.
-      if (!settled) await this.charge(call, { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) }, true);
+      if (!settled) await this.charge(call, { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) });
     }
   }
 }

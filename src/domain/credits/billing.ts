@@ -32,10 +32,10 @@ export class Billing {
    * Charges `actualMicro` — the usage the provider reported, even above the hold (the excess is
    * debited as far as the balance goes; the rest is recorded as uncollected) — and frees the
    * rest of the hold, once. Answers what the balance moved, in micro-credits (for a test key,
-   * what the call would have cost). `answered`: the call was already delivered (a stream), so
-   * its charge must survive a database that cannot take it now (see LeaseBook.commit).
+   * what the call would have cost). A charge the database cannot take now is kept and recorded
+   * later (see LeaseBook.commit): the provider has answered, so the call is not failed over it.
    */
-  async settle(hold: Hold, actualMicro: number, answered = false): Promise<number> {
+  async settle(hold: Hold, actualMicro: number): Promise<number> {
     const cost = Math.max(0, Math.round(actualMicro));
     if (!hold.live) return cost;
     const reservation = hold.reservation;
@@ -45,6 +45,6 @@ export class Billing {
       this.leases.release(reservation);
       return 0;
     }
-    return this.leases.commit(reservation, cost, hold.id, hold.model, answered);
+    return this.leases.commit(reservation, cost, hold.id, hold.model);
   }
 }

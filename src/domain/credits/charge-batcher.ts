@@ -41,6 +41,14 @@ export class ChargeBatcher {
     private readonly lingerMs = 0,
     /** Transactions in flight at once: 1 for an embedded database (one thread runs them all anyway). */
     private readonly maxCommits = 1,
+    /**
+     * How long a batch's calls wait for its transaction (0: as long as it takes). A database
+     * that stops answering (a stall, a partition: the socket does not fail for minutes) would
+     * otherwise hold every call behind it; past this its calls are told the charge failed, and
+     * those already answered keep it in the journal. The transaction may still commit later:
+     * recording is idempotent by request id, so the journal's replay then finds it recorded.
+     */
+    private readonly answerWithinMs = 0,
   ) {}
 
   lingerWhile(othersInFlight: () => boolean): void {
@@ -69,6 +77,17 @@ export class ChargeBatcher {
     }
   }
 
+  private withinDeadline<T>(work: Promise<T>): Promise<T> {
+    if (this.answerWithinMs <= 0) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the charge transaction did not answer within ${this.answerWithinMs} ms`)), this.answerWithinMs);
+    });
+    // A transaction given up on settles later, unobserved: its outcome is the database's to keep.
+    work.catch(() => undefined);
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  }
+
   private async flush(): Promise<void> {
     this.inFlight++;
     if (this.lingerMs > 0 && this.othersInFlight()) await new Promise((r) => setTimeout(r, this.lingerMs));
@@ -76,7 +95,7 @@ export class ChargeBatcher {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const outcomes = await this.recordWithRetry(batch.map((p) => p.row));
+          const outcomes = await this.withinDeadline(this.recordWithRetry(batch.map((p) => p.row)));
           this.stats.charges += batch.length;
           this.stats.commits++;
           const byRequest = new Map(outcomes.map((o) => [o.requestId, o]));

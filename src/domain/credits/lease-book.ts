@@ -70,6 +70,8 @@ export class LeaseBook {
   private readonly timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private replaying: Promise<void> | null = null;
+  /** Charges the journal could not take (its disk failed): recorded from here, unless this process dies first. */
+  private readonly unjournaled: ChargeRow[] = [];
 
   constructor(
     private readonly store: LeaseStore,
@@ -90,7 +92,7 @@ export class LeaseBook {
     every(Math.min(1000, this.options.idleMs), () => this.returnIdle(), 'lease idle return');
     every(this.options.heartbeatMs, () => this.store.heartbeat(this.options.instanceId), 'lease heartbeat');
     every(Math.max(1000, (this.options.graceSeconds * 1000) / 3), () => this.sweepStale(), 'stale lease sweep');
-    if (this.options.journal) every(this.options.journalReplayMs ?? 2000, () => this.replayJournal(), 'charge journal replay');
+    every(this.options.journalReplayMs ?? 2000, () => this.replayJournal(), 'charge journal replay');
   }
 
   async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
@@ -116,11 +118,14 @@ export class LeaseBook {
    * directly; any rest uncollected) and frees what the reservation did not use. Answers what
    * was charged, in micro-credits, once it is committed.
    *
-   * `answered`: the caller has already delivered the call (a stream), so a charge the database
-   * cannot take now is kept in the journal and recorded later; the answer is then the cost, as
-   * the charge will be. Otherwise the call fails unbilled (503) and the client may retry it.
+   * A charge is only ever recorded for a call its provider answered (a stream may be relayed
+   * already), so one the database cannot take now — unreachable, stalled past the batcher's
+   * deadline, or its reply lost after it committed — does not fail the call: it is kept in the
+   * journal (in memory when the journal cannot be written) and recorded later, idempotently by
+   * request id; the answer is then the cost, as the charge will be. Failing the call instead
+   * could not say "not billed" truthfully: a commit whose reply was lost has billed it.
    */
-  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null, answered = false): Promise<number> {
+  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null): Promise<number> {
     const { lease } = r;
     const extra = Math.max(0, Math.min(costMicro - r.amountMicro, lease.free));
     lease.free -= extra;
@@ -134,38 +139,50 @@ export class LeaseBook {
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.
       this.retire(lease);
-      if (answered && this.keep(row, err)) return costMicro;
-      throw new DomainError('service_unavailable', 'The charge for this call could not be recorded; it was not billed. Retry the request.', { retryAfterSeconds: 1, cause: err });
+      this.keep(row, err);
+      return costMicro;
     } finally {
       this.settled(lease);
     }
   }
 
-  /** Keeps an answered call's charge for later; false when there is no journal or it cannot write. */
-  private keep(row: ChargeRow, err: unknown): boolean {
-    const journal = this.options.journal;
-    if (!journal) return false;
+  /** Keeps a charge the database could not take, on disk when it can, else in memory (lost if this process dies first). */
+  private keep(row: ChargeRow, err: unknown): void {
     try {
-      journal.append(row);
+      if (!this.options.journal) throw new Error('no charge journal');
+      this.options.journal.append(row);
+      this.options.onJournal?.('kept', { requestId: row.requestId, err });
     } catch (writeErr) {
-      this.options.onError?.('charge journal', writeErr);
-      return false;
+      this.unjournaled.push(row);
+      this.options.onError?.('charge journal (kept in memory)', writeErr);
     }
-    this.options.onJournal?.('kept', { requestId: row.requestId, err });
-    return true;
   }
 
-  /** Records the journal's charges (late: their leases may be closed by now), one pass at a time. */
+  /** Records the kept charges (late: their leases may be closed by now), one pass at a time. */
   replayJournal(): Promise<void> {
-    const journal = this.options.journal;
-    if (!journal) return Promise.resolve();
-    this.replaying ??= journal
-      .replay((rows) => this.store.record(rows))
-      .then((count) => {
-        if (count > 0) this.options.onJournal?.('recorded', { count });
-      })
-      .finally(() => (this.replaying = null));
+    this.replaying ??= this.replayKept().finally(() => (this.replaying = null));
     return this.replaying;
+  }
+
+  private async replayKept(): Promise<void> {
+    const record = async (rows: ChargeRow[]) => {
+      const outcomes = await this.store.record(rows);
+      const refused = outcomes.filter((o) => o.status !== 0).map((o) => o.requestId);
+      if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (no such lease): ${refused.join(', ')}`));
+      return outcomes;
+    };
+    let count = 0;
+    if (this.unjournaled.length > 0) {
+      const rows = this.unjournaled.splice(0);
+      try {
+        count += (await record(rows)).filter((o) => o.status === 0).length;
+      } catch (err) {
+        this.unjournaled.unshift(...rows);
+        throw err;
+      }
+    }
+    if (this.options.journal) count += await this.options.journal.replay(record);
+    if (count > 0) this.options.onJournal?.('recorded', { count });
   }
 
   /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */

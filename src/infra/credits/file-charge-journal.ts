@@ -6,9 +6,12 @@
  * Several instances may share the directory (compose mounts one volume for the media of both),
  * so no file is written by two processes:
  * - an instance appends only to `<instance>.jsonl`;
- * - to record its charges it first renames that file to `<instance>.<n>.claimed` (its own appends
- *   are synchronous, so none can be under way) and reads the renamed file;
- * - a file of another instance untouched for `adoptAfterMs` (that instance stopped, or was killed)
+ * - to record its charges it first renames that file to `<instance>.<n>.claimed-<time>` (its own
+ *   appends are synchronous, so none can be under way) and reads the renamed file;
+ * - a file of another instance is taken over once `adoptAfterMs` has passed since its last
+ *   append (an active file's modification time) or since it was claimed or taken over (the time
+ *   in its name: a rename keeps the modification time, so by that the file would look abandoned
+ *   at once, and two live instances would pass it back and forth without ever reading it). It
  *   is renamed to `<instance>.<n>.adopted-<time>` and read only `settleMs` later, so an append
  *   that had opened the old name before the rename has landed by then.
  * A file is deleted once every charge in it is recorded. Recording is idempotent (by request id),
@@ -95,11 +98,11 @@ export class FileChargeJournal implements ChargeJournal {
     for (const name of names) {
       const path = join(this.opts.dir, name);
       if (name === `${me}.jsonl`) {
-        renameQuietly(path, join(this.opts.dir, `${me}.${this.serial++}.claimed`));
+        renameQuietly(path, join(this.opts.dir, `${me}.${this.serial++}.claimed-${now}`));
         continue;
       }
-      if (ownerOf(name) === me || !/\.(jsonl|claimed|adopted-\d+)$/.test(name)) continue;
-      const touched = mtimeOf(path);
+      if (ownerOf(name) === me) continue;
+      const touched = lastTouched(name, path);
       if (touched === null || now - touched < this.opts.adoptAfterMs) continue;
       renameQuietly(path, join(this.opts.dir, `${me}.${this.serial++}.adopted-${now}`));
     }
@@ -107,7 +110,7 @@ export class FileChargeJournal implements ChargeJournal {
 
   private isReady(name: string): boolean {
     if (ownerOf(name) !== this.opts.instanceId) return false;
-    if (name.endsWith('.claimed')) return true;
+    if (/\.claimed-\d+$/.test(name)) return true;
     const adopted = /\.adopted-(\d+)$/.exec(name);
     return adopted !== null && Date.now() - Number(adopted[1]) >= (this.opts.settleMs ?? 2000);
   }
@@ -146,6 +149,13 @@ function parseRow(line: string): ChargeRow | null {
 }
 
 const ownerOf = (name: string): string => name.slice(0, name.indexOf('.'));
+
+/** When a journal file was last written to (active) or changed hands (its name says); null for anything else. */
+function lastTouched(name: string, path: string): number | null {
+  if (name.endsWith('.jsonl')) return mtimeOf(path);
+  const handed = /\.(?:claimed|adopted)-(\d+)$/.exec(name);
+  return handed ? Number(handed[1]) : null;
+}
 
 function exists(path: string): boolean {
   return mtimeOf(path) !== null;

@@ -81,11 +81,15 @@ test("another instance's file is taken over only when untouched for adoptAfterMs
   expect(readdirSync(dir)).toEqual([]);
 });
 
-test('a file a crashed instance had claimed (renamed, not yet recorded) is taken over too', async () => {
-  writeFileSync(join(dir, 'inst_gone.3.claimed'), `${JSON.stringify(row(3))}\n`);
-  const old = (Date.now() - 120_000) / 1000;
-  utimesSync(join(dir, 'inst_gone.3.claimed'), old, old);
+test('a file a crashed instance had claimed (renamed, not yet recorded) is taken over once its claim is old', async () => {
+  // Its claim is 10 s old: the instance may still be recording it.
+  writeFileSync(join(dir, `inst_gone.3.claimed-${Date.now() - 10_000}`), `${JSON.stringify(row(3))}\n`);
   const { seen, record } = recorder();
+  await journal('inst_b').replay(record);
+  expect(seen).toEqual([]);
+  // Claimed two minutes ago and still there: its instance is gone.
+  rmSync(join(dir, readdirSync(dir)[0]!));
+  writeFileSync(join(dir, `inst_gone.3.claimed-${Date.now() - 120_000}`), `${JSON.stringify(row(3))}\n`);
   const j = journal('inst_b');
   await j.replay(record);
   await j.replay(record);
@@ -102,7 +106,7 @@ test('a torn last line (a crash mid-write) is skipped and reported; the whole li
   const again = journal('inst_a', { onUnreadable: (file, lines) => reports.push([file, lines]) });
   expect(await again.replay(record)).toBe(1);
   expect(seen).toEqual([row(1)]);
-  expect(reports).toEqual([[expect.stringMatching(/^inst_a\.\d+\.claimed$/), 1]]);
+  expect(reports).toEqual([[expect.stringMatching(/^inst_a\.\d+\.claimed-\d+$/), 1]]);
 });
 
 test('files that are not journal files are left alone', async () => {
@@ -112,4 +116,29 @@ test('files that are not journal files are left alone', async () => {
   const { record } = recorder();
   expect(await journal('inst_a').replay(record)).toBe(0);
   expect(readdirSync(dir)).toEqual(['README']);
+});
+
+test('two live instances on one directory do not pass a file back and forth: the one that took it over records it', async () => {
+  const a = journal('inst_a', { adoptAfterMs: 1_000, settleMs: 0 });
+  const b = journal('inst_b', { adoptAfterMs: 1_000, settleMs: 0 });
+  // inst_a kept a charge while the database was away, then claimed it, and could not record it.
+  a.append(row(9));
+  await expect(a.replay(async () => Promise.reject(new Error('database away')))).rejects.toThrow();
+  const [claimed] = readdirSync(dir);
+  expect(claimed).toMatch(/^inst_a\.\d+\.claimed-\d+$/);
+  // An old modification time (the rename kept the one of the last append) does not make it abandoned.
+  const old = (Date.now() - 120_000) / 1000;
+  utimesSync(join(dir, claimed!), old, old);
+  const fromB = recorder();
+  expect(await b.replay(fromB.record)).toBe(0);
+  expect(readdirSync(dir)).toEqual([claimed]);
+  // Its claim one second old: inst_b takes it over; inst_a, right after, finds it too fresh to take back.
+  await new Promise((r) => setTimeout(r, 1_050));
+  await b.replay(fromB.record);
+  const fromA = recorder();
+  await a.replay(fromA.record);
+  expect(fromA.seen).toEqual([]);
+  await b.replay(fromB.record);
+  expect(fromB.seen).toEqual([row(9)]);
+  expect(readdirSync(dir)).toEqual([]);
 });

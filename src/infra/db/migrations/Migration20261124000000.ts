@@ -9,7 +9,10 @@ import { Migration } from '@mikro-orm/migrations';
  * heartbeating, or by this one on its way down). Such a charge is now taken from the balance
  * directly, as an excess is (as far as the balance goes, the rest recorded as uncollected), with
  * a `lease_charges` row of 0 that marks the call as recorded, so a replay is still a no-op.
- * Only a lease that does not exist (or is another account's) still refuses.
+ * Only a lease that does not exist (or is another account's) still refuses. What a charge takes
+ * from the balance directly (an excess, a late charge) now counts on its key's day as well, as
+ * the lease it went past did: the key's daily cap sees what the key spent (its closed lease took
+ * back the unused part, so a late charge left the day's count short by what it cost).
  *
  * The set-wise pass of migration 20261123000000 is unchanged but for one check: a lease pays only
  * for charges of its own account, in both passes (the rows always came from the lease itself, so
@@ -94,6 +97,9 @@ export class Migration20261124000000 extends Migration {
               update accounts set balance_micro = balance_micro - v_debit where id = it.aid;
               insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, model)
                 values (it.aid, -v_debit, 'charge', it.rid, it.kid, it.mdl);
+              -- What the key spent beyond its lease counts on its day too (the lease's day).
+              update key_daily_spend set spent_micro = spent_micro + v_debit
+               where api_key_id = it.kid and day = (select l.day from credit_leases l where l.id = it.lid);
               charged := charged + v_debit;
             end if;
             if v_excess > v_debit then
