@@ -173,31 +173,14 @@ withPostgres('PostgreSQL outage', () => {
     const acct = await gw.newAccount(10);
     const { secret } = await gw.newKey(acct);
     upstream.setMode('held-stream');
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'svc-chat-held', messages: [{ role: 'user', content: 'through the cut' }], stream: true, stream_options: { include_usage: true } }),
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = '';
-    const decoder = new TextDecoder();
-    const readSome = async () => {
-      const { value, done } = await reader.read();
-      if (!done) text += decoder.decode(value, { stream: true });
-      return done;
-    };
-    await readSome(); // the first delta: the call holds its credits, from a lease taken before the cut
+    const stream = await heldStream(secret); // the first delta: the call holds its credits, from a lease taken before the cut
     await proxy.cut();
     upstream.releaseHeld();
-    while (!(await readSome()));
-    await proxy.restore();
+    const { last, chunks } = await stream.rest();
     upstream.setMode('ok');
 
     // The client got the whole answer and its end, not an error event.
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
-    expect(events.at(-1)).toBe('[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(last).toBe('[DONE]');
     expect(chunks.filter((c) => c.error)).toEqual([]);
     expect(chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('')).toBe(FAKE_CHAT_REPLY);
     const id: string = chunks[0].id;
@@ -206,12 +189,11 @@ withPostgres('PostgreSQL outage', () => {
     const journalDir = join(gw.gateway.config.dataDir, 'charge-journal');
     const kept = readdirSync(journalDir).map((f) => readFileSync(join(journalDir, f), 'utf8')).join('');
     expect(kept).toContain(id);
+    await proxy.restore();
 
     // Back: recorded once (its lease may have been closed meanwhile: then from the balance directly).
     const db = gw.gateway.database.db;
-    const charged = async () =>
-      Number((await db.one<{ n: string }>(`select (select count(*) from lease_charges where request_id = ?) as n`, [id]))!.n);
-    await pollUntil(charged, (n) => n === 1, 20_000, 200);
+    await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
     await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
     expect(readdirSync(journalDir)).toEqual([]);

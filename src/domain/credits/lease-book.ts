@@ -15,6 +15,7 @@ import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeJournal } from './charge-journal';
 import type { ChargeRow, LeaseStore } from './lease-store';
+import { KeptCharges } from './kept-charges';
 
 export interface LeaseBookOptions {
   instanceId: string;
@@ -69,9 +70,8 @@ export class LeaseBook {
   private readonly taking = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private stopped = false;
-  private replaying: Promise<void> | null = null;
-  /** Charges the journal could not take (its disk failed): recorded from here, unless this process dies first. */
-  private readonly unjournaled: ChargeRow[] = [];
+  /** Charges the database could not take, until they are recorded. */
+  private readonly kept: KeptCharges;
 
   constructor(
     private readonly store: LeaseStore,
@@ -80,6 +80,7 @@ export class LeaseBook {
     private readonly options: LeaseBookOptions,
   ) {
     recalls.subscribe((accountId) => this.recall(accountId));
+    this.kept = new KeptCharges(store, options);
   }
 
   /** Starts the idle return, heartbeat and stale-lease sweep. */
@@ -92,7 +93,7 @@ export class LeaseBook {
     every(Math.min(1000, this.options.idleMs), () => this.returnIdle(), 'lease idle return');
     every(this.options.heartbeatMs, () => this.store.heartbeat(this.options.instanceId), 'lease heartbeat');
     every(Math.max(1000, (this.options.graceSeconds * 1000) / 3), () => this.sweepStale(), 'stale lease sweep');
-    every(this.options.journalReplayMs ?? 2000, () => this.replayJournal(), 'charge journal replay');
+    every(this.options.journalReplayMs ?? 2000, () => this.kept.record(), 'charge journal replay');
   }
 
   async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
@@ -139,50 +140,11 @@ export class LeaseBook {
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.
       this.retire(lease);
-      this.keep(row, err);
+      this.kept.keep(row, err);
       return costMicro;
     } finally {
       this.settled(lease);
     }
-  }
-
-  /** Keeps a charge the database could not take, on disk when it can, else in memory (lost if this process dies first). */
-  private keep(row: ChargeRow, err: unknown): void {
-    try {
-      if (!this.options.journal) throw new Error('no charge journal');
-      this.options.journal.append(row);
-      this.options.onJournal?.('kept', { requestId: row.requestId, err });
-    } catch (writeErr) {
-      this.unjournaled.push(row);
-      this.options.onError?.('charge journal (kept in memory)', writeErr);
-    }
-  }
-
-  /** Records the kept charges (late: their leases may be closed by now), one pass at a time. */
-  replayJournal(): Promise<void> {
-    this.replaying ??= this.replayKept().finally(() => (this.replaying = null));
-    return this.replaying;
-  }
-
-  private async replayKept(): Promise<void> {
-    const record = async (rows: ChargeRow[]) => {
-      const outcomes = await this.store.record(rows);
-      const refused = outcomes.filter((o) => o.status !== 0).map((o) => o.requestId);
-      if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (no such lease): ${refused.join(', ')}`));
-      return outcomes;
-    };
-    let count = 0;
-    if (this.unjournaled.length > 0) {
-      const rows = this.unjournaled.splice(0);
-      try {
-        count += (await record(rows)).filter((o) => o.status === 0).length;
-      } catch (err) {
-        this.unjournaled.unshift(...rows);
-        throw err;
-      }
-    }
-    if (this.options.journal) count += await this.options.journal.replay(record);
-    if (count > 0) this.options.onJournal?.('recorded', { count });
   }
 
   /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */
@@ -212,7 +174,7 @@ export class LeaseBook {
     while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     // What the journal keeps is recorded now if the database is back; if not (or it does not
     // answer within 5 s), it stays on disk for the next start or another instance.
-    const replayed = this.replayJournal().catch((err) => this.options.onError?.('charge journal replay', err));
+    const replayed = this.kept.record().catch((err) => this.options.onError?.('charge journal replay', err));
     await Promise.race([replayed, new Promise((r) => setTimeout(r, 5_000).unref())]);
     for (const lease of [...this.retiring]) void this.closeNow(lease);
     await Promise.all(this.closes.values());

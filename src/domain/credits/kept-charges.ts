@@ -1,0 +1,67 @@
+/**
+ * Charges the database could not take when their call was answered (see LeaseBook.commit): kept
+ * in the charge journal, on disk, or in memory when the journal cannot be written (lost only if
+ * this process dies first), and recorded from there once the database answers. Recording is
+ * idempotent by request id, and a charge whose lease has been closed meanwhile is a late charge
+ * (paid from the balance), so replaying is always safe.
+ */
+import type { ChargeJournal } from './charge-journal';
+import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
+
+export interface KeptChargesOptions {
+  journal?: ChargeJournal;
+  onError?: (what: string, err: unknown) => void;
+  /** A charge kept in the journal (`kept`), or recorded from it later (`recorded`, how many). */
+  onJournal?: (event: 'kept' | 'recorded', detail: { requestId?: string; count?: number; err?: unknown }) => void;
+}
+
+export class KeptCharges {
+  /** Charges the journal could not take (its disk failed). */
+  private readonly inMemory: ChargeRow[] = [];
+  private recording: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Pick<LeaseStore, 'record'>,
+    private readonly options: KeptChargesOptions,
+  ) {}
+
+  /** Keeps a charge the database could not take (`err` says why), on disk when it can. */
+  keep(row: ChargeRow, err: unknown): void {
+    try {
+      if (!this.options.journal) throw new Error('no charge journal');
+      this.options.journal.append(row);
+      this.options.onJournal?.('kept', { requestId: row.requestId, err });
+    } catch (writeErr) {
+      this.inMemory.push(row);
+      this.options.onError?.('charge journal (kept in memory)', writeErr);
+    }
+  }
+
+  /** Records what is kept (and what stopped instances left in the journal), one pass at a time. */
+  record(): Promise<void> {
+    this.recording ??= this.recordAll().finally(() => (this.recording = null));
+    return this.recording;
+  }
+
+  private async recordAll(): Promise<void> {
+    let count = 0;
+    if (this.inMemory.length > 0) {
+      const rows = this.inMemory.splice(0);
+      try {
+        count += (await this.recordRows(rows)).filter((o) => o.status === 0).length;
+      } catch (err) {
+        this.inMemory.unshift(...rows);
+        throw err;
+      }
+    }
+    if (this.options.journal) count += await this.options.journal.replay((rows) => this.recordRows(rows));
+    if (count > 0) this.options.onJournal?.('recorded', { count });
+  }
+
+  private async recordRows(rows: ChargeRow[]): Promise<ChargeOutcome[]> {
+    const outcomes = await this.store.record(rows);
+    const refused = outcomes.filter((o) => o.status !== 0).map((o) => o.requestId);
+    if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (no such lease): ${refused.join(', ')}`));
+    return outcomes;
+  }
+}
