@@ -114,7 +114,7 @@ export async function buildServices(deps: {
     wantFactor: 32,
     minWantMicro: MICRO_PER_CREDIT,
     onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
-    // Charges of streams answered while the database could not take them, recorded once it can.
+    // Charges of calls answered while the database could not take them, recorded once it can.
     journal: new FileChargeJournal({
       dir: join(config.dataDir, 'charge-journal'),
       instanceId,

@@ -72,6 +72,7 @@ export function deliverDirectly<T>(source: AsyncIterator<T>, answer: (event: T) 
   const write = (result: ExecutionResult): boolean => {
     const { socket } = target;
     if (socket.readyState !== OPEN) return false;
+    // The operations are counted only once one operation's share is past (rarely: a slow reader).
     if (socket.bufferedAmount > MAX_UNSENT_BYTES && socket.bufferedAmount > MAX_UNSENT_BYTES * (target.operationsOnSocket?.() ?? 1)) {
       throw new DomainError('service_unavailable', 'This subscription fell too far behind its events; subscribe again.');
     }

@@ -7,6 +7,7 @@ import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
 import { bearerToken } from '../infra/http/bearer-token';
+import { errorBody } from '../infra/http/error-body';
 import { clientAddress, trustedProxies } from '../infra/http/client-address';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
@@ -140,7 +141,7 @@ function admit(ctx: { subscriptions: Record<string, unknown>; extra: Pick<Partia
  * status from the one error table), so a client sees why rather than a dropped connection.
  */
 function refuseUpgrade(socket: Duplex, err: DomainError): void {
-  const body = JSON.stringify({ error: { message: err.message, type: err.type, code: err.code, param: err.param } });
+  const body = JSON.stringify(errorBody(err));
   const retry = err.retryAfterSeconds === undefined ? '' : `Retry-After: ${err.retryAfterSeconds}\r\n`;
   socket.end(
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\nConnection: close\r\nContent-Type: application/json\r\n${retry}` +

@@ -4,11 +4,7 @@ import { DomainError } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { sendJson } from './json-response';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
-
-/** The OpenAI error body, the only error shape this service writes. */
-export function errorBody(err: DomainError) {
-  return { error: { message: err.message, type: err.type, code: err.code, param: err.param } };
-}
+import { errorBody } from '../infra/http/error-body';
 
 /** Writes a failure (on node:http, so both the Express app and the JSON lane use it). */
 export function sendError(res: ServerResponse, err: DomainError): void {

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { DomainError } from '../domain/errors/domain-error';
 import { randomIdText } from '../domain/shared/ids';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
-import { errorBody } from './error-middleware';
+import { errorBody } from '../infra/http/error-body';
 
 export function requestNotReceivedInTime(seconds: number): DomainError {
   return new DomainError(

@@ -2,7 +2,8 @@ import type { ChargeOutcome, ChargeRow } from './lease-store';
 
 /**
  * Durable keeping of charges the database could not take when their call had already been
- * answered (a stream relayed in full, or cut after part of it, while PostgreSQL was unreachable).
+ * answered (a plain call, or a stream relayed in full or in part, while PostgreSQL was unreachable,
+ * stalled, or lost the reply to a commit).
  * Such a call cannot be refused after the fact, and it must not go free: its charge is kept here
  * and recorded when the database is back. Recording is idempotent by request id, so a charge that
  * did reach the database before its connection failed is not charged twice.

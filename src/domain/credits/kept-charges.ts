@@ -9,6 +9,7 @@ import type { ChargeJournal } from './charge-journal';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
 
 export interface KeptChargesOptions {
+  /** Where the charges of answered calls wait while the database cannot take them. */
   journal?: ChargeJournal;
   onError?: (what: string, err: unknown) => void;
   /** A charge kept in the journal (`kept`), or recorded from it later (`recorded`, how many). */

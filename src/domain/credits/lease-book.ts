@@ -13,11 +13,10 @@ import { newId } from '../shared/ids';
 import { utcDay } from '../shared/time';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
-import type { ChargeJournal } from './charge-journal';
 import type { ChargeRow, LeaseStore } from './lease-store';
-import { KeptCharges } from './kept-charges';
+import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 
-export interface LeaseBookOptions {
+export interface LeaseBookOptions extends KeptChargesOptions {
   instanceId: string;
   /** A lease no call used for this long goes back. */
   idleMs: number;
@@ -28,13 +27,8 @@ export interface LeaseBookOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
   wantFactor: number;
   minWantMicro: number;
-  /** Where the charges of answered calls wait while the database cannot take them. */
-  journal?: ChargeJournal;
   /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
   journalReplayMs?: number;
-  onError?: (what: string, err: unknown) => void;
-  /** A charge kept in the journal (`kept`), or recorded from it later (`recorded`, how many). */
-  onJournal?: (event: 'kept' | 'recorded', detail: { requestId?: string; count?: number; err?: unknown }) => void;
 }
 
 interface Lease {

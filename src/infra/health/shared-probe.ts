@@ -6,13 +6,13 @@
  */
 export function sharedProbe<T>(probe: () => Promise<T>, maxAgeMs: number, now: () => number = Date.now): () => Promise<T> {
   let inFlight: Promise<T> | null = null;
-  let last: { at: number; up: T } | null = null;
+  let last: { at: number; answer: T } | null = null;
   return () => {
-    if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.up);
+    if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.answer);
     inFlight ??= probe()
-      .then((up) => {
-        last = { at: now(), up };
-        return up;
+      .then((answer) => {
+        last = { at: now(), answer };
+        return answer;
       })
       .finally(() => {
         inFlight = null;

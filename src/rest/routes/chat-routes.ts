@@ -6,6 +6,7 @@ import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
+import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
@@ -13,7 +14,7 @@ import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-w
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
 export function streamErrorBody(err: unknown) {
   const e = toDomainError(err) ?? new DomainError('internal_error', 'The server had an error while processing the request.');
-  return { error: { message: e.message, type: e.type, code: e.code, param: e.param } };
+  return errorBody(e);
 }
 
 /** A /v1 POST handler on node:http types, served by the JSON lane and by Express alike. */

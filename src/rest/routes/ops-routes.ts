@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import type { Metrics } from '../../infra/observability/metrics';
+import type { DatabaseState } from '../../infra/db/knex-database';
 
 export interface DependencyState {
   /** `slow`: a probe got no answer in 3 s, though nothing failed (a stalled or overloaded server). */
-  database: 'up' | 'slow' | 'down';
+  database: DatabaseState;
   /** `none`: no REDIS_URL (in-process rate limits and events). */
   redis: 'up' | 'down' | 'none';
 }
