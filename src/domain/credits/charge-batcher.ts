@@ -12,12 +12,6 @@
  */
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
 
-class ChargeDeadlineExceeded extends Error {
-  constructor(ms: number) {
-    super(`the charge transaction did not answer within ${ms} ms`);
-  }
-}
-
 /** Bounds one transaction's size (and its JSON parameter). */
 const MAX_BATCH = 256;
 
@@ -87,7 +81,7 @@ export class ChargeBatcher {
     if (this.answerWithinMs <= 0) return work;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ChargeDeadlineExceeded(this.answerWithinMs)), this.answerWithinMs);
+      timer = setTimeout(() => reject(new Error(`the charge transaction did not answer within ${this.answerWithinMs} ms`)), this.answerWithinMs);
     });
     // A transaction given up on settles later, unobserved: its outcome is the database's to keep.
     work.catch(() => undefined);
@@ -111,11 +105,7 @@ export class ChargeBatcher {
             else p.reject(new Error(`charge ${p.row.requestId} missing from its batch`));
           }
         } catch (err) {
-          // A transaction that did not answer in time means a database that is not answering:
-          // the charges queued behind it are given up on now too, rather than each batch
-          // waiting out a deadline of its own (ten streams behind one stalled charge waited 10 s).
-          const givenUp = err instanceof ChargeDeadlineExceeded ? this.queue.splice(0) : [];
-          for (const p of [...batch, ...givenUp]) p.reject(err);
+          for (const p of batch) p.reject(err);
         }
       }
     } finally {
