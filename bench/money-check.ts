@@ -25,8 +25,12 @@ export interface MoneyCheck {
   ok: boolean;
 }
 
-/** The newest ledger id: lease charges share the sequence, so later ones are above it. */
+/**
+ * The newest ledger id once the charges kept in the journal are recorded (so the warm-up's are
+ * not counted in the phase): lease charges share the sequence, so later ones are above it.
+ */
 export async function ledgerMark(gateway: Gateway): Promise<number> {
+  await gateway.services.leaseBook.recordKeptNow();
   const row = await gateway.database.db.one<{ id: string | null }>(`select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`);
   return Number(row?.id ?? 0);
 }
@@ -35,13 +39,23 @@ async function drain(gateway: Gateway): Promise<void> {
   const book = gateway.services.leaseBook;
   const until = Date.now() + 15_000;
   while (book.inFlightFor() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  // Charges the database did not take in time (CHARGE_DEADLINE_MS) wait in the journal.
+  await book.recordKeptNow();
   await book.returnIdleNow();
 }
 
 export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: number): Promise<MoneyCheck> {
   await drain(gateway);
   const { db } = gateway.database;
-  const rows = await db.all<{ request_id: string; amount_micro: string | number }>(`select request_id, amount_micro from lease_charges where id > ?`, [sinceId]);
+  // A call's charge: its lease_charges row plus what it took from the balance directly (an
+  // excess, or all of it when it was recorded late, after its lease had closed).
+  const rows = await db.all<{ request_id: string; amount_micro: string | number }>(
+    `select request_id, sum(amount_micro) as amount_micro from (
+       select request_id, amount_micro from lease_charges where id > ?
+       union all select reference, -amount_micro from ledger_entries where kind = 'charge' and id > ?) c
+     group by request_id`,
+    [sinceId, sinceId],
+  );
   const charged = new Map(rows.map((r) => [r.request_id, Number(r.amount_micro)]));
   let missing = 0;
   let mismatched = 0;

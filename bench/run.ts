@@ -188,9 +188,10 @@ async function main(): Promise<void> {
         DATABASE_URL: database.url,
         REDIS_URL: process.env.REDIS_URL,
         CHARGE_COMMITS_IN_FLIGHT: process.env.CHARGE_COMMITS_IN_FLIGHT,
+        CHARGE_DEADLINE_MS: process.env.CHARGE_DEADLINE_MS,
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
         MODELS_FILE: modelsFile,
         // Calls cut off at the end of a phase log upstream_error warnings: not news here.
-        LOG_LEVEL: 'error',
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
         SIMULATOR_VIDEO_SECONDS,
       }),

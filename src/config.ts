@@ -81,6 +81,7 @@ const schema = z.object({
    * batches, so more commits: worth it when PostgreSQL has cores of its own.
    */
   CHARGE_COMMITS_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(1),
+  CHARGE_DEADLINE_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
   /**
    * GraphQL WebSocket connections one client address (IPv6: one /64) may hold open on an
    * instance; 0: no cap. 1,000: a browser or an SDK holds one socket (up to 20 operations each),
@@ -127,7 +128,7 @@ export interface Config {
   shutdownDrainSeconds: number;
   requestReceiveSeconds: number;
   shutdownNoticeSeconds: number;
-  creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number };
+  creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
   wsMaxConnectionsPerAddress: number;
   /** TRUSTED_PROXIES: addresses or CIDR ranges; empty: the peer is the client. */
   trustedProxies: string[];
@@ -176,7 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
-    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS, commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT },
+    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS, commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT, chargeDeadlineMs: c.CHARGE_DEADLINE_MS },
     wsMaxConnectionsPerAddress: c.WS_MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: c.TRUSTED_PROXIES,
     logLevel: c.LOG_LEVEL,

@@ -102,8 +102,9 @@ export async function buildServices(deps: {
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db, deps.hotDb);
-  // On PostgreSQL a charge transaction gets 5 s: past that the database is stalled or cut off.
-  const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, config.creditLeases.commitsInFlight, 5_000);
+  // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
+  const { commitsInFlight, chargeDeadlineMs } = config.creditLeases;
+  const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, commitsInFlight, chargeDeadlineMs);
   const leaseRecalls = topic('svc:lease-recalls');
   const instanceId = newId('inst');
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {

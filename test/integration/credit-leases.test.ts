@@ -215,3 +215,61 @@ test('group commit: concurrent charges share transactions', async () => {
   expect(batcher.stats.commits - before.commits).toBeLessThan(64 / 4);
   expect(await gw.balance(acct)).toBeCloseTo(1000 - 0.64, 9);
 });
+
+/** A lease store whose next closes fail as the database would: `failures` of them, with `code`. */
+class FailingCloses extends LeaseStore {
+  failures = 0;
+  code: string | undefined;
+  closeCalls = 0;
+  override close(leaseId: string) {
+    this.closeCalls++;
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(Object.assign(new Error('close failed'), { code: this.code }));
+    }
+    return super.close(leaseId);
+  }
+}
+
+function instanceOn(store: LeaseStore, name: string): LeaseBook {
+  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1), recalls, {
+    instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
+    idleMs: 60_000,
+    heartbeatMs: 60_000,
+    graceSeconds: 600,
+    wantFactor: 32,
+    minWantMicro: creditsToMicro(1),
+  });
+  books.push(book);
+  return book;
+}
+
+test('a lease close the database aborted for a deadlock is tried again: the lease goes back at once', async () => {
+  const acct = await gw.newAccount(50);
+  const key = await liveKey(acct);
+  const store = Object.assign(new FailingCloses(db()), { failures: 2, code: '40P01' });
+  const billing = new Billing(instanceOn(store, 'deadlock'));
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-close-deadlock');
+  await billing.settle(hold, creditsToMicro(1));
+  await books.at(-1)!.returnIdleNow();
+  expect(store.closeCalls).toBe(3);
+  expect(await openLeases(acct.id)).toBe(0);
+  expect(await gw.balance(acct)).toBe(49);
+  await expectLedgerInvariants(db());
+});
+
+test('a lease whose close failed (the database away) is closed by the next return of idle leases, not left open', async () => {
+  const acct = await gw.newAccount(50);
+  const key = await liveKey(acct);
+  const store = Object.assign(new FailingCloses(db()), { failures: 1, code: '08006' });
+  const book = instanceOn(store, 'close-failed');
+  const billing = new Billing(book);
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-close-failed');
+  await billing.settle(hold, creditsToMicro(2));
+  await book.returnIdleNow(); // its close fails: the database went away
+  expect(await openLeases(acct.id)).toBe(1);
+  await book.returnIdleNow(); // the database is back
+  expect(await openLeases(acct.id)).toBe(0);
+  expect(await gw.balance(acct)).toBe(48);
+  await expectLedgerInvariants(db());
+});

@@ -11,6 +11,13 @@
  * aborted by PostgreSQL and retried.
  */
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
+import { retryOnLockConflict } from './lock-conflict';
+
+class ChargeDeadlineExceeded extends Error {
+  constructor(ms: number) {
+    super(`the charge transaction did not answer within ${ms} ms`);
+  }
+}
 
 /** Bounds one transaction's size (and its JSON parameter). */
 const MAX_BATCH = 256;
@@ -62,26 +69,11 @@ export class ChargeBatcher {
     });
   }
 
-  /**
-   * A batch the database aborted for a lock conflict (deadlock, serialization) wrote nothing:
-   * it is tried again, a few times, before its calls are told their charge failed.
-   */
-  private async recordWithRetry(rows: ChargeRow[]) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.store.record(rows);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw err;
-      }
-    }
-  }
-
   private withinDeadline<T>(work: Promise<T>): Promise<T> {
     if (this.answerWithinMs <= 0) return work;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the charge transaction did not answer within ${this.answerWithinMs} ms`)), this.answerWithinMs);
+      timer = setTimeout(() => reject(new ChargeDeadlineExceeded(this.answerWithinMs)), this.answerWithinMs);
     });
     // A transaction given up on settles later, unobserved: its outcome is the database's to keep.
     work.catch(() => undefined);
@@ -95,7 +87,7 @@ export class ChargeBatcher {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const outcomes = await this.withinDeadline(this.recordWithRetry(batch.map((p) => p.row)));
+          const outcomes = await this.withinDeadline(retryOnLockConflict(() => this.store.record(batch.map((p) => p.row))));
           this.stats.charges += batch.length;
           this.stats.commits++;
           const byRequest = new Map(outcomes.map((o) => [o.requestId, o]));
@@ -105,7 +97,11 @@ export class ChargeBatcher {
             else p.reject(new Error(`charge ${p.row.requestId} missing from its batch`));
           }
         } catch (err) {
-          for (const p of batch) p.reject(err);
+          // A transaction that did not answer in time means a database that is not answering:
+          // the charges queued behind it are given up on now too, rather than each batch
+          // waiting out a deadline of its own (ten streams behind one stalled charge waited 10 s).
+          const givenUp = err instanceof ChargeDeadlineExceeded ? this.queue.splice(0) : [];
+          for (const p of [...batch, ...givenUp]) p.reject(err);
         }
       }
     } finally {

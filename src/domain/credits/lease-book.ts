@@ -15,6 +15,7 @@ import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
+import { retryOnLockConflict } from './lock-conflict';
 
 export interface LeaseBookOptions extends KeptChargesOptions {
   instanceId: string;
@@ -153,6 +154,12 @@ export class LeaseBook {
     await this.returnIdleOf();
   }
 
+  /** Records the charges the journal keeps now (after a pass already under way, one more). */
+  async recordKeptNow(): Promise<void> {
+    await this.kept.record().catch(() => undefined);
+    await this.kept.record();
+  }
+
   /** The call charges nothing (it failed): its reservation is free again. */
   release(r: Reservation): void {
     r.lease.free += r.amountMicro;
@@ -191,8 +198,7 @@ export class LeaseBook {
     const running = this.closes.get(lease);
     if (running) return running;
     if (!this.retiring.delete(lease)) return Promise.resolve();
-    const close = this.store
-      .close(lease.id)
+    const close = retryOnLockConflict(() => this.store.close(lease.id))
       .then(
         () => undefined,
         (err) => {
@@ -268,6 +274,8 @@ export class LeaseBook {
     const ofAccount = (l: Lease) => accountId === undefined || l.accountId === accountId;
     const idle = [...this.current.values()].filter((l) => ofAccount(l) && l.inFlight === 0);
     for (const lease of idle) this.retire(lease);
+    // Leases whose close failed earlier (the database was away or stalled) go again now.
+    for (const lease of [...this.retiring]) if (ofAccount(lease) && lease.inFlight === 0) void this.closeNow(lease);
     const pending = [...this.closes.entries()].filter(([l]) => ofAccount(l)).map(([, p]) => p);
     await Promise.all(pending);
     return pending.length > 0;
