@@ -227,8 +227,10 @@ export class LeaseBook {
 
   private async take(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
     const want = Math.max(amountMicro * this.options.wantFactor, this.options.minWantMicro);
+    // A take aborted for a deadlock (its key's day and account rows against a charge batch's
+    // excess, which locks them the other way round) wrote nothing: it is tried again.
     const request = () =>
-      this.store.take({
+      retryOnLockConflict(() => this.store.take({
         id: newId('lease'),
         accountId: key.accountId,
         keyId: key.keyId,
@@ -238,7 +240,7 @@ export class LeaseBook {
         day: utcDay(now),
         instanceId: this.options.instanceId,
         now,
-      });
+      }));
     let grant;
     try {
       grant = await request();
