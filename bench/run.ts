@@ -237,7 +237,8 @@ async function main(): Promise<void> {
     ];
     const results: PhaseResult[] = [];
     const money: MoneyCheck[] = [];
-    const groups = [[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const;
+    // BENCH_ONLY=c1 / c32: one of the two loads alone (a profile of one, a quick look).
+    const groups = ([[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const).filter(([c]) => process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'));
     const total = groups.length * modes.length;
     let done = 0;
     for (const [connections, durationSeconds] of groups) {
