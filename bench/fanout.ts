@@ -420,6 +420,8 @@ async function runRound(ctx: PhaseContext, connections: number): Promise<FanoutR
     log(`idle: rss ${idle.rssMB} MB, heap ${idle.heapUsedMB} MB → per connection heap ${perIdle.heapUsed} KiB, rss ${perIdle.rss} KiB`);
 
     await takeProbes();
+    loop.reset();
+    loop.enable();
     const subscribeStart = now();
     children.forEach((c) => c.send({ cmd: 'subscribe', query, field }));
     await Promise.all(children.map((c) => c.wait('subscribed', 30_000, 'the subscribe messages to be sent')));
@@ -429,9 +431,11 @@ async function runRound(ctx: PhaseContext, connections: number): Promise<FanoutR
       await sleep(20);
     }
     const subscribeEnd = now();
+    loop.disable();
+    const subscribeStall = stallMs(loop);
     round.subscribeSeconds = r3((subscribeEnd - subscribeStart) / 1000);
     const subscribeProbes = probesIn(await takeProbes(), [[subscribeStart, subscribeEnd]]);
-    log(`${ok} subscriptions active on the bus in ${round.subscribeSeconds} s; /healthz p99 ${subscribeProbes.p99} ms`);
+    log(`${ok} subscriptions active on the bus in ${round.subscribeSeconds} s; /healthz p99 ${subscribeProbes.p99} ms (max ${subscribeProbes.max}); loop stall max ${subscribeStall} ms`);
     const subscribed = await snapshot(ctx.gc);
     const perSub = perItemKB(subscribed, idle, ok);
     log(`subscribed: rss ${subscribed.rssMB} MB, heap ${subscribed.heapUsedMB} MB → per subscription heap ${perSub.heapUsed} KiB, rss ${perSub.rss} KiB`);

@@ -17,6 +17,7 @@ import { deliverTo, sharedSubscribe } from './shared-execution';
 import { TurnGate } from './turn-gate';
 import { unstorableArgumentError } from './storable-arguments';
 import { ConnectionCap } from './connection-cap';
+import { MessageTurns } from './message-turns';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -200,6 +201,9 @@ export function attachWebSocketDoor(
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
   const keySockets = new KeySockets(deps.services, deps.logger);
+  // Registered before graphql-ws's own 'connection' listener, so every message goes through it.
+  const messageTurns = new MessageTurns(64);
+  wss.on('connection', (socket: WebSocket) => messageTurns.attach(socket));
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {
       isProd: deps.production,
