@@ -17,7 +17,7 @@ import { deliverTo, sharedSubscribe } from './shared-execution';
 import { TurnGate } from './turn-gate';
 import { unstorableArgumentError } from './storable-arguments';
 import { ConnectionCap } from './connection-cap';
-import { MessageTurns } from './message-turns';
+import { messagesThroughGate } from './message-turns';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -202,8 +202,8 @@ export function attachWebSocketDoor(
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
   const keySockets = new KeySockets(deps.services, deps.logger);
   // Registered before graphql-ws's own 'connection' listener, so every message goes through it.
-  const messageTurns = new MessageTurns(64);
-  wss.on('connection', (socket: WebSocket) => messageTurns.attach(socket));
+  const messageGate = new TurnGate(64);
+  wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {
       isProd: deps.production,

@@ -27,18 +27,19 @@ afterAll(async () => {
 });
 
 const recalls = new LocalTopicFeed();
+const bookOptions = (name: string, options: Partial<LeaseBookOptions> = {}): LeaseBookOptions => ({
+  instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
+  idleMs: 60_000,
+  heartbeatMs: 60_000,
+  graceSeconds: 600,
+  wantFactor: 32,
+  minWantMicro: creditsToMicro(1),
+  ...options,
+});
 function instance(name: string, options: Partial<LeaseBookOptions> = {}, maxCommits = 1): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
   const store = new LeaseStore(gw.gateway.database.db);
   const batcher = new ChargeBatcher(store, 0, maxCommits);
-  const book = new LeaseBook(store, batcher, recalls, {
-    instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
-    idleMs: 60_000,
-    heartbeatMs: 60_000,
-    graceSeconds: 600,
-    wantFactor: 32,
-    minWantMicro: creditsToMicro(1),
-    ...options,
-  });
+  const book = new LeaseBook(store, batcher, recalls, bookOptions(name, options));
   books.push(book);
   return { book, billing: new Billing(book), batcher };
 }
@@ -232,14 +233,7 @@ class FailingCloses extends LeaseStore {
 }
 
 function instanceOn(store: LeaseStore, name: string): LeaseBook {
-  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1), recalls, {
-    instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
-    idleMs: 60_000,
-    heartbeatMs: 60_000,
-    graceSeconds: 600,
-    wantFactor: 32,
-    minWantMicro: creditsToMicro(1),
-  });
+  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1), recalls, bookOptions(name));
   books.push(book);
   return book;
 }

@@ -4,7 +4,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
-import { MessageTurns } from '../../src/graphql/message-turns';
+import { messagesThroughGate } from '../../src/graphql/message-turns';
+import { TurnGate } from '../../src/graphql/turn-gate';
 
 function socket(log: string[], name: string) {
   const s = Object.assign(new EventEmitter(), { OPEN: 1, readyState: 1 });
@@ -13,19 +14,28 @@ function socket(log: string[], name: string) {
 }
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
+/** After the microtasks queued so far (a message let through runs in one). */
+const microtasksDone = () => new Promise((r) => process.nextTick(r));
 
-test('a turn handles its share at once, the rest in later turns, each socket in order', async () => {
+/** Two sockets whose messages go through one gate of `perTurn`. */
+function twoSockets(perTurn: number) {
   const log: string[] = [];
-  const turns = new MessageTurns(3);
+  const gate = new TurnGate(perTurn);
   const a = socket(log, 'a');
   const b = socket(log, 'b');
-  turns.attach(a as unknown as WebSocket);
-  turns.attach(b as unknown as WebSocket);
+  messagesThroughGate(gate, a as unknown as WebSocket);
+  messagesThroughGate(gate, b as unknown as WebSocket);
+  return { log, a, b };
+}
+
+test('a turn handles its share at once, the rest in later turns, each socket in order', async () => {
+  const { log, a, b } = twoSockets(3);
   for (let i = 1; i <= 4; i++) {
     a.emit('message', `${i}`);
     b.emit('message', `${i}`);
   }
-  // The first three went through during the burst's own turn.
+  // The first three go through in the burst's own turn.
+  await microtasksDone();
   expect(log).toEqual(['a:1', 'b:1', 'a:2']);
   await nextTurn();
   expect(log).toEqual(['a:1', 'b:1', 'a:2', 'b:2', 'a:3', 'b:3']);
@@ -38,15 +48,11 @@ test('a turn handles its share at once, the rest in later turns, each socket in 
 });
 
 test("a socket closed while its messages waited has them dropped; others' still go", async () => {
-  const log: string[] = [];
-  const turns = new MessageTurns(1);
-  const a = socket(log, 'a');
-  const b = socket(log, 'b');
-  turns.attach(a as unknown as WebSocket);
-  turns.attach(b as unknown as WebSocket);
+  const { log, a, b } = twoSockets(1);
   a.emit('message', '1');
   a.emit('message', '2');
   b.emit('message', '1');
+  await microtasksDone();
   a.readyState = 3;
   await nextTurn();
   await nextTurn();
