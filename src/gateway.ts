@@ -96,8 +96,9 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
     trustedProxies: config.trustedProxies,
   });
-  // One database probe per quarter second, however often /healthz is asked.
-  const databaseProbe = sharedProbe(() => database.probe(3_000), 250);
+  // One database probe per quarter second, however often /healthz is asked; polled often, it
+  // answers from the last probe (at most 2 s old) while the next runs.
+  const databaseProbe = sharedProbe(() => database.probe(3_000), 250, Date.now, 2_000);
   // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
   const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
   const app = createHttpApp({

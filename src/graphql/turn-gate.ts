@@ -10,7 +10,16 @@ export class TurnGate {
   private admitted = 0;
   private turnScheduled = false;
 
-  constructor(private readonly perTurn: number) {}
+  /** @param onQueue called whenever a pass has to wait for a later turn (the turn's share is used). */
+  constructor(
+    private readonly perTurn: number,
+    private readonly onQueue?: () => void,
+  ) {}
+
+  /** Passes waiting for a later turn. */
+  get backlog(): number {
+    return this.waiting.length;
+  }
 
   /** Resolves at once while this turn has room and nobody waits, otherwise in a later turn. */
   pass(): Promise<void> {
@@ -19,6 +28,7 @@ export class TurnGate {
       this.admitted++;
       return Promise.resolve();
     }
+    this.onQueue?.();
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 

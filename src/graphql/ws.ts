@@ -1,4 +1,5 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -18,6 +19,7 @@ import { TurnGate } from './turn-gate';
 import { unstorableArgumentError } from './storable-arguments';
 import { ConnectionCap } from './connection-cap';
 import { messagesThroughGate } from './message-turns';
+import { BurstReads } from './burst-reads';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -191,7 +193,10 @@ export function attachWebSocketDoor(
     }
     // The place is held until the TCP socket is gone, whatever ends it (handshake refused, close, reset).
     socket.once('close', release);
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      burstReads.track(socket as Socket);
+      wss.emit('connection', ws, req);
+    });
   };
   server.on('upgrade', onUpgrade);
 
@@ -202,7 +207,10 @@ export function attachWebSocketDoor(
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
   const keySockets = new KeySockets(deps.services, deps.logger);
   // Registered before graphql-ws's own 'connection' listener, so every message goes through it.
-  const messageGate = new TurnGate(64);
+  // A turn that brings more messages than the gate's share pauses every socket's reads, which
+  // then come back a slice per turn (burst-reads.ts).
+  const messageGate: TurnGate = new TurnGate(64, () => burstReads.pauseAll());
+  const burstReads = new BurstReads(64, () => messageGate.backlog);
   wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {

@@ -49,3 +49,31 @@ test('a probe that throws is not cached: the next check probes again', async () 
   await expect(check()).rejects.toThrow('boom');
   expect(runs).toBe(2);
 });
+
+test('an answer past its interval but within the stale bound is given at once while the next probe runs; past the bound, checks wait', async () => {
+  let clock = 1_000;
+  const p = controlledProbe();
+  const check = sharedProbe(p.probe, 250, () => clock, 1_000);
+  const first = check();
+  p.answer(true);
+  expect(await first).toBe(true);
+
+  clock += 300;
+  // Answered from the last probe without waiting; one fresh probe started behind it, shared.
+  expect(await check()).toBe(true);
+  expect(await check()).toBe(true);
+  expect(p.runs()).toBe(2);
+  p.answer(false);
+  await new Promise((r) => setImmediate(r));
+  expect(await check()).toBe(false);
+
+  // Nothing for longer than the stale bound: the next check waits for a probe of its own.
+  clock += 1_000;
+  let settled = false;
+  const late = check().then((up) => ((settled = true), up));
+  await new Promise((r) => setImmediate(r));
+  expect(settled).toBe(false);
+  expect(p.runs()).toBe(3);
+  p.answer(true);
+  expect(await late).toBe(true);
+});
