@@ -95,6 +95,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
     production: config.env === 'production',
     maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
     trustedProxies: config.trustedProxies,
+    metrics,
   });
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.

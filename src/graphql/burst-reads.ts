@@ -52,10 +52,12 @@ export class BurstReads {
   /**
    * @param perTurn sockets put back to reading per turn.
    * @param backlog messages still waiting for their turn; sockets wait while it is over `perTurn`.
+   * @param onPause told each time a burst paused sockets (a metric).
    */
   constructor(
     private readonly perTurn: number,
     private readonly backlog: () => number,
+    private readonly onPause: () => void = () => undefined,
   ) {}
 
   track(socket: Socket): void {
@@ -73,6 +75,7 @@ export class BurstReads {
     if (this.resuming) return;
     for (const socket of this.open) if (stopReading(socket)) this.paused.push(socket);
     if (this.paused.length === 0) return;
+    this.onPause();
     this.resuming = true;
     setImmediate(this.resumeSlice);
   }

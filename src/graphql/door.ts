@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type { Logger } from '../infra/observability/logger';
+import type { Metrics } from '../infra/observability/metrics';
 import { buildGraphQLSchema } from './schema';
 import { createFormatError } from './errors';
 import type { GraphQLServices } from './context';
@@ -25,6 +26,7 @@ export async function createGraphQLDoor(deps: {
   maxConnectionsPerAddress: number;
   /** Proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
   trustedProxies: readonly string[];
+  metrics?: Metrics;
 }): Promise<GraphQLDoor> {
   const schema = await buildGraphQLSchema();
   const formatError = createFormatError(deps.logger, deps.production);
@@ -34,7 +36,7 @@ export async function createGraphQLDoor(deps: {
   return {
     mount: http.mount,
     attach: (server) => {
-      ws = attachWebSocketDoor(server, { ...shared, maxConnectionsPerAddress: deps.maxConnectionsPerAddress, trustedProxies: deps.trustedProxies });
+      ws = attachWebSocketDoor(server, { ...shared, maxConnectionsPerAddress: deps.maxConnectionsPerAddress, trustedProxies: deps.trustedProxies, metrics: deps.metrics });
     },
     close: async () => {
       await ws?.close();

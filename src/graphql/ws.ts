@@ -7,6 +7,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
+import type { Metrics } from '../infra/observability/metrics';
 import { bearerToken } from '../infra/http/bearer-token';
 import { errorBody } from '../infra/http/error-body';
 import { clientAddress, trustedProxies } from '../infra/http/client-address';
@@ -170,6 +171,7 @@ export function attachWebSocketDoor(
     maxConnectionsPerAddress: number;
     /** Proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
     trustedProxies: readonly string[];
+    metrics?: Metrics;
   },
 ): { close: () => Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
@@ -210,7 +212,7 @@ export function attachWebSocketDoor(
   // A turn that brings more messages than the gate's share pauses every socket's reads, which
   // then come back a slice per turn (burst-reads.ts).
   const messageGate: TurnGate = new TurnGate(64, () => burstReads.pauseAll());
-  const burstReads = new BurstReads(64, () => messageGate.backlog);
+  const burstReads = new BurstReads(64, () => messageGate.backlog, () => deps.metrics?.wsReadPauses.inc());
   wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {

@@ -41,6 +41,11 @@ export class Metrics {
     labelNames: ['dependency', 'operation'] as const,
     registers: [this.registry],
   });
+  readonly wsReadPauses = new Counter({
+    name: 'svc_ws_read_pauses_total',
+    help: 'Times a burst of WebSocket messages stopped every socket reading, to read them again a slice per turn',
+    registers: [this.registry],
+  });
   readonly dependencyUp = new Gauge({
     name: 'svc_dependency_up',
     help: '1 when the dependency answered lately, 0 while it does not',
