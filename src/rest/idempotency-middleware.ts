@@ -41,7 +41,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     const start = await service.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') return replay(res, start.response);
     captureEnd(res, (response) =>
-      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response')),
+      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it')),
     );
     // A client that hangs up does not free the key: the handler still runs (and may charge) and
     // its response is stored for the retry. Only a process that dies leaves the key claimed, until

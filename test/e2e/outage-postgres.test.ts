@@ -222,4 +222,36 @@ withPostgres('PostgreSQL outage', () => {
     await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
+
+  test('an Idempotency-Key whose answer the database could not store is replayed once it is back, not held "running" for 15 minutes', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    const body = { model: 'svc-chat-held', messages: [{ role: 'user', content: 'once only' }] };
+    const call = (key: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body, headers: { 'Idempotency-Key': key } });
+    expect((await call('warm-up')).status).toBe(200); // the key's credit lease is taken
+    upstream.setMode('held-json');
+    let first;
+    try {
+      // The key is claimed while the database answers; the provider answers once it is cut.
+      const pending = call('cut-mid-call');
+      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'once only').length, (n) => n === 2, 10_000, 20);
+      await proxy.cut();
+      upstream.releaseHeld();
+      first = await pending;
+    } finally {
+      upstream.setMode('ok');
+      await proxy.restore();
+    }
+    expect(first.status).toBe(200);
+    // Once the database is back the stored answer lands: the retry gets it, nothing runs again.
+    const retry = await pollUntil(() => call('cut-mid-call'), (r) => r.status !== 409, 15_000, 250);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body.id).toBe(first.body.id);
+    expect(upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'once only')).toHaveLength(2);
+    const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
+    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200);
+    expect(gw.gateway.services.idempotency.unwrittenCount).toBe(0);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  }, 60_000);
 });

@@ -27,6 +27,8 @@ export type FakeOpenAIMode =
   | 'die-mid-stream'
   /** Streams: one delta, then waits for `releaseHeld()` before the rest, as in `ok`. */
   | 'held-stream'
+  /** Plain (non-streamed) chat waits for `releaseHeld()`, then answers as in `ok`. */
+  | 'held-json'
   /** Streams: one delta, then goes silent while keeping the connection open. */
   | 'stall-mid-stream'
   /** Streams: finish reason and usage, then a clean end without `data: [DONE]`. */
@@ -148,6 +150,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
         const usage = { 'huge-usage': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
+        if (mode === 'held-json' && !r.json?.stream) await held;
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':

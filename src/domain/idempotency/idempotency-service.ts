@@ -22,6 +22,10 @@ export const KEEP_SECONDS = 24 * 60 * 60;
 export const ABANDONED_AFTER_SECONDS = 15 * 60;
 /** What a duplicate that arrives while the first request runs is told to wait. */
 export const RETRY_AFTER_SECONDS = 1;
+/** How often a response or release the database did not take is tried again. */
+export const RETRY_UNWRITTEN_MS = 2_000;
+/** What those may hold in memory (response bodies): past it the oldest is let go, and its key frees itself after ABANDONED_AFTER_SECONDS. */
+const MAX_UNWRITTEN_BYTES = 64 * 1024 * 1024;
 
 const PRINTABLE = /^[\x20-\x7e]{1,255}$/;
 
@@ -41,8 +45,20 @@ interface Row {
  */
 export class IdempotencyService {
   private lastPurge = 0;
+  /**
+   * Stored responses and releases the database did not take (it was away when the first
+   * request ended), by key, oldest first. Without them a key stayed "running" until its
+   * 15-minute abandonment: its retries got 409 though the database was back in seconds, and the
+   * first retry after it ran (and charged) the request again although it had been answered.
+   */
+  private readonly unwritten = new Map<string, { write: () => Promise<unknown>; bytes: number }>();
+  private unwrittenBytes = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly onDropped: (count: number) => void = () => undefined,
+  ) {}
 
   /** The header's value checked: 1–255 printable ASCII characters. */
   static parseKey(raw: string | undefined): string | undefined {
@@ -122,18 +138,77 @@ export class IdempotencyService {
     return result;
   }
 
-  /** Stores the first request's response (before it is sent); a 5xx frees the key instead. */
+  /**
+   * Stores the first request's response (before it is sent); a 5xx frees the key instead. When
+   * the database does not take it, this throws, and it is tried again every RETRY_UNWRITTEN_MS.
+   */
   async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
     if (response.status >= 500) return this.abandon(apiKeyId, key);
-    await this.db.run(
-      `update idempotency_keys set status_code = ?, response_headers = ?::jsonb, response_body = ? where api_key_id = ? and idempotency_key = ?`,
-      [response.status, JSON.stringify(response.headers), response.body.toString('base64'), apiKeyId, key],
+    const body = response.body.toString('base64');
+    await this.persist(apiKeyId, key, body.length, () =>
+      this.db.run(
+        `update idempotency_keys set status_code = ?, response_headers = ?::jsonb, response_body = ?
+          where api_key_id = ? and idempotency_key = ? and status_code is null`,
+        [response.status, JSON.stringify(response.headers), body, apiKeyId, key],
+      ),
     );
   }
 
-  /** Frees a key whose first request produced nothing a retry should see. */
+  /** Frees a key whose first request produced nothing a retry should see (tried again, as `complete`). */
   async abandon(apiKeyId: string, key: string): Promise<void> {
-    await this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null`, [apiKeyId, key]);
+    await this.persist(apiKeyId, key, 0, () => this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null`, [apiKeyId, key]));
+  }
+
+  /** Keys whose response or release waits for the database. */
+  get unwrittenCount(): number {
+    return this.unwritten.size;
+  }
+
+  private async persist(apiKeyId: string, key: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
+    const id = `${apiKeyId}\0${key}`;
+    try {
+      await write();
+    } catch (err) {
+      this.keep(id, { write, bytes });
+      throw err;
+    }
+    // A write of the key that landed makes one kept from before it moot.
+    this.forget(id);
+  }
+
+  private keep(id: string, entry: { write: () => Promise<unknown>; bytes: number }): void {
+    this.forget(id);
+    this.unwritten.set(id, entry);
+    this.unwrittenBytes += entry.bytes;
+    let dropped = 0;
+    for (const [oldest] of this.unwritten) {
+      if (this.unwrittenBytes <= MAX_UNWRITTEN_BYTES || oldest === id) break;
+      this.forget(oldest);
+      dropped++;
+    }
+    if (dropped > 0) this.onDropped(dropped);
+    this.retryTimer ??= setTimeout(() => void this.retryUnwritten(), RETRY_UNWRITTEN_MS).unref();
+  }
+
+  private forget(id: string): void {
+    const entry = this.unwritten.get(id);
+    if (!entry) return;
+    this.unwritten.delete(id);
+    this.unwrittenBytes -= entry.bytes;
+  }
+
+  /** Tries the kept writes in order; the first that fails means the database is still away. */
+  private async retryUnwritten(): Promise<void> {
+    for (const [id, entry] of [...this.unwritten]) {
+      try {
+        await entry.write();
+      } catch {
+        break;
+      }
+      if (this.unwritten.get(id) === entry) this.forget(id);
+    }
+    this.retryTimer = null;
+    if (this.unwritten.size > 0) this.retryTimer = setTimeout(() => void this.retryUnwritten(), RETRY_UNWRITTEN_MS).unref();
   }
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
