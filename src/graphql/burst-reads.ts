@@ -46,8 +46,8 @@ function startReading(socket: Socket): void {
 
 export class BurstReads {
   private readonly open = new Set<Socket>();
+  /** Paused by the burst under way (none: no burst), put back oldest first. */
   private readonly paused: Socket[] = [];
-  private resuming = false;
 
   /**
    * @param perTurn sockets put back to reading per turn.
@@ -72,20 +72,17 @@ export class BurstReads {
 
   /** A turn got more messages than its share: every socket stops reading, to come back in slices. */
   pauseAll(): void {
-    if (this.resuming) return;
+    if (this.paused.length > 0) return;
     for (const socket of this.open) if (stopReading(socket)) this.paused.push(socket);
     if (this.paused.length === 0) return;
     this.onPause();
-    this.resuming = true;
     setImmediate(this.resumeSlice);
   }
 
   private readonly resumeSlice = (): void => {
     if (this.backlog() <= this.perTurn) {
-      // Oldest first, so the sockets paused first (or longest) read first.
       for (const socket of this.paused.splice(0, this.perTurn)) startReading(socket);
     }
     if (this.paused.length > 0) setImmediate(this.resumeSlice);
-    else this.resuming = false;
   };
 }

@@ -1,6 +1,7 @@
-import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { GraphQLContext } from './context';
 import { deliverDirectly, type DeliveryTarget } from './direct-delivery';
+import { perDocument } from './per-document';
 
 type Result = ExecutionResult | Promise<ExecutionResult>;
 
@@ -35,12 +36,11 @@ export function deliverTo(args: ExecutionArgs, target: DeliveryTarget): void {
 
 /** event → operation key → its answer. Entries go when the event object does. */
 const answers = new WeakMap<object, Map<string, Result>>();
-const documentIds = new WeakMap<DocumentNode, number>();
 let nextDocumentId = 0;
+const documentId = perDocument(() => nextDocumentId++);
 
 function operationKey(args: ExecutionArgs): string {
-  let doc = documentIds.get(args.document);
-  if (doc === undefined) documentIds.set(args.document, (doc = nextDocumentId++));
+  const doc = documentId(args.document);
   const principal = (args.contextValue as GraphQLContext | undefined)?.principal;
   const who = principal ? (principal.kind === 'key' ? `key:${principal.keyId}` : `account:${principal.accountId}`) : '-';
   return `${doc}\n${args.operationName ?? ''}\n${who}\n${JSON.stringify(args.variableValues ?? {})}`;

@@ -203,7 +203,9 @@ export function attachWebSocketDoor(
   server.on('upgrade', onUpgrade);
 
   // Connection checks and operation starts share one gate: ~64 of them per turn is ~5–10 ms.
-  const gate = new TurnGate(64);
+  // Messages, and sockets put back to reading after a burst, go by the same share.
+  const PER_TURN = 64;
+  const gate = new TurnGate(PER_TURN);
   const prepareDeps = { schema: deps.schema, services: deps.services, checkDocument: documentChecker(deps.schema, deps.production) };
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
@@ -211,8 +213,8 @@ export function attachWebSocketDoor(
   // Registered before graphql-ws's own 'connection' listener, so every message goes through it.
   // A turn that brings more messages than the gate's share pauses every socket's reads, which
   // then come back a slice per turn (burst-reads.ts).
-  const messageGate: TurnGate = new TurnGate(64, () => burstReads.pauseAll());
-  const burstReads = new BurstReads(64, () => messageGate.backlog, () => deps.metrics?.wsReadPauses.inc());
+  const messageGate: TurnGate = new TurnGate(PER_TURN, () => burstReads.pauseAll());
+  const burstReads = new BurstReads(PER_TURN, () => messageGate.backlog, () => deps.metrics?.wsReadPauses.inc());
   wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
   const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
     {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../ports/database';
 import { DomainError, invalidRequest } from '../errors/domain-error';
+import { UnwrittenWrites } from './unwritten-writes';
 
 /** The response a first request produced, as a retry replays it. */
 export interface StoredResponse {
@@ -47,18 +48,18 @@ export class IdempotencyService {
   private lastPurge = 0;
   /**
    * Stored responses and releases the database did not take (it was away when the first
-   * request ended), by key, oldest first. Without them a key stayed "running" until its
-   * 15-minute abandonment: its retries got 409 though the database was back in seconds, and the
-   * first retry after it ran (and charged) the request again although it had been answered.
+   * request ended). Without them a key stayed "running" until its 15-minute abandonment: its
+   * retries got 409 though the database was back in seconds, and the first retry after it ran
+   * (and charged) the request again although it had been answered.
    */
-  private readonly unwritten = new Map<string, { write: () => Promise<unknown>; bytes: number }>();
-  private unwrittenBytes = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly unwritten: UnwrittenWrites;
 
   constructor(
     private readonly db: Database,
-    private readonly onDropped: (count: number) => void = () => undefined,
-  ) {}
+    onDropped: (count: number) => void = () => undefined,
+  ) {
+    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, onDropped);
+  }
 
   /** The header's value checked: 1–255 printable ASCII characters. */
   static parseKey(raw: string | undefined): string | undefined {
@@ -164,51 +165,8 @@ export class IdempotencyService {
     return this.unwritten.size;
   }
 
-  private async persist(apiKeyId: string, key: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
-    const id = `${apiKeyId}\0${key}`;
-    try {
-      await write();
-    } catch (err) {
-      this.keep(id, { write, bytes });
-      throw err;
-    }
-    // A write of the key that landed makes one kept from before it moot.
-    this.forget(id);
-  }
-
-  private keep(id: string, entry: { write: () => Promise<unknown>; bytes: number }): void {
-    this.forget(id);
-    this.unwritten.set(id, entry);
-    this.unwrittenBytes += entry.bytes;
-    let dropped = 0;
-    for (const [oldest] of this.unwritten) {
-      if (this.unwrittenBytes <= MAX_UNWRITTEN_BYTES || oldest === id) break;
-      this.forget(oldest);
-      dropped++;
-    }
-    if (dropped > 0) this.onDropped(dropped);
-    this.retryTimer ??= setTimeout(() => void this.retryUnwritten(), RETRY_UNWRITTEN_MS).unref();
-  }
-
-  private forget(id: string): void {
-    const entry = this.unwritten.get(id);
-    if (!entry) return;
-    this.unwritten.delete(id);
-    this.unwrittenBytes -= entry.bytes;
-  }
-
-  /** Tries the kept writes in order; the first that fails means the database is still away. */
-  private async retryUnwritten(): Promise<void> {
-    for (const [id, entry] of [...this.unwritten]) {
-      try {
-        await entry.write();
-      } catch {
-        break;
-      }
-      if (this.unwritten.get(id) === entry) this.forget(id);
-    }
-    this.retryTimer = null;
-    if (this.unwritten.size > 0) this.retryTimer = setTimeout(() => void this.retryUnwritten(), RETRY_UNWRITTEN_MS).unref();
+  private persist(apiKeyId: string, key: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
+    return this.unwritten.run(`${apiKeyId}\0${key}`, bytes, write);
   }
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
