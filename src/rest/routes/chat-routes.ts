@@ -8,7 +8,7 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
-import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -45,10 +45,15 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
       // Queued, not written: it leaves with the headers and the first content events, in one write.
       const prefix = chunkPrefix(info);
       writeEvent(res, chunkText(prefix, opening));
+      let unfinishedChoices = info.choiceCount;
       // Iterated by hand, not with for-await over a wrapper: one generator hop less per event.
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
         const item = next.value;
         if (item.type === 'chunk') {
+          for (const choice of item.choices) if (choice.finishReason !== null) unfinishedChoices--;
+          // Every choice has finished: what is left (the usage, [DONE]) waits for the charge, and
+          // the last content leaves with it, in one write.
+          if (unfinishedChoices <= 0) holdEvents(res);
           const full = writeEvent(res, chunkText(prefix, item.choices));
           if (full) await full;
           continue;
