@@ -27,7 +27,9 @@ export interface MediaClientsReport {
 }
 
 async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
-  const agent = new Agent({ connections: job.concurrency + 2 });
+  const agent = new Agent({ connections: job.concurrency });
+  // The probe's own connection, as a load balancer's health check has: never queued behind an edit.
+  const probeAgent = new Agent({ connections: 1 });
   const edit = async (key: string, i: number): Promise<{ ms: number; status: number }> => {
     const form = new FormData();
     form.set('model', 'svc-image-edit-1');
@@ -44,7 +46,7 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
     while (!until()) {
       const t = performance.now();
       try {
-        const res = await request(`${job.url}/healthz`, { dispatcher: agent });
+        const res = await request(`${job.url}/healthz`, { dispatcher: probeAgent });
         await res.body.text();
         if (res.statusCode !== 200) errors++;
         into.push(performance.now() - t);
@@ -76,7 +78,7 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
   const editSeconds = (performance.now() - started) / 1000;
   editing = false;
   healthErrors += await poller;
-  await agent.close();
+  await Promise.all([agent.close(), probeAgent.close()]);
   return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds };
 }
 

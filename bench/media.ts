@@ -4,9 +4,12 @@
  * each a large valid input (a 2048x2048 PNG of noise, near the catalog's bound) edited at
  * 2048x2048, while another client polls /healthz; clients in a worker thread (media-clients.ts).
  * Live keys of the simulator-served edit model, so the test-key budget does not apply and
- * every edit is billed. Reported: /healthz p50/p99/max idle and under the edits, edits/s.
+ * every edit is billed. Reported: /healthz p50/p99/max idle and under the edits, edits/s, and
+ * the gateway thread's longest event-loop stall and longest GC pause in the phase (to tell a slow
+ * probe caused by the gateway's loop from one the machine's cores caused).
  */
 import { Worker } from 'node:worker_threads';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Gateway } from '../src/gateway';
@@ -27,6 +30,9 @@ export interface MediaResult {
   healthIdle: LatencyFigures;
   healthUnderEdits: LatencyFigures;
   healthErrors: number;
+  /** The gateway thread's longest event-loop stall, and its longest GC pause, during the phase (ms). */
+  loopStallMaxMs?: number;
+  gcPauseMaxMs?: number;
   edits: { completed: number; perSecond: number; statusCodes: Record<string, number>; latencyMs: LatencyFigures };
   error?: string;
 }
@@ -58,7 +64,14 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
   opts.log(`(media) ${concurrency} clients editing a ${(image.length / 1e6).toFixed(1)} MB ${size} PNG at ${size} for ${seconds} s while /healthz is polled…`);
   const job: MediaClientsJob = { url: gatewayUrl, keys, image, size, concurrency, seconds, idleSeconds: 2 };
   const settings = { concurrency, seconds, inputBytes: image.length, inputSize: size, outputSize: size };
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  let gcPauseMaxMs = 0;
+  const gcs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcPauseMaxMs = Math.max(gcPauseMaxMs, e.duration);
+  });
   try {
+    loop.enable();
+    gcs.observe({ entryTypes: ['gc'] });
     const report = await new Promise<MediaClientsReport>((ok, fail) => {
       const worker = new Worker(join(__dirname, 'media-clients.js'), { workerData: job });
       worker.once('message', (m: { report?: MediaClientsReport; error?: string }) => (m.report ? ok(m.report) : fail(new Error(m.error))));
@@ -73,15 +86,20 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
       healthIdle: figures(report.idleHealthMs),
       healthUnderEdits: figures(report.loadedHealthMs),
       healthErrors: report.healthErrors,
+      loopStallMaxMs: Math.round(loop.max / 1e5) / 10,
+      gcPauseMaxMs: Math.round(gcPauseMaxMs * 10) / 10,
       edits: { completed, perSecond: Math.round((completed / report.editSeconds) * 100) / 100, statusCodes, latencyMs: figures(report.edits.map((e) => e.ms)) },
     };
     if (completed === 0) result.error = `no edit succeeded: ${JSON.stringify(statusCodes)}`;
     const h = result.healthUnderEdits;
-    opts.log(`(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`);
+    opts.log(`(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); gateway loop stall max ${result.loopStallMaxMs} ms, GC pause max ${result.gcPauseMaxMs} ms; ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`);
     return result;
   } catch (err) {
     const empty = figures([]);
     return { settings, healthIdle: empty, healthUnderEdits: empty, healthErrors: 0, edits: { completed: 0, perSecond: 0, statusCodes: {}, latencyMs: empty }, error: String(err) };
+  } finally {
+    loop.disable();
+    gcs.disconnect();
   }
 }
 
@@ -103,7 +121,7 @@ export function renderMediaMarkdown(m: MediaResult): string {
     row('idle, before the edits', m.healthIdle),
     row(`during ${m.settings.concurrency} concurrent heavy edits`, m.healthUnderEdits),
     '',
-    `Edits: **${m.edits.completed} completed, ${m.edits.perSecond}/s**, status codes ${JSON.stringify(m.edits.statusCodes)}, latency p50 ${m.edits.latencyMs.p50} ms, p99 ${m.edits.latencyMs.p99} ms. /healthz errors: ${m.healthErrors}.`,
+    `Edits: **${m.edits.completed} completed, ${m.edits.perSecond}/s**, status codes ${JSON.stringify(m.edits.statusCodes)}, latency p50 ${m.edits.latencyMs.p50} ms, p99 ${m.edits.latencyMs.p99} ms. /healthz errors: ${m.healthErrors}. The gateway thread's longest event-loop stall in the phase: ${m.loopStallMaxMs ?? '–'} ms; its longest GC pause: ${m.gcPauseMaxMs ?? '–'} ms.`,
     '',
   );
   return lines.join('\n');
