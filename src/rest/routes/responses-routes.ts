@@ -7,7 +7,7 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, endEventStream, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
 export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): JsonPostHandler {
@@ -25,6 +25,8 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
     startEventStream(res, headers);
     try {
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
+        // As for chat: once the answer has finished, its last events leave with its end, in one write.
+        if (translator.finished) holdEvents(res);
         const full = writeEvent(res, next.value, next.value.type);
         if (full) await full;
       }

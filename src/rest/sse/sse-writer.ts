@@ -73,12 +73,12 @@ export function writeEvent(res: ServerResponse, data: unknown, event?: string): 
 
 /**
  * Keeps what is queued, and what is queued next, from being written until the next sendEvent or
- * endEventStream. For a stream's last content events: what follows them (the usage, `[DONE]`)
- * waits for the call's charge, and a client can do nothing with a finished choice before its
- * `[DONE]` it could not do a millisecond later, so the end of a stream leaves in one socket
- * write instead of two (a write on loopback costs the
- * gateway about as much CPU as parsing the whole upstream stream). Bounded: past
- * HELD_TEXT_LIMIT queued, events are written as usual again.
+ * endEventStream. For a stream's last content events: what follows them (the usage, `[DONE]`,
+ * the terminal response event) waits for the call's charge, and a client can do nothing with a
+ * finished answer before its end that it could not do a millisecond later, so the end of a
+ * stream leaves in one socket write instead of two (a write on loopback costs the gateway about
+ * as much CPU as parsing the whole upstream stream). Bounded: past HELD_TEXT_LIMIT queued,
+ * events are written as usual again.
  */
 export function holdEvents(res: ServerResponse): void {
   pendingOf(res).held = true;

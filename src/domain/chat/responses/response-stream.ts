@@ -54,6 +54,11 @@ export class ResponseStreamTranslator {
     return { type, sequence_number: this.sequence++, ...fields };
   }
 
+  /** Whether the answer has its finish reason: what follows is its end, after the charge. */
+  get finished(): boolean {
+    return this.finishReason !== null;
+  }
+
   start(): ResponsesEvent[] {
     const response = responseObject(this.frame, { status: 'in_progress', output: [] });
     return [this.event('response.created', { response }), this.event('response.in_progress', { response })];
