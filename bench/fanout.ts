@@ -26,7 +26,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Gateway } from '../src/gateway';
@@ -34,7 +34,7 @@ import type { JobEvent, JobEventBus } from '../src/domain/events/job-events';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { FANOUT_BATCH } from '../src/infra/events/local-event-bus';
-import { percentile } from './phase';
+import { percentile, stallMs } from './phase';
 import { profiled } from './profiler';
 import type { ChildMessage, ParentMessage } from './fanout-clients';
 import { clientKind, type ClientKind } from './fanout-connections';
@@ -198,7 +198,6 @@ function probesIn(samples: Sample[], windows: Array<[number, number]>): Probes {
   };
 }
 
-const stallMs = (h: IntervalHistogram) => r3(h.max / 1e6);
 
 /** A child's IPC messages, kept until a waiter takes them (a job may finish before anyone waits). */
 class Inbox<In extends { type: string }, Out> {

@@ -15,7 +15,7 @@ import sharp from 'sharp';
 import type { Gateway } from '../src/gateway';
 import * as ledger from '../src/domain/credits/ledger';
 import { creditsToMicro } from '../src/domain/shared/money';
-import { percentile } from './phase';
+import { percentile, stallMs } from './phase';
 import type { MediaClientsJob, MediaClientsReport } from './media-clients';
 
 export interface LatencyFigures {
@@ -86,7 +86,7 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
       healthIdle: figures(report.idleHealthMs),
       healthUnderEdits: figures(report.loadedHealthMs),
       healthErrors: report.healthErrors,
-      loopStallMaxMs: Math.round(loop.max / 1e5) / 10,
+      loopStallMaxMs: stallMs(loop),
       gcPauseMaxMs: Math.round(gcPauseMaxMs * 10) / 10,
       edits: { completed, perSecond: Math.round((completed / report.editSeconds) * 100) / 100, statusCodes, latencyMs: figures(report.edits.map((e) => e.ms)) },
     };

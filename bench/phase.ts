@@ -1,5 +1,6 @@
 /** What a bench phase asks of the load worker, and what it reports back. */
 import type autocannon from 'autocannon';
+import type { IntervalHistogram } from 'node:perf_hooks';
 
 export interface LoadJob {
   id: string;
@@ -70,6 +71,9 @@ export function percentile(sorted: Float64Array, p: number): number {
 }
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The longest event-loop stall a `monitorEventLoopDelay` histogram saw, in ms. */
+export const stallMs = (h: IntervalHistogram) => round(h.max / 1e6);
 
 function latencySummary(latencies: number[]): LatencySummary {
   const sorted = Float64Array.from(latencies).sort();
