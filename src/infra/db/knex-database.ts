@@ -63,14 +63,10 @@ export class KnexDatabase extends KnexExecutor implements Database {
   }
 
   /**
-   * One `select 1`, for /healthz: false when the database refuses or drops the connection. A
-   * probe merely slower than `timeoutMs` (a busy server) answers what the last statements said,
-   * so a loaded instance is not taken out of a balancer's rotation for being slow.
-   */
-  /**
-   * `up` when a `select 1` answers within `timeoutMs`; `slow` when it does not but nothing has
-   * failed (a stalled or overloaded server: it is not down, and a balancer should not take every
-   * instance out for it, but /healthz should not call it up either); `down` when it fails.
+   * /healthz's probe on PGlite (PostgreSQL's has a connection of its own, pg-probe.ts): `up` when
+   * a `select 1` answers within `timeoutMs`; `slow` when it does not but nothing has failed (a
+   * stalled or overloaded server: it is not down, and a balancer should not take every instance
+   * out for it, but /healthz should not call it up either); `down` when it fails.
    */
   async probe(timeoutMs: number): Promise<DatabaseState> {
     let timer: NodeJS.Timeout | undefined;

@@ -7,6 +7,7 @@ import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { KnexDatabase, type DatabaseState } from './knex-database';
 import { DatabaseHealth } from './db-unavailable';
 import { PgDirectExecutor } from './pg-direct';
+import { PgProbe } from './pg-probe';
 import { migrationsList } from './migrations';
 
 // mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
@@ -19,7 +20,7 @@ export interface DatabaseHandle {
   db: Database;
   /** For the statements every billed call runs: `pg` directly on PostgreSQL (pg-direct.ts), `db` itself on PGlite. */
   hot: SqlExecutor;
-  /** Whether the database takes a `select 1` within `timeoutMs`, for /healthz (see KnexDatabase.probe). */
+  /** Whether the database takes a `select 1` within `timeoutMs`, for /healthz (PgProbe on PostgreSQL, KnexDatabase.probe on PGlite). */
   probe(timeoutMs: number): Promise<DatabaseState>;
   close(): Promise<void>;
 }
@@ -61,12 +62,15 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   const health = new DatabaseHealth(options.onHealthChange);
   const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', health);
   const direct = options.databaseUrl ? new PgDirectExecutor(options.databaseUrl, health) : undefined;
+  // On PostgreSQL the probe has a connection of its own (pg-probe.ts); PGlite runs one statement at a time whoever sends it.
+  const ownProbe = options.databaseUrl ? new PgProbe(options.databaseUrl, health) : undefined;
   return {
     orm,
     db,
     hot: direct ?? db,
-    probe: (ms) => db.probe(ms),
+    probe: (ms) => (ownProbe ?? db).probe(ms),
     close: async () => {
+      await ownProbe?.close();
       await direct?.close();
       await orm.close(true);
     },
