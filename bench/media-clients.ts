@@ -4,7 +4,7 @@
  * so neither shares the gateway's event loop. Reports every /healthz latency and every edit.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Agent, FormData, request } from 'undici';
 
 export interface MediaClientsJob {
@@ -24,6 +24,8 @@ export interface MediaClientsReport {
   healthErrors: number;
   edits: { ms: number; status: number }[];
   editSeconds: number;
+  /** This thread's own longest event-loop stall while the edits ran (ms): a probe it held up is the client's delay, not the gateway's. */
+  clientLoopStallMaxMs: number;
 }
 
 async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
@@ -66,6 +68,8 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
 
   const loadedHealthMs: number[] = [];
   const edits: { ms: number; status: number }[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const started = performance.now();
   const end = started + job.seconds * 1000;
   let editing = true;
@@ -78,8 +82,10 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
   const editSeconds = (performance.now() - started) / 1000;
   editing = false;
   healthErrors += await poller;
+  loop.disable();
+  const clientLoopStallMaxMs = Math.round(loop.max / 1e5) / 10;
   await Promise.all([agent.close(), probeAgent.close()]);
-  return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds };
+  return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds, clientLoopStallMaxMs };
 }
 
 run(workerData as MediaClientsJob).then(

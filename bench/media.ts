@@ -33,6 +33,8 @@ export interface MediaResult {
   /** The gateway thread's longest event-loop stall, and its longest GC pause, during the phase (ms). */
   loopStallMaxMs?: number;
   gcPauseMaxMs?: number;
+  /** The clients' thread's longest event-loop stall (ms), the probe's included. */
+  clientLoopStallMaxMs?: number;
   edits: { completed: number; perSecond: number; statusCodes: Record<string, number>; latencyMs: LatencyFigures };
   error?: string;
 }
@@ -88,11 +90,12 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
       healthErrors: report.healthErrors,
       loopStallMaxMs: stallMs(loop),
       gcPauseMaxMs: Math.round(gcPauseMaxMs * 10) / 10,
+      clientLoopStallMaxMs: report.clientLoopStallMaxMs,
       edits: { completed, perSecond: Math.round((completed / report.editSeconds) * 100) / 100, statusCodes, latencyMs: figures(report.edits.map((e) => e.ms)) },
     };
     if (completed === 0) result.error = `no edit succeeded: ${JSON.stringify(statusCodes)}`;
     const h = result.healthUnderEdits;
-    opts.log(`(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); gateway loop stall max ${result.loopStallMaxMs} ms, GC pause max ${result.gcPauseMaxMs} ms; ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`);
+    opts.log(`(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); gateway loop stall max ${result.loopStallMaxMs} ms, GC pause max ${result.gcPauseMaxMs} ms; clients' loop stall max ${result.clientLoopStallMaxMs} ms; ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`);
     return result;
   } catch (err) {
     const empty = figures([]);
@@ -121,7 +124,7 @@ export function renderMediaMarkdown(m: MediaResult): string {
     row('idle, before the edits', m.healthIdle),
     row(`during ${m.settings.concurrency} concurrent heavy edits`, m.healthUnderEdits),
     '',
-    `Edits: **${m.edits.completed} completed, ${m.edits.perSecond}/s**, status codes ${JSON.stringify(m.edits.statusCodes)}, latency p50 ${m.edits.latencyMs.p50} ms, p99 ${m.edits.latencyMs.p99} ms. /healthz errors: ${m.healthErrors}. The gateway thread's longest event-loop stall in the phase: ${m.loopStallMaxMs ?? '–'} ms; its longest GC pause: ${m.gcPauseMaxMs ?? '–'} ms.`,
+    `Edits: **${m.edits.completed} completed, ${m.edits.perSecond}/s**, status codes ${JSON.stringify(m.edits.statusCodes)}, latency p50 ${m.edits.latencyMs.p50} ms, p99 ${m.edits.latencyMs.p99} ms. /healthz errors: ${m.healthErrors}. The gateway thread's longest event-loop stall in the phase: ${m.loopStallMaxMs ?? '–'} ms; its longest GC pause: ${m.gcPauseMaxMs ?? '–'} ms. The clients' thread (the probe's too) stalled at most ${m.clientLoopStallMaxMs ?? '–'} ms.`,
     '',
   );
   return lines.join('\n');

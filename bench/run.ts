@@ -301,7 +301,8 @@ async function main(): Promise<void> {
     // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
     const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
     // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
-    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' ? undefined : await runMediaPhase(gateway, gatewayUrl, { log });
+    const running = gateway;
+    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
     const batches = gateway.services.chargeBatcher.stats;
     const report: BenchReport & { fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
