@@ -130,9 +130,11 @@ export async function buildServices(deps: {
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   const billing = new Billing(leaseBook);
-  const idempotency = new IdempotencyService(db, (count) =>
-    logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after 15 minutes'),
-  );
+  const idempotency = new IdempotencyService(db, {
+    instanceId,
+    graceSeconds: config.creditLeases.graceSeconds,
+    onDropped: (count) => logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
+  });
   const chat = new ChatService(catalog, providers, billing, limiter);
   const responses = new ResponsesService(chat, new ResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());

@@ -45,7 +45,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     );
     // A client that hangs up does not free the key: the handler still runs (and may charge) and
     // its response is stored for the retry. Only a process that dies leaves the key claimed, until
-    // ABANDONED_AFTER_SECONDS.
+    // its heartbeats have been missing for the lease grace.
     next();
   };
 }

@@ -19,13 +19,17 @@ export type IdempotencyStart =
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** How long a key is remembered. */
 export const KEEP_SECONDS = 24 * 60 * 60;
-/** A first request still "running" after this long died with its instance; the key is free again. */
+/**
+ * A first request claimed before claims named their instance (no holder), still "running" after
+ * this long, died with its instance; the key is free again. A claim with a holder is free once
+ * the holder stops heartbeating it for `graceSeconds` (the lease grace).
+ */
 export const ABANDONED_AFTER_SECONDS = 15 * 60;
 /** What a duplicate that arrives while the first request runs is told to wait. */
 export const RETRY_AFTER_SECONDS = 1;
 /** How often a response or release the database did not take is tried again. */
 export const RETRY_UNWRITTEN_MS = 2_000;
-/** What those may hold in memory (response bodies): past it the oldest is let go, and its key frees itself after ABANDONED_AFTER_SECONDS. */
+/** What those may hold in memory (response bodies): past it the oldest is let go, and its key frees itself after the grace. */
 const MAX_UNWRITTEN_BYTES = 64 * 1024 * 1024;
 
 const PRINTABLE = /^[\x20-\x7e]{1,255}$/;
@@ -53,12 +57,19 @@ export class IdempotencyService {
    * (and charged) the request again although it had been answered.
    */
   private readonly unwritten: UnwrittenWrites;
+  /** Keys whose first request runs here (`apiKeyId\0key`), heartbeated while they do (and while their response waits in `unwritten`). */
+  private readonly running = new Set<string>();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly instanceId: string;
+  private readonly graceSeconds: number;
 
   constructor(
     private readonly db: Database,
-    onDropped: (count: number) => void = () => undefined,
+    options: { instanceId: string; graceSeconds: number; onDropped?: (count: number) => void },
   ) {
-    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, onDropped);
+    this.instanceId = options.instanceId;
+    this.graceSeconds = options.graceSeconds;
+    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, options.onDropped ?? (() => undefined));
   }
 
   /** The header's value checked: 1–255 printable ASCII characters. */
@@ -77,19 +88,25 @@ export class IdempotencyService {
 
   async start(apiKeyId: string, key: string, fingerprint: string): Promise<IdempotencyStart> {
     await this.purgeNowAndThen();
-    // Claims a new key, or takes over one that expired or whose first request was abandoned.
+    // Claims a new key, or takes over one that expired or whose first request died with its instance.
     const claimed = await this.db.one(
-      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at)
-       values (?, ?, ?, now() + make_interval(secs => ?))
+      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at, holder, heartbeat_at)
+       values (?, ?, ?, now() + make_interval(secs => ?), ?, now())
        on conflict (api_key_id, idempotency_key) do update
          set fingerprint = excluded.fingerprint, status_code = null, response_headers = null, response_body = null,
-             started_at = now(), expires_at = excluded.expires_at
+             started_at = now(), expires_at = excluded.expires_at, holder = excluded.holder, heartbeat_at = now()
          where idempotency_keys.expires_at < now()
-            or (idempotency_keys.status_code is null and idempotency_keys.started_at < now() - make_interval(secs => ?))
+            or (idempotency_keys.status_code is null and idempotency_keys.holder is null
+                and idempotency_keys.started_at < now() - make_interval(secs => ?))
+            or (idempotency_keys.status_code is null and idempotency_keys.holder is not null
+                and idempotency_keys.heartbeat_at < now() - make_interval(secs => ?))
        returning api_key_id`,
-      [apiKeyId, key, fingerprint, KEEP_SECONDS, ABANDONED_AFTER_SECONDS],
+      [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
-    if (claimed) return { kind: 'run' };
+    if (claimed) {
+      this.hold(apiKeyId, key);
+      return { kind: 'run' };
+    }
     const row = await this.db.one<Row>(
       `select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`,
       [apiKeyId, key],
@@ -146,18 +163,21 @@ export class IdempotencyService {
   async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
     if (response.status >= 500) return this.abandon(apiKeyId, key);
     const body = response.body.toString('base64');
+    // Only this instance's claim: one another instance took over (this one looked dead) is its to answer.
     await this.persist(apiKeyId, key, body.length, () =>
       this.db.run(
         `update idempotency_keys set status_code = ?, response_headers = ?::jsonb, response_body = ?
-          where api_key_id = ? and idempotency_key = ? and status_code is null`,
-        [response.status, JSON.stringify(response.headers), body, apiKeyId, key],
+          where api_key_id = ? and idempotency_key = ? and status_code is null and holder is not distinct from ?`,
+        [response.status, JSON.stringify(response.headers), body, apiKeyId, key, this.instanceId],
       ),
     );
   }
 
   /** Frees a key whose first request produced nothing a retry should see (tried again, as `complete`). */
   async abandon(apiKeyId: string, key: string): Promise<void> {
-    await this.persist(apiKeyId, key, 0, () => this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null`, [apiKeyId, key]));
+    await this.persist(apiKeyId, key, 0, () =>
+      this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null and holder is not distinct from ?`, [apiKeyId, key, this.instanceId]),
+    );
   }
 
   /** Keys whose response or release waits for the database. */
@@ -166,7 +186,40 @@ export class IdempotencyService {
   }
 
   private persist(apiKeyId: string, key: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
-    return this.unwritten.run(`${apiKeyId}\0${key}`, bytes, write);
+    const id = `${apiKeyId}\0${key}`;
+    // Done running here; a write the database does not take is heartbeated from `unwritten` until it lands.
+    this.running.delete(id);
+    return this.unwritten.run(id, bytes, write);
+  }
+
+  private hold(apiKeyId: string, key: string): void {
+    this.running.add(`${apiKeyId}\0${key}`);
+    // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
+    this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
+  }
+
+  /**
+   * Says this instance still runs its claims: those whose request runs, and those whose response
+   * waits for the database. A failed heartbeat (the database away) is not retried: the next one
+   * comes in a sixth of the grace.
+   */
+  private async heartbeat(): Promise<void> {
+    const ids = [...this.running, ...this.unwritten.ids()];
+    if (ids.length === 0) {
+      clearInterval(this.heartbeatTimer!);
+      this.heartbeatTimer = null;
+      return;
+    }
+    const apiKeyIds = ids.map((id) => id.slice(0, id.indexOf('\0')));
+    const keys = ids.map((id) => id.slice(id.indexOf('\0') + 1));
+    await this.db
+      .run(
+        `update idempotency_keys set heartbeat_at = now()
+          where holder = ? and status_code is null
+            and (api_key_id, idempotency_key) in (select * from unnest(?::text[], ?::text[]))`,
+        [this.instanceId, apiKeyIds, keys],
+      )
+      .catch(() => undefined);
   }
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */

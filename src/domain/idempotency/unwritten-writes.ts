@@ -18,6 +18,11 @@ export class UnwrittenWrites {
     return this.kept.size;
   }
 
+  /** The ids of the writes kept now. */
+  ids(): IterableIterator<string> {
+    return this.kept.keys();
+  }
+
   /** Runs `write`; when it fails, keeps it to be tried again, and throws. */
   async run(id: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
     try {

@@ -24,7 +24,7 @@ const response = (text: string, bytes = 0) => ({ status: 200, headers: { 'conten
 
 test('a response and a release the database refused are written once it answers, in order, and not again', async () => {
   const { db, state } = flakyDatabase();
-  const service = new IdempotencyService(db);
+  const service = new IdempotencyService(db, { instanceId: 'inst_test', graceSeconds: 30 });
   await expect(service.complete('key_a', 'k1', response('{"id":1}'))).rejects.toThrow('connection refused');
   await expect(service.abandon('key_a', 'k2')).rejects.toThrow('connection refused');
   expect(service.unwrittenCount).toBe(2);
@@ -34,7 +34,7 @@ test('a response and a release the database refused are written once it answers,
   state.down = false;
   await jest.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
   expect(service.unwrittenCount).toBe(0);
-  expect(state.writes.map((w) => [w.sql.trim().split(' ')[0], w.params.at(-1)])).toEqual([
+  expect(state.writes.map((w) => [w.sql.trim().split(' ')[0], w.params.at(-2)])).toEqual([
     ['update', 'k1'],
     ['delete', 'k2'],
   ]);
@@ -46,7 +46,7 @@ test('a response and a release the database refused are written once it answers,
 test('past the memory bound the oldest kept response is let go, and told', async () => {
   const { db, state } = flakyDatabase();
   const dropped: number[] = [];
-  const service = new IdempotencyService(db, (n) => dropped.push(n));
+  const service = new IdempotencyService(db, { instanceId: 'inst_test', graceSeconds: 30, onDropped: (n) => dropped.push(n) });
   // 30 MB each, 40 MB as base64: the second pushes the first out of the 64 MB bound.
   await expect(service.complete('key_a', 'old', response('old', 30 * 1024 * 1024))).rejects.toThrow();
   await expect(service.complete('key_a', 'new', response('new', 30 * 1024 * 1024))).rejects.toThrow();
@@ -54,5 +54,5 @@ test('past the memory bound the oldest kept response is let go, and told', async
   expect(service.unwrittenCount).toBe(1);
   state.down = false;
   await jest.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
-  expect(state.writes.map((w) => w.params.at(-1))).toEqual(['new']);
+  expect(state.writes.map((w) => w.params.at(-2))).toEqual(['new']);
 });
