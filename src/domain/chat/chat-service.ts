@@ -146,9 +146,15 @@ export class ChatService {
   private async *run(call: PreparedCall, signal: AbortSignal): AsyncGenerator<ChatStreamItem> {
     let sent = '';
     let settled = false;
+    let answering = false;
     try {
       for await (const event of call.provider.stream({ ...call.request, signal })) {
         if (event.type === 'chunk') {
+          if (!answering) {
+            // The 200 goes out with this first event: from here the call is charged at least its prompt, whatever happens to this instance.
+            answering = true;
+            this.billing.streaming(call.hold, chatCostMicro(call.promptEstimate, call.model.creditsPer10kTokens));
+          }
           sent += textOfDelta(event.choices);
           yield event;
           continue;

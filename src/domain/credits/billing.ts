@@ -1,6 +1,7 @@
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
 import type { LeaseBook, Reservation } from './lease-book';
+import type { StreamStarts } from './stream-starts';
 
 export interface Hold {
   /** What the charge references: the call (a chatcmpl id, an image request id). */
@@ -20,7 +21,11 @@ export interface Hold {
  * frees the rest. Failure settles at zero: nothing is charged for a request that failed.
  */
 export class Billing {
-  constructor(private readonly leases: LeaseBook) {}
+  constructor(
+    private readonly leases: LeaseBook,
+    /** Streams in progress, so that one cut by this instance's death is still charged its prompt. */
+    private readonly streams?: StreamStarts,
+  ) {}
 
   async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null, reference: string = newId('call')): Promise<Hold> {
     const hold: Hold = { id: reference, amountMicro, live: principal.mode === 'live', principal, model };
@@ -43,8 +48,32 @@ export class Billing {
     hold.reservation = undefined;
     if (cost === 0) {
       this.leases.release(reservation);
+      this.streams?.settled(hold.id);
       return 0;
     }
-    return this.leases.commit(reservation, cost, hold.id, hold.model);
+    try {
+      return await this.leases.commit(reservation, cost, hold.id, hold.model);
+    } finally {
+      // Recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
+      this.streams?.settled(hold.id);
+    }
+  }
+
+  /**
+   * The call's stream has begun answering: should this instance die before it settles, the
+   * lease's close charges it `promptMicro` (at most its hold), as a client that left before any
+   * content is charged.
+   */
+  streaming(hold: Hold, promptMicro: number): void {
+    const lease = hold.reservation?.lease;
+    if (!this.streams || !lease) return;
+    this.streams.started({
+      requestId: hold.id,
+      leaseId: lease.id,
+      accountId: lease.accountId,
+      keyId: lease.keyId,
+      model: hold.model,
+      promptMicro: Math.max(0, Math.min(Math.round(promptMicro), hold.amountMicro)),
+    });
   }
 }

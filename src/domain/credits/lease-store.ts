@@ -23,6 +23,16 @@ export interface ChargeRow {
   excessMicro: number;
 }
 
+/** A stream that has begun answering, paid from `leaseId`: what its death would still charge. */
+export interface StreamStart {
+  requestId: string;
+  leaseId: string;
+  accountId: string;
+  keyId: string;
+  model: string | null;
+  promptMicro: number;
+}
+
 export interface ChargeOutcome {
   requestId: string;
   /**
@@ -79,6 +89,25 @@ export class LeaseStore {
       [JSON.stringify(items)],
     );
     return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
+  }
+
+  /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */
+  async writeStreamStarts(starts: readonly StreamStart[]): Promise<void> {
+    const items = starts.map((s) => ({ request_id: s.requestId, lease_id: s.leaseId, account_id: s.accountId, api_key_id: s.keyId, model: s.model, prompt_micro: s.promptMicro }));
+    // A stream settled meanwhile (its charge recorded) needs no row.
+    await this.db.run(
+      `insert into stream_starts (request_id, lease_id, account_id, api_key_id, model, prompt_micro)
+       select x.request_id, x.lease_id, x.account_id, x.api_key_id, x.model, x.prompt_micro
+         from jsonb_to_recordset(?::jsonb) as x(request_id text, lease_id text, account_id text, api_key_id text, model text, prompt_micro bigint)
+        where not exists (select 1 from lease_charges c where c.request_id = x.request_id)
+       on conflict (request_id) do nothing`,
+      [JSON.stringify(items)],
+    );
+  }
+
+  /** The rows of streams whose charges are recorded. */
+  async forgetStreamStarts(requestIds: readonly string[]): Promise<void> {
+    await this.db.run(`delete from stream_starts where request_id = any(?::text[]) and converted_micro is null`, [requestIds]);
   }
 
   /**

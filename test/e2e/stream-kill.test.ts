@@ -1,0 +1,97 @@
+/**
+ * An instance SIGKILLed while it relays a stream. Two gateway processes share PostgreSQL and
+ * Redis; A answers a streamed chat (200, the first content event out) from an upstream that then
+ * holds the rest, and is killed. After the lease grace B closes A's lease, and the cut stream is
+ * charged its prompt, as a client that left would be; before this it went free. A stream that A
+ * finished before the kill is charged too, and each of the two once. Runs in CI's PostgreSQL + Redis pass.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway';
+import { freePort } from '../support/free-port';
+import { pollUntil } from '../support/poll';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { writeModelsFile } from '../support/models-file';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { openDatabase } from '../../src/infra/db/orm';
+
+const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
+jest.setTimeout(120_000);
+
+shared('a stream cut by the death of its instance', () => {
+  let a: ChildGateway | undefined;
+  let b: ChildGateway | undefined;
+  let upstream: FakeOpenAIUpstream;
+  let models: ReturnType<typeof writeModelsFile>;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_streamkill');
+    dataDir = mkdtempSync(join(tmpdir(), 'gw-streamkill-'));
+    upstream = await startFakeOpenAIUpstream();
+    models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });
+    const env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, MODELS_FILE: models.path, WORKER_CONCURRENCY: '0', LEASE_GRACE_SECONDS: '2' };
+    a = await startChildGateway(env, await freePort());
+    b = await startChildGateway(env, await freePort());
+  });
+  afterAll(async () => {
+    upstream?.releaseHeld();
+    await a?.stop();
+    await b?.stop();
+    await upstream?.close();
+    models?.remove();
+    await scratch?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('after the grace the cut stream is charged its prompt, the finished one its cost, each once', async () => {
+    const out = await pollUntil(async () => a!.output() + b!.output(), (o) => o.includes('live key:'), 20_000, 50);
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+    const stream = (target: ChildGateway) =>
+      fetch(`${target.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'a long answer, please '.repeat(20) }], max_tokens: 64, stream: true }),
+      });
+
+    // One stream A finishes before the kill.
+    const finished = await stream(a!);
+    expect(finished.status).toBe(200);
+    const finishedText = await finished.text();
+    expect(finishedText).toContain('data: [DONE]');
+    const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1]!;
+
+    upstream.setMode('held-stream');
+    const cut = await stream(a!);
+    expect(cut.status).toBe(200);
+    const reader = cut.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
+    // The stream runs on, held upstream, long enough to be recorded as answering (250 ms).
+    await new Promise((r) => setTimeout(r, 1_000));
+    await a!.kill();
+    a = undefined;
+    await reader.read().catch(() => undefined);
+
+    const check = await openDatabase({ databaseUrl: scratch.url, dataDir });
+    try {
+      const chargedOf = async (id: string) => {
+        const c = await check.db.one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [id]);
+        const e = await check.db.one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [id]);
+        return Number(c!.n) + Number(e!.n);
+      };
+      // B closes A's leases once A has missed the grace, and charges the cut stream then.
+      const cutCharge = await pollUntil(() => chargedOf(cutId), (n) => n > 0, 30_000, 250);
+      expect(cutCharge).toBeGreaterThan(0);
+      expect(await chargedOf(finishedId)).toBeGreaterThan(0);
+      const rows = await check.db.one<{ n: string }>(`select count(*) as n from lease_charges where request_id in (?, ?)`, [cutId, finishedId]);
+      expect(Number(rows!.n)).toBe(2);
+      await expectLedgerInvariants(check.db);
+    } finally {
+      await check.close();
+    }
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Streams cut by their instance's death, on a real database (PGlite, or PostgreSQL in CI's second
+ * pass): a lease closed with a stream that never settled charges that stream its prompt, once;
+ * a stream settled before the close is not charged again; a stream whose real charge arrives
+ * after the close (its instance had only lost the database) is charged the rest of its cost from
+ * the balance, once. StreamStarts writes only streams that outlive its delay.
+ */
+import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { LeaseStore, type ChargeRow, type StreamStart } from '../../src/domain/credits/lease-store';
+import { StreamStarts } from '../../src/domain/credits/stream-starts';
+
+let gw: TestGateway;
+let store: LeaseStore;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  store = new LeaseStore(gw.gateway.database.db);
+});
+afterAll(async () => {
+  await expectLedgerInvariants(gw.gateway.database.db);
+  await gw.close();
+});
+
+const db = () => gw.gateway.database.db;
+let serial = 0;
+const uid = (p: string) => `${p}-${Date.now().toString(36)}-${++serial}`;
+const LEASE = 1_000_000;
+
+/** An account with 10 credits, a live key and one lease of LEASE micro-credits. */
+async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId: string }> {
+  const account = await gw.newAccount(10);
+  const { id: keyId } = await gw.newKey(account);
+  const leaseId = uid('lease');
+  await store.take({ id: leaseId, accountId: account.id, keyId, capMicro: null, minMicro: LEASE, wantMicro: LEASE, day: new Date().toISOString().slice(0, 10), instanceId: 'inst_streams_test', now: new Date() });
+  return { account, keyId, leaseId };
+}
+
+const start = (l: { account: TestAccount; keyId: string; leaseId: string }, promptMicro: number): StreamStart => ({
+  requestId: uid('chatcmpl'),
+  leaseId: l.leaseId,
+  accountId: l.account.id,
+  keyId: l.keyId,
+  model: 'svc-chat-1',
+  promptMicro,
+});
+const row = (s: StreamStart, costMicro: number, leaseMicro = costMicro): ChargeRow => ({ requestId: s.requestId, leaseId: s.leaseId, accountId: s.accountId, keyId: s.keyId, model: s.model, leaseMicro, excessMicro: costMicro - leaseMicro });
+const charged = async (requestId: string) => {
+  const c = await db().one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [requestId]);
+  const e = await db().one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [requestId]);
+  return Number(c!.n) + Number(e!.n);
+};
+const balanceMicro = async (account: TestAccount) => Math.round((await gw.balance(account)) * 1e6);
+
+test('a lease closed with a stream that never settled charges it its prompt, once; the rest of the lease goes back', async () => {
+  const l = await leased();
+  const cut = start(l, 1_234);
+  await store.writeStreamStarts([cut]);
+  await store.writeStreamStarts([cut]); // written twice (a retried tick): one row
+  expect(await store.close(l.leaseId)).toBe(LEASE - 1_234);
+  expect(await charged(cut.requestId)).toBe(1_234);
+  expect(await balanceMicro(l.account)).toBe(10_000_000 - 1_234);
+  // Closed already: a second close does nothing.
+  expect(await store.close(l.leaseId)).toBe(-1);
+  expect(await charged(cut.requestId)).toBe(1_234);
+});
+
+test('a stream settled before the close is charged what it cost, not its prompt on top', async () => {
+  const l = await leased();
+  const done = start(l, 500);
+  await store.writeStreamStarts([done]);
+  expect((await store.record([row(done, 2_000)]))[0]).toMatchObject({ status: 0, chargedMicro: 2_000 });
+  expect(await store.close(l.leaseId)).toBe(LEASE - 2_000);
+  expect(await charged(done.requestId)).toBe(2_000);
+  // A start written after its charge (a tick racing the settle) writes nothing.
+  await store.writeStreamStarts([done]);
+  expect(Number((await db().one<{ n: string }>(`select count(*) as n from stream_starts where request_id = ?`, [done.requestId]))!.n)).toBe(0);
+});
+
+test('a stream whose real charge arrives after its lease was closed pays the rest from the balance, once', async () => {
+  const l = await leased();
+  const late = start(l, 300);
+  await store.writeStreamStarts([late]);
+  expect(await store.close(l.leaseId)).toBe(LEASE - 300);
+  const before = await balanceMicro(l.account);
+  // It cost 1,000 in all: 300 was charged at the close, 700 now.
+  expect((await store.record([row(late, 1_000)]))[0]).toMatchObject({ status: 0, chargedMicro: 700 });
+  expect(await balanceMicro(l.account)).toBe(before - 700);
+  expect(await charged(late.requestId)).toBe(1_000);
+  // The journal replays it again: nothing more.
+  expect((await store.record([row(late, 1_000)]))[0]).toMatchObject({ status: 0, chargedMicro: 0 });
+  expect(await charged(late.requestId)).toBe(1_000);
+});
+
+test('StreamStarts writes only the streams that outlive its delay, and deletes their rows once they settle', async () => {
+  const l = await leased();
+  const starts = new StreamStarts(store, 100);
+  const short = start(l, 10);
+  const long = start(l, 20);
+  starts.started(short);
+  starts.started(long);
+  starts.settled(short.requestId);
+  const rowOf = async (id: string) => Number((await db().one<{ n: string }>(`select count(*) as n from stream_starts where request_id = ?`, [id]))!.n);
+  await new Promise((r) => setTimeout(r, 300));
+  expect([await rowOf(short.requestId), await rowOf(long.requestId)]).toEqual([0, 1]);
+  await store.record([row(long, 50)]);
+  starts.settled(long.requestId);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await rowOf(long.requestId)).toBe(0);
+  expect(await store.close(l.leaseId)).toBe(LEASE - 50);
+});
