@@ -6,7 +6,7 @@
  * Runs in the DATABASE_URL pass only.
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
@@ -29,16 +29,13 @@ withPostgres('PostgreSQL outage', () => {
   beforeAll(async () => {
     process.on('unhandledRejection', onRejection);
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_pgcut');
-    const real = new URL(scratch.url);
-    proxy = await startTcpProxy(real.hostname, Number(real.port || 5432));
-    const viaProxy = new URL(scratch.url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const via = await proxiedDatabaseUrl(scratch.url);
+    proxy = via.proxy;
     // svc-chat-held streams from a fake upstream that waits for the test between its first delta and the rest.
     upstream = await startFakeOpenAIUpstream();
     const held = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 30 };
     models = writeModelsFile({}, [{ id: 'svc-chat-held', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: held }]);
-    gw = await startTestGateway({ DATABASE_URL: viaProxy.toString(), SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path });
+    gw = await startTestGateway({ DATABASE_URL: via.url, SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path });
   });
 
   afterAll(async () => {

@@ -5,51 +5,27 @@
  * charged its prompt, as a client that left would be; before this it went free. A stream that A
  * finished before the kill is charged too, and each of the two once. Runs in CI's PostgreSQL + Redis pass.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startChildGateway, type ChildGateway } from '../support/child-gateway';
-import { freePort } from '../support/free-port';
 import { pollUntil } from '../support/poll';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
-import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { writeModelsFile } from '../support/models-file';
-import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { startTwoGateways, type TwoGateways } from '../support/two-gateways';
+import type { ChildGateway } from '../support/child-gateway';
 import { openDatabase } from '../../src/infra/db/orm';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
 jest.setTimeout(120_000);
 
 shared('a stream cut by the death of its instance', () => {
-  let a: ChildGateway | undefined;
-  let b: ChildGateway | undefined;
-  let upstream: FakeOpenAIUpstream;
-  let models: ReturnType<typeof writeModelsFile>;
-  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
-  let dataDir: string;
-
+  let two: TwoGateways;
   beforeAll(async () => {
-    scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_streamkill');
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-streamkill-'));
-    upstream = await startFakeOpenAIUpstream();
-    models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });
-    const env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, MODELS_FILE: models.path, WORKER_CONCURRENCY: '0', LEASE_GRACE_SECONDS: '2' };
-    a = await startChildGateway(env, await freePort());
-    b = await startChildGateway(env, await freePort());
+    two = await startTwoGateways('streamkill', { LEASE_GRACE_SECONDS: '2' });
   });
   afterAll(async () => {
-    upstream?.releaseHeld();
-    await a?.stop();
-    await b?.stop();
-    await upstream?.close();
-    models?.remove();
-    await scratch?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await two?.close();
   });
 
   test('after the grace the cut stream is charged its prompt, the finished one its cost, each once', async () => {
-    const out = await pollUntil(async () => a!.output() + b!.output(), (o) => o.includes('live key:'), 20_000, 50);
-    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+    const { a, upstream, databaseUrl, dataDir } = two;
+    const liveKey = await two.liveKey();
     const stream = (target: ChildGateway) =>
       fetch(`${target.url}/v1/chat/completions`, {
         method: 'POST',
@@ -58,25 +34,24 @@ shared('a stream cut by the death of its instance', () => {
       });
 
     // One stream A finishes before the kill.
-    const finished = await stream(a!);
+    const finished = await stream(a);
     expect(finished.status).toBe(200);
     const finishedText = await finished.text();
     expect(finishedText).toContain('data: [DONE]');
     const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1]!;
 
     upstream.setMode('held-stream');
-    const cut = await stream(a!);
+    const cut = await stream(a);
     expect(cut.status).toBe(200);
     const reader = cut.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
     // The stream runs on, held upstream, long enough to be recorded as answering (250 ms).
     await new Promise((r) => setTimeout(r, 1_000));
-    await a!.kill();
-    a = undefined;
+    await a.kill();
     await reader.read().catch(() => undefined);
 
-    const check = await openDatabase({ databaseUrl: scratch.url, dataDir });
+    const check = await openDatabase({ databaseUrl, dataDir });
     try {
       const chargedOf = async (id: string) => {
         const c = await check.db.one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [id]);

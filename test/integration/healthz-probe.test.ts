@@ -9,7 +9,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { DatabaseHealth } from '../../src/infra/db/db-unavailable';
 import { PgProbe } from '../../src/infra/db/pg-probe';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
@@ -47,13 +47,10 @@ withPostgres('/healthz database probe on PostgreSQL', () => {
     let probe: PgProbe;
     beforeAll(async () => {
       scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_probe');
-      const real = new URL(scratch.url);
-      proxy = await startTcpProxy(real.hostname, Number(real.port || 5432));
-      const viaProxy = new URL(scratch.url);
-      viaProxy.hostname = '127.0.0.1';
-      viaProxy.port = String(proxy.port);
+      const via = await proxiedDatabaseUrl(scratch.url);
+      proxy = via.proxy;
       health = new DatabaseHealth();
-      probe = new PgProbe(viaProxy.toString(), health);
+      probe = new PgProbe(via.url, health);
     });
     afterAll(async () => {
       await probe?.close();

@@ -77,3 +77,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     close: stop,
   };
 }
+
+/** A proxy in front of the PostgreSQL behind `databaseUrl`, and that URL rewritten to go through it. */
+export async function proxiedDatabaseUrl(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const real = new URL(databaseUrl);
+  const proxy = await startTcpProxy(real.hostname, Number(real.port || 5432));
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  return { proxy, url: viaProxy.toString() };
+}
