@@ -130,10 +130,8 @@ export async function buildServices(deps: {
   });
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
-  const billing = new Billing(
-    leaseBook,
-    new StreamStarts(leaseStore, 250, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again')),
-  );
+  const streamStarts = new StreamStarts(leaseStore, 250, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'));
+  const billing = new Billing(leaseBook, streamStarts);
   const idempotency = new IdempotencyService(db, {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
@@ -198,6 +196,8 @@ export async function buildServices(deps: {
     worker,
     async close(): Promise<void> {
       await leaseBook.stop();
+      streamStarts.stop();
+      idempotency.stop();
       await worker.stop();
       await events.close();
       await keyChanges.close();

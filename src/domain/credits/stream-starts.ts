@@ -54,7 +54,14 @@ export class StreamStarts {
     this.timer ??= setInterval(() => void this.tick(), Math.max(20, this.writeAfterMs / 2)).unref();
   }
 
-  /** Writes what is due and deletes what settled (a tick; also on shutdown). */
+  /** Shutdown: no more ticks (the leases' closes clear the rows of settled streams). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.pending.clear();
+  }
+
+  /** Writes what is due and deletes what settled. */
   async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;

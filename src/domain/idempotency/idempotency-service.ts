@@ -180,6 +180,12 @@ export class IdempotencyService {
     );
   }
 
+  /** Shutdown: no more heartbeats (an instance that stops has answered or released its claims, or keeps them in memory no longer). */
+  stop(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+
   /** Keys whose response or release waits for the database. */
   get unwrittenCount(): number {
     return this.unwritten.size;
