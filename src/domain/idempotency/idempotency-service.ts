@@ -57,8 +57,12 @@ export class IdempotencyService {
    * (and charged) the request again although it had been answered.
    */
   private readonly unwritten: UnwrittenWrites;
-  /** Keys whose first request runs here (`apiKeyId\0key`), heartbeated while they do (and while their response waits in `unwritten`). */
-  private readonly running = new Set<string>();
+  /**
+   * Keys whose first request runs here (`apiKeyId\0key`, with when it was claimed), heartbeated
+   * while they do (and while their response waits in `unwritten`), for ABANDONED_AFTER_SECONDS at
+   * most: a request that never ended (a handler that never answered) frees its key then, as before.
+   */
+  private readonly running = new Map<string, number>();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private readonly instanceId: string;
   private readonly graceSeconds: number;
@@ -199,7 +203,7 @@ export class IdempotencyService {
   }
 
   private hold(apiKeyId: string, key: string): void {
-    this.running.add(`${apiKeyId}\0${key}`);
+    this.running.set(`${apiKeyId}\0${key}`, Date.now());
     // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
     this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
   }
@@ -210,7 +214,9 @@ export class IdempotencyService {
    * comes in a sixth of the grace.
    */
   private async heartbeat(): Promise<void> {
-    const ids = [...this.running, ...this.unwritten.ids()];
+    const oldest = Date.now() - ABANDONED_AFTER_SECONDS * 1000;
+    for (const [id, at] of this.running) if (at < oldest) this.running.delete(id);
+    const ids = [...this.running.keys(), ...this.unwritten.ids()];
     if (ids.length === 0) {
       clearInterval(this.heartbeatTimer!);
       this.heartbeatTimer = null;
