@@ -3,7 +3,8 @@
  * pass): a lease closed with a stream that never settled charges that stream its prompt, once;
  * a stream settled before the close is not charged again; a stream whose real charge arrives
  * after the close (its instance had only lost the database) is charged the rest of its cost from
- * the balance, once. StreamStarts writes only streams that outlive its delay.
+ * the balance, once. StreamStarts writes only streams that outlive its delay, and keeps what they
+ * owe (their prompt and what they relayed) up to date.
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -35,13 +36,13 @@ async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId:
   return { account, keyId, leaseId };
 }
 
-const start = (l: { account: TestAccount; keyId: string; leaseId: string }, promptMicro: number): StreamStart => ({
+const start = (l: { account: TestAccount; keyId: string; leaseId: string }, owedMicro: number): StreamStart => ({
   requestId: uid('chatcmpl'),
   leaseId: l.leaseId,
   accountId: l.account.id,
   keyId: l.keyId,
   model: 'svc-chat-1',
-  promptMicro,
+  owedMicro,
 });
 const row = (s: StreamStart, costMicro: number, leaseMicro = costMicro): ChargeRow => ({ requestId: s.requestId, leaseId: s.leaseId, accountId: s.accountId, keyId: s.keyId, model: s.model, leaseMicro, excessMicro: costMicro - leaseMicro });
 const charged = async (requestId: string) => {
@@ -91,20 +92,39 @@ test('a stream whose real charge arrives after its lease was closed pays the res
   expect(await charged(late.requestId)).toBe(1_000);
 });
 
-test('StreamStarts writes only the streams that outlive its delay, and deletes their rows once they settle', async () => {
+test('StreamStarts writes only the streams that outlive its delay, keeps what they owe up to date, and deletes their rows once they settle', async () => {
   const l = await leased();
   const starts = new StreamStarts(store, 100);
-  const short = start(l, 10);
-  const long = start(l, 20);
-  starts.started(short);
-  starts.started(long);
+  const { owedMicro: _s, ...short } = start(l, 10);
+  const { owedMicro: _l, ...long } = start(l, 20);
+  let relayed = 20;
+  starts.started(short, () => 10);
+  starts.started(long, () => relayed);
   starts.settled(short.requestId);
-  const rowOf = async (id: string) => Number((await db().one<{ n: string }>(`select count(*) as n from stream_starts where request_id = ?`, [id]))!.n);
+  const owedOf = async (id: string) => (await db().one<{ owed_micro: string }>(`select owed_micro from stream_starts where request_id = ?`, [id]))?.owed_micro;
   await new Promise((r) => setTimeout(r, 300));
-  expect([await rowOf(short.requestId), await rowOf(long.requestId)]).toEqual([0, 1]);
-  await store.record([row(long, 50)]);
+  expect([await owedOf(short.requestId), Number(await owedOf(long.requestId))]).toEqual([undefined, 20]);
+  // It relays more: the row follows within a tick.
+  relayed = 35;
+  await new Promise((r) => setTimeout(r, 200));
+  expect(Number(await owedOf(long.requestId))).toBe(35);
+  await store.record([row({ ...long, owedMicro: 0 }, 50)]);
   starts.settled(long.requestId);
   await new Promise((r) => setTimeout(r, 300));
-  expect(await rowOf(long.requestId)).toBe(0);
+  expect(await owedOf(long.requestId)).toBeUndefined();
   expect(await store.close(l.leaseId)).toBe(LEASE - 50);
+});
+
+test('a lease closed with a stream whose row was brought up to date charges the latest figure', async () => {
+  const l = await leased();
+  const starts = new StreamStarts(store, 50);
+  const { owedMicro: _o, ...cut } = start(l, 0);
+  let relayed = 100;
+  starts.started(cut, () => relayed);
+  await new Promise((r) => setTimeout(r, 150));
+  relayed = 400;
+  await new Promise((r) => setTimeout(r, 150));
+  starts.stop();
+  expect(await store.close(l.leaseId)).toBe(LEASE - 400);
+  expect(await charged(cut.requestId)).toBe(400);
 });

@@ -151,9 +151,10 @@ export class ChatService {
       for await (const event of call.provider.stream({ ...call.request, signal })) {
         if (event.type === 'chunk') {
           if (!answering) {
-            // The 200 goes out with this first event: from here the call is charged at least its prompt, whatever happens to this instance.
+            // The 200 goes out with this first event: from here the call is charged its prompt and
+            // what was sent, as a client that leaves is, whatever happens to this instance.
             answering = true;
-            this.billing.streaming(call.hold, chatCostMicro(call.promptEstimate, call.model.creditsPer10kTokens));
+            this.billing.streaming(call.hold, () => chatCostMicro(call.promptEstimate + countTokens(sent), call.model.creditsPer10kTokens));
           }
           sent += textOfDelta(event.choices);
           yield event;

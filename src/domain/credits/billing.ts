@@ -61,19 +61,13 @@ export class Billing {
 
   /**
    * The call's stream has begun answering: should this instance die before it settles, the
-   * lease's close charges it `promptMicro` (at most its hold), as a client that left before any
-   * content is charged.
+   * lease's close charges it what `owedMicro()` said last (its prompt and what it has relayed;
+   * at most its hold), as a client that left is charged.
    */
-  streaming(hold: Hold, promptMicro: number): void {
+  streaming(hold: Hold, owedMicro: () => number): void {
     const lease = hold.reservation?.lease;
     if (!this.streams || !lease) return;
-    this.streams.started({
-      requestId: hold.id,
-      leaseId: lease.id,
-      accountId: lease.accountId,
-      keyId: lease.keyId,
-      model: hold.model,
-      promptMicro: Math.max(0, Math.min(Math.round(promptMicro), hold.amountMicro)),
-    });
+    const opening = { requestId: hold.id, leaseId: lease.id, accountId: lease.accountId, keyId: lease.keyId, model: hold.model };
+    this.streams.started(opening, () => Math.max(0, Math.min(Math.round(owedMicro()), hold.amountMicro)));
   }
 }

@@ -23,14 +23,14 @@ export interface ChargeRow {
   excessMicro: number;
 }
 
-/** A stream that has begun answering, paid from `leaseId`: what its death would still charge. */
+/** A stream that has begun answering, paid from `leaseId`, and what its death would charge (its prompt and what it has relayed so far). */
 export interface StreamStart {
   requestId: string;
   leaseId: string;
   accountId: string;
   keyId: string;
   model: string | null;
-  promptMicro: number;
+  owedMicro: number;
 }
 
 export interface ChargeOutcome {
@@ -93,15 +93,25 @@ export class LeaseStore {
 
   /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */
   async writeStreamStarts(starts: readonly StreamStart[]): Promise<void> {
-    const items = starts.map((s) => ({ request_id: s.requestId, lease_id: s.leaseId, account_id: s.accountId, api_key_id: s.keyId, model: s.model, prompt_micro: s.promptMicro }));
+    const items = starts.map((s) => ({ request_id: s.requestId, lease_id: s.leaseId, account_id: s.accountId, api_key_id: s.keyId, model: s.model, owed_micro: s.owedMicro }));
     // A stream settled meanwhile (its charge recorded) needs no row.
     await this.db.run(
-      `insert into stream_starts (request_id, lease_id, account_id, api_key_id, model, prompt_micro)
-       select x.request_id, x.lease_id, x.account_id, x.api_key_id, x.model, x.prompt_micro
-         from jsonb_to_recordset(?::jsonb) as x(request_id text, lease_id text, account_id text, api_key_id text, model text, prompt_micro bigint)
+      `insert into stream_starts (request_id, lease_id, account_id, api_key_id, model, owed_micro)
+       select x.request_id, x.lease_id, x.account_id, x.api_key_id, x.model, x.owed_micro
+         from jsonb_to_recordset(?::jsonb) as x(request_id text, lease_id text, account_id text, api_key_id text, model text, owed_micro bigint)
         where not exists (select 1 from lease_charges c where c.request_id = x.request_id)
        on conflict (request_id) do nothing`,
       [JSON.stringify(items)],
+    );
+  }
+
+  /** What running streams owe now (it only grows). */
+  async updateStreamsOwed(items: ReadonlyArray<{ requestId: string; owedMicro: number }>): Promise<void> {
+    await this.db.run(
+      `update stream_starts s set owed_micro = x.owed_micro
+         from jsonb_to_recordset(?::jsonb) as x(request_id text, owed_micro bigint)
+        where s.request_id = x.request_id and s.converted_micro is null and x.owed_micro > s.owed_micro`,
+      [JSON.stringify(items.map((i) => ({ request_id: i.requestId, owed_micro: i.owedMicro })))],
     );
   }
 

@@ -1,20 +1,21 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Streams cut by the death of their instance are charged their prompt. Until now a stream whose
+ * Streams cut by the death of their instance are charged their prompt and what they had relayed. Until now a stream whose
  * instance was SIGKILLed (or lost its machine) mid-answer was never charged: its reservation
  * lived only in that instance's memory, and the lease it came from went back whole, less its
  * recorded charges, when another instance closed it after the grace.
  *
  * `stream_starts`: a stream that has begun answering (its 200 is out) and has run for a moment
- * (stream-starts.ts) is written here with its lease and its prompt's cost; its row goes once
- * its charge is recorded. `svc_close_lease` now first charges each stream of the lease that
- * never settled (no `lease_charges` row) its prompt, from the lease, as a client that left
- * before any content is charged, and marks the row converted: a lease is only closed with calls
+ * (stream-starts.ts) is written here with its lease and what it owes (its prompt and what it has
+ * relayed, brought up to date every moment it runs on); its row goes once its charge is recorded.
+ * `svc_close_lease` now first charges each stream of the lease that never settled (no
+ * `lease_charges` row) what it owed, from the lease, as a client that left is charged, and
+ * marks the row converted: a lease is only closed with calls
  * in flight when its instance stopped heartbeating, so those streams died with it (or it lost
  * the database for the grace). In the second case the stream ends later and its real charge
- * arrives, finding the call recorded: `svc_record_charges` then charges what it cost beyond the
- * prompt already charged, from the balance, as a late charge (migration 20261124000000).
+ * arrives, finding the call recorded: `svc_record_charges` then charges what it cost beyond what
+ * was charged at the close, from the balance, as a late charge (migration 20261124000000).
  */
 export class Migration20261126000000 extends Migration {
   async up(): Promise<void> {
@@ -24,7 +25,7 @@ export class Migration20261126000000 extends Migration {
       account_id text not null,
       api_key_id text not null,
       model text,
-      prompt_micro bigint not null check (prompt_micro >= 0),
+      owed_micro bigint not null check (owed_micro >= 0),
       started_at timestamptz not null default now(),
       converted_micro bigint)`);
     this.addSql(`create index stream_starts_lease_idx on stream_starts (lease_id)`);
@@ -39,13 +40,13 @@ export class Migration20261126000000 extends Migration {
         select * into l from credit_leases where id = p_lease for update;
         if not found or l.closed_at is not null then return -1; end if;
         v_back := l.amount_micro - l.spent_micro;
-        -- Streams of this lease that never settled: each is charged its prompt, within the lease.
+        -- Streams of this lease that never settled: each is charged what it owed when last written, within the lease.
         for s in select * from stream_starts where lease_id = p_lease and converted_micro is null order by request_id for update loop
           if exists (select 1 from lease_charges c where c.request_id = s.request_id) then
             delete from stream_starts where request_id = s.request_id;
             continue;
           end if;
-          v_part := least(s.prompt_micro, greatest(v_back, 0));
+          v_part := least(s.owed_micro, greatest(v_back, 0));
           insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
             values (s.request_id, p_lease, l.account_id, s.api_key_id, s.model, v_part);
           update stream_starts set converted_micro = v_part where request_id = s.request_id;
