@@ -1,9 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { DatabaseHealth, reachable } from './db-unavailable';
-
-/** What /healthz says of the database. */
-export type DatabaseState = 'up' | 'slow' | 'down';
+import { stateWithin, type DatabaseState } from './database-state';
 
 interface RawResult {
   rows?: Record<string, unknown>[];
@@ -62,24 +60,8 @@ export class KnexDatabase extends KnexExecutor implements Database {
     return this.guarded(() => this.root.transaction((trx) => work(new KnexExecutor(trx, this.health))));
   }
 
-  /**
-   * /healthz's probe on PGlite (PostgreSQL's has a connection of its own, pg-probe.ts): `up` when
-   * a `select 1` answers within `timeoutMs`; `slow` when it does not but nothing has failed (a
-   * stalled or overloaded server: it is not down, and a balancer should not take every instance
-   * out for it, but /healthz should not call it up either); `down` when it fails.
-   */
-  async probe(timeoutMs: number): Promise<DatabaseState> {
-    let timer: NodeJS.Timeout | undefined;
-    const slow = Symbol('slow');
-    const timeout = new Promise<typeof slow>((resolve) => (timer = setTimeout(() => resolve(slow), timeoutMs)));
-    try {
-      const answer = await Promise.race([this.guarded(() => this.root.raw('select 1')), timeout]);
-      if (answer !== slow) return 'up';
-      return this.health.isUp ? 'slow' : 'down';
-    } catch {
-      return 'down';
-    } finally {
-      clearTimeout(timer);
-    }
+  /** /healthz's probe on PGlite (PostgreSQL's has a connection of its own, pg-probe.ts). */
+  probe(timeoutMs: number): Promise<DatabaseState> {
+    return stateWithin(this.health, timeoutMs, () => this.guarded(() => this.root.raw('select 1')));
   }
 }

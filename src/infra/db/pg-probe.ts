@@ -13,7 +13,7 @@
  */
 import { Client } from 'pg';
 import { type DatabaseHealth, isDatabaseUnreachable } from './db-unavailable';
-import type { DatabaseState } from './knex-database';
+import { stateWithin, type DatabaseState } from './database-state';
 
 interface ProbeConnection {
   client: Client;
@@ -28,23 +28,9 @@ export class PgProbe {
     private readonly health: DatabaseHealth,
   ) {}
 
-  async probe(timeoutMs: number): Promise<DatabaseState> {
+  probe(timeoutMs: number): Promise<DatabaseState> {
     const connection = this.connection(timeoutMs);
-    let timer: NodeJS.Timeout | undefined;
-    const slow = Symbol('slow');
-    const timeout = new Promise<typeof slow>((resolve) => (timer = setTimeout(() => resolve(slow), timeoutMs)));
-    try {
-      const answer = await Promise.race([this.selectOne(connection), timeout]);
-      if (answer !== slow) return 'up';
-      this.discard(connection);
-      return this.health.isUp ? 'slow' : 'down';
-    } catch (err) {
-      this.discard(connection);
-      if (isDatabaseUnreachable(err)) this.health.failed(err);
-      return 'down';
-    } finally {
-      clearTimeout(timer);
-    }
+    return stateWithin(this.health, timeoutMs, () => this.selectOne(connection), () => this.discard(connection));
   }
 
   close(): Promise<void> {
@@ -69,10 +55,16 @@ export class PgProbe {
     return entry;
   }
 
+  /** Tells the health tracker what the connection in use says; a dropped one's late answer or error says nothing. */
   private async selectOne(entry: ProbeConnection): Promise<void> {
-    await entry.ready;
-    await entry.client.query('select 1');
-    if (this.current === entry) this.health.succeeded();
+    try {
+      await entry.ready;
+      await entry.client.query('select 1');
+      if (this.current === entry) this.health.succeeded();
+    } catch (err) {
+      if (this.current === entry && isDatabaseUnreachable(err)) this.health.failed(err);
+      throw err;
+    }
   }
 
   private discard(entry: ProbeConnection): void {

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Metrics } from '../../infra/observability/metrics';
-import type { DatabaseState } from '../../infra/db/knex-database';
+import type { DatabaseState } from '../../infra/db/database-state';
 
 export interface DependencyState {
   /** `slow`: a probe got no answer in 3 s, though nothing failed (a stalled or overloaded server). */
