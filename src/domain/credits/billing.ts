@@ -23,7 +23,7 @@ export interface Hold {
 export class Billing {
   constructor(
     private readonly leases: LeaseBook,
-    /** Streams in progress, so that one cut by this instance's death is still charged its prompt. */
+    /** Streams in progress, so that one cut by this instance's death is still charged what it owed. */
     private readonly streams?: StreamStarts,
   ) {}
 
@@ -46,15 +46,14 @@ export class Billing {
     const reservation = hold.reservation;
     if (!reservation) return 0;
     hold.reservation = undefined;
-    if (cost === 0) {
-      this.leases.release(reservation);
-      this.streams?.settled(hold.id);
-      return 0;
-    }
     try {
+      if (cost === 0) {
+        this.leases.release(reservation);
+        return 0;
+      }
       return await this.leases.commit(reservation, cost, hold.id, hold.model);
     } finally {
-      // Recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
+      // Released, recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
       this.streams?.settled(hold.id);
     }
   }

@@ -34,6 +34,9 @@ const MAX_UNWRITTEN_BYTES = 64 * 1024 * 1024;
 
 const PRINTABLE = /^[\x20-\x7e]{1,255}$/;
 
+/** One claim's name in this instance's memory (the two parts cannot hold a NUL). */
+const claimId = (apiKeyId: string, key: string) => `${apiKeyId}\0${key}`;
+
 interface Row {
   fingerprint: string;
   status_code: number | null;
@@ -171,7 +174,7 @@ export class IdempotencyService {
     await this.persist(apiKeyId, key, body.length, () =>
       this.db.run(
         `update idempotency_keys set status_code = ?, response_headers = ?::jsonb, response_body = ?
-          where api_key_id = ? and idempotency_key = ? and status_code is null and holder is not distinct from ?`,
+          where api_key_id = ? and idempotency_key = ? and status_code is null and holder = ?`,
         [response.status, JSON.stringify(response.headers), body, apiKeyId, key, this.instanceId],
       ),
     );
@@ -180,7 +183,7 @@ export class IdempotencyService {
   /** Frees a key whose first request produced nothing a retry should see (tried again, as `complete`). */
   async abandon(apiKeyId: string, key: string): Promise<void> {
     await this.persist(apiKeyId, key, 0, () =>
-      this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null and holder is not distinct from ?`, [apiKeyId, key, this.instanceId]),
+      this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null and holder = ?`, [apiKeyId, key, this.instanceId]),
     );
   }
 
@@ -196,14 +199,14 @@ export class IdempotencyService {
   }
 
   private persist(apiKeyId: string, key: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
-    const id = `${apiKeyId}\0${key}`;
+    const id = claimId(apiKeyId, key);
     // Done running here; a write the database does not take is heartbeated from `unwritten` until it lands.
     this.running.delete(id);
     return this.unwritten.run(id, bytes, write);
   }
 
   private hold(apiKeyId: string, key: string): void {
-    this.running.set(`${apiKeyId}\0${key}`, Date.now());
+    this.running.set(claimId(apiKeyId, key), Date.now());
     // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
     this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
   }
