@@ -7,6 +7,7 @@
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { uniqueId } from '../support/unique-id';
 import { LeaseStore, type ChargeOutcome, type ChargeRow } from '../../src/domain/credits/lease-store';
 import { creditsToMicro } from '../../src/domain/shared/money';
 
@@ -22,8 +23,6 @@ afterAll(async () => {
 });
 
 const db = () => gw.gateway.database.db;
-let serial = 0;
-const uid = (p: string) => `${p}-${Date.now().toString(36)}-${++serial}`;
 
 /** An account with `credits`, a live key, and `leases` leases of `leaseMicro` each. */
 async function setUp(credits: number, leases: number, leaseMicro: number) {
@@ -31,12 +30,12 @@ async function setUp(credits: number, leases: number, leaseMicro: number) {
   const { id: keyId } = await gw.newKey(account);
   const ids: string[] = [];
   for (let i = 0; i < leases; i++) {
-    const id = uid('lease');
+    const id = uniqueId('lease');
     const grant = await store.take({ id, accountId: account.id, keyId, capMicro: null, minMicro: leaseMicro, wantMicro: leaseMicro, day: new Date().toISOString().slice(0, 10), instanceId: 'inst_record_test', now: new Date() });
     expect(grant.amountMicro).toBe(leaseMicro);
     ids.push(id);
   }
-  const row = (leaseId: string, leaseMicro: number, excessMicro = 0, requestId = uid('chatcmpl')): ChargeRow => ({ requestId, leaseId, accountId: account.id, keyId, model: 'svc-chat-1', leaseMicro, excessMicro });
+  const row = (leaseId: string, leaseMicro: number, excessMicro = 0, requestId = uniqueId('chatcmpl')): ChargeRow => ({ requestId, leaseId, accountId: account.id, keyId, model: 'svc-chat-1', leaseMicro, excessMicro });
   return { account, keyId, leases: ids, row };
 }
 
@@ -82,10 +81,10 @@ test('calls that do not fit their lease together are tried one by one: those tha
   const { account, leases, row } = await setUp(100, 2, 100);
   const before = await gw.balance(account);
   // Lease 0 has 100: 60 + 30 fit, the third 30 does not (calls are tried in request-id order).
-  const a = row(leases[0]!, 60, 0, uid('a'));
-  const b = row(leases[0]!, 30, 0, uid('b'));
-  const c = row(leases[0]!, 30, 0, uid('c'));
-  const d = row(leases[0]!, 10, 0, uid('d'));
+  const a = row(leases[0]!, 60, 0, uniqueId('a'));
+  const b = row(leases[0]!, 30, 0, uniqueId('b'));
+  const c = row(leases[0]!, 30, 0, uniqueId('c'));
+  const d = row(leases[0]!, 10, 0, uniqueId('d'));
   // Lease 1 fits its calls: the set pass takes them, in the same batch.
   const e = row(leases[1]!, 100);
   const outcomes = byId(await store.record([c, e, a, d, b]));

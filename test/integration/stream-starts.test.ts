@@ -8,6 +8,7 @@
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { uniqueId } from '../support/unique-id';
 import { LeaseStore, type ChargeRow, type StreamStart } from '../../src/domain/credits/lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
 
@@ -23,21 +24,19 @@ afterAll(async () => {
 });
 
 const db = () => gw.gateway.database.db;
-let serial = 0;
-const uid = (p: string) => `${p}-${Date.now().toString(36)}-${++serial}`;
 const LEASE = 1_000_000;
 
 /** An account with 10 credits, a live key and one lease of LEASE micro-credits. */
 async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId: string }> {
   const account = await gw.newAccount(10);
   const { id: keyId } = await gw.newKey(account);
-  const leaseId = uid('lease');
+  const leaseId = uniqueId('lease');
   await store.take({ id: leaseId, accountId: account.id, keyId, capMicro: null, minMicro: LEASE, wantMicro: LEASE, day: new Date().toISOString().slice(0, 10), instanceId: 'inst_streams_test', now: new Date() });
   return { account, keyId, leaseId };
 }
 
 const start = (l: { account: TestAccount; keyId: string; leaseId: string }, owedMicro: number): StreamStart => ({
-  requestId: uid('chatcmpl'),
+  requestId: uniqueId('chatcmpl'),
   leaseId: l.leaseId,
   accountId: l.account.id,
   keyId: l.keyId,
