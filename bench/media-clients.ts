@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Agent, FormData, request } from 'undici';
+import { stallMs } from './phase';
 
 export interface MediaClientsJob {
   url: string;
@@ -83,9 +84,8 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
   editing = false;
   healthErrors += await poller;
   loop.disable();
-  const clientLoopStallMaxMs = Math.round(loop.max / 1e5) / 10;
   await Promise.all([agent.close(), probeAgent.close()]);
-  return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds, clientLoopStallMaxMs };
+  return { idleHealthMs, loadedHealthMs, healthErrors, edits, editSeconds, clientLoopStallMaxMs: stallMs(loop) };
 }
 
 run(workerData as MediaClientsJob).then(

@@ -258,8 +258,8 @@ async function main(): Promise<void> {
         log(`(${kind}) ${++done}/${total} ${ROUNDS} round(s) of direct, bare, gateway at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`);
         await warm();
         // The direct upstream and the bare pass-through get a second of the same load, unmeasured,
-        // as the gateway gets its warm-up calls: cold (JIT, connections), the bare's first segment
-        // ran up to half as fast as its later ones, and the first round's ratio came out high.
+        // as the gateway gets its warm-up calls, so that no target's first segment measures its
+        // own warm-up (JIT, connections).
         for (const job of jobs) if (job.target !== 'gateway') await runPhase({ ...job, durationSeconds: 1 });
         const mark = await ledgerMark(gateway);
         const parts = new Map<string, PhaseResult[]>(jobs.map((j) => [j.target, []]));
