@@ -1,0 +1,116 @@
+/**
+ * A client may complete an operation and subscribe again with the same id at once (the protocol
+ * allows an id again once the client completed it). graphql-ws (6.4) handles the `complete` by
+ * ending the operation, but the operation's own handler finishes a few promise hops later: by
+ * then a `subscribe` read in the same turn has registered the id again, and the old handler's
+ * last steps tell the client `complete` for that id and delete the new operation's entry (so
+ * the client's later `complete` could no longer end it).
+ *
+ * Here, per socket, a `subscribe` whose id names an operation the client completed and whose
+ * handler is still running waits until that handler has finished, and the socket's later
+ * messages wait behind it, so its messages keep their order. Everything else goes through at
+ * once; only messages that mention `subscribe` or `complete` are parsed here.
+ */
+
+/** A message event's arguments, as `ws` emits them (the data, whether it is binary). */
+export type MessageArgs = unknown[];
+
+interface Running {
+  id: string;
+  /** Settles when graphql-ws's handler of the `subscribe` message has finished. */
+  done: Promise<void>;
+}
+
+export class ReusedIds {
+  /** Operations started by this socket's `subscribe` messages whose handlers are still running. */
+  private readonly running = new Set<Running>();
+  /** Ids the client completed, and the end of the handler that still holds each. */
+  private readonly ending = new Map<string, Promise<void>>();
+  /** Messages waiting (in order) behind a held `subscribe`; null when nothing waits. */
+  private held: MessageArgs[] | null = null;
+
+  /**
+   * @param deliver hands a message to graphql-ws; answers what its listeners returned (the
+   *   handler's promise, which for a `subscribe` settles when the operation has ended).
+   * @param open whether the socket is still open (held messages of a closed socket are dropped).
+   */
+  constructor(
+    private readonly deliver: (args: MessageArgs) => unknown,
+    private readonly open: () => boolean,
+  ) {}
+
+  push(args: MessageArgs): void {
+    if (this.held) {
+      this.held.push(args);
+      return;
+    }
+    this.dispatch(args);
+  }
+
+  private dispatch(args: MessageArgs): void {
+    const data = args[0];
+    const message = mentions(data, 'subscribe') || mentions(data, 'complete') ? typeAndId(data) : null;
+    if (message?.type === 'subscribe') {
+      const previous = this.ending.get(message.id);
+      if (previous) {
+        this.held = [args];
+        void previous.then(() => this.release());
+        return;
+      }
+    }
+    if (message?.type === 'complete') this.markEnding(message.id);
+    const handled = this.deliver(args);
+    if (message?.type === 'subscribe') {
+      const entry: Running = { id: message.id, done: settled(handled) };
+      this.running.add(entry);
+      void entry.done.then(() => this.running.delete(entry));
+    }
+  }
+
+  private markEnding(id: string): void {
+    for (const entry of this.running) {
+      if (entry.id !== id) continue;
+      this.ending.set(id, entry.done);
+      void entry.done.then(() => {
+        if (this.ending.get(id) === entry.done) this.ending.delete(id);
+      });
+      return;
+    }
+  }
+
+  /** The held `subscribe` and what queued behind it go on, until one of them is held again. */
+  private release(): void {
+    const queued = this.held ?? [];
+    this.held = null;
+    if (!this.open()) return;
+    while (queued.length > 0) {
+      this.dispatch(queued.shift()!);
+      if (this.held) {
+        (this.held as MessageArgs[]).push(...queued);
+        return;
+      }
+    }
+  }
+}
+
+function mentions(data: unknown, word: string): boolean {
+  return (typeof data === 'string' || Buffer.isBuffer(data)) && data.includes(word);
+}
+
+/** The message's type and id when it is an object with a string id; null otherwise (graphql-ws answers what is malformed). */
+function typeAndId(data: unknown): { type: unknown; id: string } | null {
+  try {
+    const parsed = JSON.parse(String(data)) as { type?: unknown; id?: unknown } | null;
+    return parsed !== null && typeof parsed === 'object' && typeof parsed.id === 'string' ? { type: parsed.type, id: parsed.id } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A promise that settles (never rejects) when `value` does, or at once for a plain value. */
+function settled(value: unknown): Promise<void> {
+  return Promise.resolve(value).then(
+    () => undefined,
+    () => undefined,
+  );
+}
