@@ -12,7 +12,7 @@ import { KeyService } from './domain/keys/key-service';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
-import { StreamStarts } from './domain/credits/stream-starts';
+import { STREAM_START_TIMES, StreamStarts } from './domain/credits/stream-starts';
 import { ChargeBatcher } from './domain/credits/charge-batcher';
 import { LeaseBook } from './domain/credits/lease-book';
 import { LeaseStore } from './domain/credits/lease-store';
@@ -130,7 +130,7 @@ export async function buildServices(deps: {
   });
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
-  const streamStarts = new StreamStarts(leaseStore, 250, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'));
+  const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'));
   const billing = new Billing(leaseBook, streamStarts);
   const idempotency = new IdempotencyService(db, {
     instanceId,

@@ -47,8 +47,9 @@ shared('a stream cut by the death of its instance', () => {
     const reader = cut.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
-    // The stream runs on, held upstream, long enough to be recorded as answering (250 ms).
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The stream runs on, held upstream, long enough to be recorded as answering (written after
+    // 50 ms, at the next 25 ms tick; before session 12 it took 250 to 375 ms, and this failed).
+    await new Promise((r) => setTimeout(r, 200));
     await a.kill();
     await reader.read().catch(() => undefined);
 

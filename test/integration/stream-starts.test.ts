@@ -93,7 +93,7 @@ test('a stream whose real charge arrives after its lease was closed pays the res
 
 test('StreamStarts writes only the streams that outlive its delay, keeps what they owe up to date, and deletes their rows once they settle', async () => {
   const l = await leased();
-  const starts = new StreamStarts(store, 100);
+  const starts = new StreamStarts(store, { writeAfterMs: 100, updateEveryMs: 100 });
   const { owedMicro: _s, ...short } = start(l, 10);
   const { owedMicro: _l, ...long } = start(l, 20);
   let relayed = 20;
@@ -116,7 +116,7 @@ test('StreamStarts writes only the streams that outlive its delay, keeps what th
 
 test('a lease closed with a stream whose row was brought up to date charges the latest figure', async () => {
   const l = await leased();
-  const starts = new StreamStarts(store, 50);
+  const starts = new StreamStarts(store, { writeAfterMs: 50, updateEveryMs: 50 });
   const { owedMicro: _o, ...cut } = start(l, 0);
   let relayed = 100;
   starts.started(cut, () => relayed);

@@ -7,13 +7,14 @@
  * prompt and what it had relayed (migration 20261126000000), as a client that left is charged.
  *
  * Writing a row per stream would cost the hot path a statement per call, so a stream is written
- * only once it has run for `writeAfterMs` (default 250 ms), and what it owes is brought up to date
- * every half of that while it runs: a stream that ends sooner, as a fast upstream's do, is never
- * written, and a real model's stream of several seconds costs a statement per tick shared with
- * every stream running at that moment. A death within that first moment still loses the charge,
- * and one later loses what was relayed since the last tick (the README says so). Rows of settled
- * streams are deleted in the same ticks; one left behind (a delete that failed, a race with the
- * write) is cleared when its lease closes, which never charges a stream whose charge is recorded.
+ * only once it has run for `writeAfterMs` (default 50 ms; the ticks come every half of that),
+ * and what the written streams owe is brought up to date every `updateEveryMs` (default 125 ms)
+ * while they run, settled ones' rows deleted then too: a stream that ends sooner, as a fast
+ * upstream's do, is never written, and a real model's stream of several seconds costs a share of
+ * one statement per tick with every stream due at that moment. A death within that first moment
+ * (50 to 75 ms) still loses the charge, and one later loses what was relayed since the last
+ * update (the README says so). A row left behind (a delete that failed, a race with the write)
+ * is cleared when its lease closes, which never charges a stream whose charge is recorded.
  */
 import type { StreamStart } from './lease-store';
 
@@ -34,16 +35,26 @@ interface Running {
   written?: number;
 }
 
+export interface StreamStartTimes {
+  /** How long a stream runs before it is written. */
+  writeAfterMs: number;
+  /** How often the written streams' rows are brought up to date and the settled ones' deleted. */
+  updateEveryMs: number;
+}
+
+export const STREAM_START_TIMES: StreamStartTimes = { writeAfterMs: 50, updateEveryMs: 125 };
+
 export class StreamStarts {
   private readonly running = new Map<string, Running>();
   /** Written and settled: rows to delete. */
   private settledIds: string[] = [];
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  private updatedAt = 0;
 
   constructor(
     private readonly store: StreamStartStore,
-    private readonly writeAfterMs = 250,
+    private readonly times: StreamStartTimes = STREAM_START_TIMES,
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
 
@@ -70,7 +81,7 @@ export class StreamStarts {
   }
 
   private ticks(): void {
-    this.timer ??= setInterval(() => void this.tick(), Math.max(20, this.writeAfterMs / 2)).unref();
+    this.timer ??= setInterval(() => void this.tick(), Math.max(20, this.times.writeAfterMs / 2)).unref();
   }
 
   /** Writes the streams now due, brings up to date what the written ones owe, deletes what settled. */
@@ -79,16 +90,21 @@ export class StreamStarts {
     this.ticking = true;
     try {
       const now = Date.now();
+      const updating = now - this.updatedAt >= this.times.updateEveryMs;
       const due: Array<[Running, StreamStart]> = [];
       const grown: Array<[Running, number]> = [];
       for (const stream of this.running.values()) {
-        if (now - stream.at < this.writeAfterMs) continue;
-        const owedMicro = stream.owed();
-        if (stream.written === undefined) due.push([stream, { ...stream.start, owedMicro }]);
-        else if (owedMicro > stream.written) grown.push([stream, owedMicro]);
+        if (now - stream.at < this.times.writeAfterMs) continue;
+        if (stream.written === undefined) {
+          due.push([stream, { ...stream.start, owedMicro: stream.owed() }]);
+        } else if (updating) {
+          const owedMicro = stream.owed();
+          if (owedMicro > stream.written) grown.push([stream, owedMicro]);
+        }
       }
       await this.write(due, grown);
-      if (this.settledIds.length > 0) {
+      if (updating) this.updatedAt = now;
+      if (updating && this.settledIds.length > 0) {
         const ids = this.settledIds;
         this.settledIds = [];
         // A failed delete leaves rows that the lease's close clears without charging them.
