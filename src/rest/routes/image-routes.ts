@@ -1,5 +1,6 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
+import { copyOnArrivalStorage } from '../upload-storage';
 import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
@@ -33,7 +34,7 @@ export function imageGenerationRoutes(images: ImageService, idempotency?: Reques
  */
 export function imageEditRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const upload = multer({
-    storage: multer.memoryStorage(),
+    storage: copyOnArrivalStorage(MAX_EDIT_FILE_BYTES),
     limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 17, fields: 20, fieldSize: 64 * 1024, parts: 40 },
     // multer 2.5's option (missing from @types/multer 2.3).
     streamHandler: cappedStreamHandler(MAX_MULTIPART_BODY_BYTES),
