@@ -16,16 +16,15 @@
 export type MessageArgs = unknown[];
 
 interface Running {
-  id: string;
   /** Settles when graphql-ws's handler of the `subscribe` message has finished. */
   done: Promise<void>;
+  /** The client sent `complete` for it: a `subscribe` with its id waits for `done`. */
+  completed: boolean;
 }
 
 export class ReusedIds {
-  /** Operations started by this socket's `subscribe` messages whose handlers are still running. */
-  private readonly running = new Set<Running>();
-  /** Ids the client completed, and the end of the handler that still holds each. */
-  private readonly ending = new Map<string, Promise<void>>();
+  /** By id: operations started by this socket's `subscribe` messages whose handlers still run. */
+  private readonly running = new Map<string, Running>();
   /** Messages waiting (in order) behind a held `subscribe`; null when nothing waits. */
   private held: MessageArgs[] | null = null;
 
@@ -50,31 +49,21 @@ export class ReusedIds {
   private dispatch(args: MessageArgs): void {
     const data = args[0];
     const message = mentions(data, 'subscribe') || mentions(data, 'complete') ? typeAndId(data) : null;
-    if (message?.type === 'subscribe') {
-      const previous = this.ending.get(message.id);
-      if (previous) {
-        this.held = [args];
-        void previous.then(() => this.release());
-        return;
-      }
-    }
-    if (message?.type === 'complete') this.markEnding(message.id);
-    const handled = this.deliver(args);
-    if (message?.type === 'subscribe') {
-      const entry: Running = { id: message.id, done: settled(handled) };
-      this.running.add(entry);
-      void entry.done.then(() => this.running.delete(entry));
-    }
-  }
-
-  private markEnding(id: string): void {
-    for (const entry of this.running) {
-      if (entry.id !== id) continue;
-      this.ending.set(id, entry.done);
-      void entry.done.then(() => {
-        if (this.ending.get(id) === entry.done) this.ending.delete(id);
-      });
+    const previous = message ? this.running.get(message.id) : undefined;
+    if (message?.type === 'subscribe' && previous?.completed) {
+      this.held = [args];
+      void previous.done.then(() => this.release());
       return;
+    }
+    if (message?.type === 'complete' && previous) previous.completed = true;
+    const handled = this.deliver(args);
+    // A second `subscribe` with a running id is refused by graphql-ws, which closes the socket.
+    if (message?.type === 'subscribe' && !previous) {
+      const entry: Running = { done: settled(handled), completed: false };
+      this.running.set(message.id, entry);
+      void entry.done.then(() => {
+        if (this.running.get(message.id) === entry) this.running.delete(message.id);
+      });
     }
   }
 
