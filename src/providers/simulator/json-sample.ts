@@ -63,9 +63,14 @@ const FORMAT_SAMPLES: Record<string, string> = {
   duration: 'P1D',
 };
 
-/** Run inside a context so that a timeout can stop a regular expression that backtracks. */
-const PATTERN_TEST = new Script('re.test(text)');
-const patternContext = createContext({ re: /$/, text: '' });
+/**
+ * Run inside a context so that a timeout can stop a regular expression that backtracks. The
+ * candidates go in one run: each run with a timeout starts a watchdog, which on a loaded machine
+ * took enough of the budget that a later candidate went untried and the same schema sampled
+ * differently from one request to the next.
+ */
+const FIRST_MATCH = new Script('texts.findIndex((t) => re.test(t))');
+const patternContext = createContext({ re: /$/, texts: [] as string[] });
 
 export class JsonSampler {
   /** Characters the sample may still take. */
@@ -74,8 +79,8 @@ export class JsonSampler {
   private nesting = 0;
   private work = MAX_WORK;
   private patternMillis = PATTERN_MILLIS;
-  /** Pattern → candidate → accepted: array items share a schema, so each test runs once. */
-  private readonly patternResults = new Map<string, Map<string, boolean>>();
+  /** Pattern → candidates → the first accepted: array items share a schema, so each test runs once. */
+  private readonly patternResults = new Map<string, Map<string, string | undefined>>();
 
   constructor(
     private readonly root: Schema,
@@ -244,28 +249,28 @@ export class JsonSampler {
       return preferred;
     }
     const candidates = [preferred, 'a', 'A', '0', 'aaaa', 'AAAA', '0000', 'example', 'a1', 'A1'];
-    return candidates.find((c) => c.length >= min && c.length <= max && this.accepts(pattern, re, c)) ?? preferred;
+    return this.firstAccepted(pattern, re, candidates.filter((c) => c.length >= min && c.length <= max)) ?? preferred;
   }
 
-  /** `re.test(text)` within what is left of PATTERN_MILLIS; false once that is spent. */
-  private accepts(pattern: string, re: RegExp, text: string): boolean {
+  /** The first of `texts` that `re` accepts, within what is left of PATTERN_MILLIS; none once that is spent. */
+  private firstAccepted(pattern: string, re: RegExp, texts: string[]): string | undefined {
     let results = this.patternResults.get(pattern);
     if (!results) this.patternResults.set(pattern, (results = new Map()));
-    let accepted = results.get(text);
-    if (accepted === undefined) {
-      accepted = false;
-      if (this.patternMillis > 0) {
-        const started = performance.now();
-        try {
-          Object.assign(patternContext, { re, text });
-          accepted = PATTERN_TEST.runInContext(patternContext, { timeout: Math.ceil(this.patternMillis) }) === true;
-        } catch {
-          // Timed out: the pattern is treated as matching nothing we can make.
-        }
-        this.patternMillis -= performance.now() - started;
+    const key = texts.join('\0');
+    if (results.has(key)) return results.get(key);
+    let accepted: string | undefined;
+    if (this.patternMillis > 0 && texts.length > 0) {
+      const started = performance.now();
+      try {
+        Object.assign(patternContext, { re, texts });
+        const index = FIRST_MATCH.runInContext(patternContext, { timeout: Math.ceil(this.patternMillis) }) as number;
+        accepted = texts[index];
+      } catch {
+        // Timed out: the pattern is treated as matching nothing we can make.
       }
-      results.set(text, accepted);
+      this.patternMillis -= performance.now() - started;
     }
+    results.set(key, accepted);
     return accepted;
   }
 
