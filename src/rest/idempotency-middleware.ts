@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { IDEMPOTENCY_HEADER, IdempotencyService, type StoredResponse } from '../domain/idempotency/idempotency-service';
 import type { Logger } from '../infra/observability/logger';
@@ -40,6 +41,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     res.locals.idempotency = key;
     const start = await service.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') return replay(res, start.response);
+    res.locals.callId = start.callId;
     captureEnd(res, (response) =>
       service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it')),
     );
@@ -48,6 +50,11 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     // its heartbeats have been missing for the lease grace.
     next();
   };
+}
+
+/** The call id the request's Idempotency-Key claim names (see IdempotencyStart), for the handler to give its service. */
+export function callIdOf(res: ServerResponse): string | undefined {
+  return (res as Partial<Response>).locals?.callId as string | undefined;
 }
 
 function replay(res: Response, stored: StoredResponse): void {

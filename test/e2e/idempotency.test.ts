@@ -144,3 +144,57 @@ test('GraphQL queueVideo twice with one idempotencyKey gives one job and one cha
   const other = await gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input: { ...input, prompt: 'other' }, k: 'gql-1' } } });
   expect(other.body.errors[0].extensions).toMatchObject({ code: 'idempotency_error', param: 'Idempotency-Key' });
 });
+
+/**
+ * The first request was answered and charged by an instance that died before its response was
+ * stored (here: its claim set back to "running, held by an instance that stopped heartbeating").
+ * The retry takes the claim over and runs the call again, as the same call: the chat answer has
+ * the first one's id and is not charged again, the image request is not charged again, the video
+ * queue answers the job the first request made; each says what the call was charged.
+ */
+test("a retry that takes over a dead instance's claim is not charged again: chat, images, video, GraphQL", async () => {
+  const { acct, key } = await liveKey();
+  const db = gw.gateway.database.db;
+  const diedBeforeStoring = (idem: string) =>
+    db.run(
+      `update idempotency_keys set status_code = null, response_headers = null, response_body = null, holder = 'inst_dead', heartbeat_at = now() - interval '1 hour'
+        where api_key_id = ? and idempotency_key = ?`,
+      [key.id, idem],
+    );
+  const post = (path: string, body: object, idem: string) => gw.api('POST', path, { token: key.secret, body, headers: { 'Idempotency-Key': idem } });
+  const calls: Array<[string, object]> = [
+    ['/v1/chat/completions', { model: 'svc-chat-1', messages: [{ role: 'user', content: 'once, whatever happens' }] }],
+    ['/v1/images/generations', { model: 'svc-creative-v8', prompt: 'a red fox', size: '64x64' }],
+    ['/v1/video/queue', VIDEO],
+  ];
+  for (const [path, body] of calls) {
+    const idem = `takeover${path}`;
+    const first = await post(path, body, idem);
+    expect(first.status).toBe(200);
+    const balance = await gw.balance(acct);
+    await diedBeforeStoring(idem);
+
+    const retry = await post(path, body, idem);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull(); // run again, not replayed
+    if (path !== '/v1/images/generations') expect(retry.body.id).toBe(first.body.id);
+    if (path !== '/v1/video/queue') expect(retry.headers.get('x-svc-credits')).toBe(first.headers.get('x-svc-credits'));
+    expect(await gw.balance(acct)).toBe(balance);
+    // Its answer is now the stored one.
+    const replay = await post(path, body, idem);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(retry.body);
+  }
+  expect(await db.all(`select id from video_jobs where api_key_id = ?`, [key.id])).toHaveLength(1);
+
+  const QUEUE = `mutation($input: QueueVideoInput!, $k: String) { queueVideo(input: $input, idempotencyKey: $k) { id creditsCharged } }`;
+  const gql = () => gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input: VIDEO, k: 'gql-takeover' } } });
+  const first = await gql();
+  expect(first.body.errors).toBeUndefined();
+  const balance = await gw.balance(acct);
+  await diedBeforeStoring('gql-takeover');
+  const retry = await gql();
+  expect(retry.body.data.queueVideo).toEqual(first.body.data.queueVideo);
+  expect(await gw.balance(acct)).toBe(balance);
+  expect(await db.all(`select id from video_jobs where api_key_id = ?`, [key.id])).toHaveLength(2);
+});

@@ -69,7 +69,7 @@ export class ChatService {
     private readonly limiter: RateLimiter,
   ) {}
 
-  private async prepare(key: KeyPrincipal, input: unknown): Promise<PreparedCall> {
+  private async prepare(key: KeyPrincipal, input: unknown, callId?: string): Promise<PreparedCall> {
     const body = parseInput(chatRequestSchema, input);
     const model = this.catalog.require(body.model, 'chat');
     assertModelAllowed(key, model.id);
@@ -80,7 +80,7 @@ export class ChatService {
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const id = `chatcmpl-${randomIdText(12)}`;
+    const id = `chatcmpl-${callId ?? randomIdText(12)}`;
     const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id);
     return {
       info: {
@@ -118,8 +118,9 @@ export class ChatService {
     return microToCredits(await this.billing.settle(call.hold, cost));
   }
 
-  async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ChatCompletionResult> {
-    const call = await this.prepare(key, input);
+  /** `callId`, when the request has an Idempotency-Key, names the call (its id and its charge's reference): see IdempotencyStart. */
+  async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal, callId?: string): Promise<ChatCompletionResult> {
+    const call = await this.prepare(key, input, callId);
     let result: ChatResult;
     try {
       result = await call.provider.complete({ ...call.request, signal });

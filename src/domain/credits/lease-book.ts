@@ -131,6 +131,10 @@ export class LeaseBook {
       const outcome = await this.batcher.record(row);
       if (outcome.status !== 0) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
       lease.free += r.amountMicro + extra - leaseMicro;
+      // Nothing moved although the call cost something: recorded before (the same call's charge,
+      // committed by an instance that died before answering; see IdempotencyStart), or nothing
+      // left to collect. What the call was charged is then what the balance moved for it.
+      if (outcome.chargedMicro === 0 && costMicro > 0) return await this.store.chargedFor(requestId).catch(() => 0);
       return outcome.chargedMicro;
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.

@@ -91,6 +91,16 @@ export class LeaseStore {
     return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
   }
 
+  /** What a recorded call was charged: its lease part and what was debited beyond its lease. */
+  async chargedFor(requestId: string): Promise<number> {
+    const row = await this.db.one<{ charged: string | number }>(
+      `select coalesce((select amount_micro from lease_charges where request_id = ?), 0)
+            - coalesce((select sum(amount_micro) from ledger_entries where kind = 'charge' and reference = ?), 0) as charged`,
+      [requestId, requestId],
+    );
+    return Number(row?.charged ?? 0);
+  }
+
   /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */
   async writeStreamStarts(starts: readonly StreamStart[]): Promise<void> {
     const items = starts.map((s) => ({ request_id: s.requestId, lease_id: s.leaseId, account_id: s.accountId, api_key_id: s.keyId, model: s.model, owed_micro: s.owedMicro }));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Database } from '../ports/database';
 import { DomainError, invalidRequest } from '../errors/domain-error';
 import { UnwrittenWrites } from './unwritten-writes';
+import { randomBase62 } from '../shared/ids';
 
 /** The response a first request produced, as a retry replays it. */
 export interface StoredResponse {
@@ -11,8 +12,12 @@ export interface StoredResponse {
 }
 
 export type IdempotencyStart =
-  /** The key is new (or expired): run the request, then `complete` or `abandon` it. */
-  | { kind: 'run' }
+  /**
+   * The key is new (or expired, or its first request died with its instance): run the request,
+   * then `complete` or `abandon` it. `callId` names the call (its id is made from it): the same for a run
+   * that takes over a dead instance's claim, so that a charge the dead one committed is this call's.
+   */
+  | { kind: 'run'; callId: string }
   /** The same request already ran: answer what it answered. */
   | { kind: 'replay'; response: StoredResponse };
 
@@ -33,6 +38,8 @@ export const RETRY_UNWRITTEN_MS = 2_000;
 const MAX_UNWRITTEN_BYTES = 64 * 1024 * 1024;
 
 const PRINTABLE = /^[\x20-\x7e]{1,255}$/;
+/** A call id's length: base62, as job ids are (`vid_` + 20), which cursors and paths accept. */
+const CALL_ID_LENGTH = 20;
 
 /** One claim's name in this instance's memory (the two parts cannot hold a NUL). */
 const claimId = (apiKeyId: string, key: string) => `${apiKeyId}\0${key}`;
@@ -96,23 +103,26 @@ export class IdempotencyService {
   async start(apiKeyId: string, key: string, fingerprint: string): Promise<IdempotencyStart> {
     await this.purgeNowAndThen();
     // Claims a new key, or takes over one that expired or whose first request died with its instance.
-    const claimed = await this.db.one(
-      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at, holder, heartbeat_at)
-       values (?, ?, ?, now() + make_interval(secs => ?), ?, now())
+    // A dead instance's claim is taken over only by the same request, and keeps its call id:
+    // the dead one may have committed the call's charge before it could store the response.
+    const claimed = await this.db.one<{ call_id: string }>(
+      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at, holder, heartbeat_at, call_id)
+       values (?, ?, ?, now() + make_interval(secs => ?), ?, now(), ?)
        on conflict (api_key_id, idempotency_key) do update
          set fingerprint = excluded.fingerprint, status_code = null, response_headers = null, response_body = null,
-             started_at = now(), expires_at = excluded.expires_at, holder = excluded.holder, heartbeat_at = now()
+             started_at = now(), expires_at = excluded.expires_at, holder = excluded.holder, heartbeat_at = now(),
+             call_id = case when idempotency_keys.expires_at < now() then excluded.call_id
+                            else coalesce(idempotency_keys.call_id, excluded.call_id) end
          where idempotency_keys.expires_at < now()
-            or (idempotency_keys.status_code is null and idempotency_keys.holder is null
-                and idempotency_keys.started_at < now() - make_interval(secs => ?))
-            or (idempotency_keys.status_code is null and idempotency_keys.holder is not null
-                and idempotency_keys.heartbeat_at < now() - make_interval(secs => ?))
-       returning api_key_id`,
-      [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, ABANDONED_AFTER_SECONDS, this.graceSeconds],
+            or (idempotency_keys.status_code is null and idempotency_keys.fingerprint = excluded.fingerprint
+                and ((idempotency_keys.holder is null and idempotency_keys.started_at < now() - make_interval(secs => ?))
+                  or (idempotency_keys.holder is not null and idempotency_keys.heartbeat_at < now() - make_interval(secs => ?))))
+       returning call_id`,
+      [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, randomBase62(CALL_ID_LENGTH), ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
     if (claimed) {
       this.hold(apiKeyId, key);
-      return { kind: 'run' };
+      return { kind: 'run', callId: claimed.call_id };
     }
     const row = await this.db.one<Row>(
       `select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`,
@@ -142,7 +152,7 @@ export class IdempotencyService {
    * outcome is stored as JSON (`encode`), a repeat gets it back through `decode`; a 4xx
    * DomainError is stored and thrown again on a repeat, anything else frees the key.
    */
-  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: () => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
+  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: (callId: string) => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
     const start = await this.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') {
       const stored = JSON.parse(start.response.body.toString('utf8'));
@@ -151,7 +161,7 @@ export class IdempotencyService {
     }
     let result: T;
     try {
-      result = await work();
+      result = await work(start.callId);
     } catch (err) {
       if (err instanceof DomainError && err.status < 500) {
         const error = { type: err.type, message: err.message, code: err.code, param: err.param };

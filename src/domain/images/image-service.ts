@@ -55,7 +55,8 @@ export class ImageService {
     private readonly testKeys: TestKeyBudget,
   ) {}
 
-  async generate(key: KeyPrincipal, input: unknown): Promise<ImageResult> {
+  /** `callId`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotencyStart. */
+  async generate(key: KeyPrincipal, input: unknown, callId?: string): Promise<ImageResult> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
@@ -64,7 +65,7 @@ export class ImageService {
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -94,7 +95,7 @@ export class ImageService {
    * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, already
    * admitted by `admitEdit` (whose headers these are). Inputs are checked by their declared size.
    */
-  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>): Promise<ImageResult> {
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
@@ -103,7 +104,7 @@ export class ImageService {
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -130,13 +131,14 @@ export class ImageService {
     asked: { creditsPerImage: number; n: number },
     format: 'url' | 'b64_json',
     headers: Record<string, string>,
+    callId: string | undefined,
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);
     // A test key's slot is taken before anything is held and given back when its work is done.
     const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      const hold = await this.billing.hold(key, perImage * asked.n, modelId, newId('img'));
+      const hold = await this.billing.hold(key, perImage * asked.n, modelId, callId ? `img_${callId}` : newId('img'));
       let data: ImageResult['data'];
       try {
         const images = (await call()).slice(0, asked.n);

@@ -67,7 +67,8 @@ export class VideoService {
     return { model: model.id, duration: v.duration, resolution: v.resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
   }
 
-  async queue(key: KeyPrincipal, input: unknown): Promise<AcceptedJob> {
+  /** `callId`, when the request has an Idempotency-Key, names the job (`vid_…`): see IdempotencyStart. */
+  async queue(key: KeyPrincipal, input: unknown, callId?: string): Promise<AcceptedJob> {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
@@ -91,10 +92,10 @@ export class VideoService {
       imageUrl,
       referenceImageUrls,
     };
-    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution));
+    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution), callId);
   }
 
-  async motionControl(key: KeyPrincipal, input: unknown): Promise<AcceptedJob> {
+  async motionControl(key: KeyPrincipal, input: unknown, callId?: string): Promise<AcceptedJob> {
     const v = parseInput(motionSchema, input);
     const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
     assertModelAllowed(key, model.id);
@@ -110,7 +111,7 @@ export class VideoService {
       keepOriginalSound: v.keep_original_sound,
       characterOrientation: v.character_orientation,
     };
-    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds));
+    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds), callId);
   }
 
   /**
@@ -118,9 +119,13 @@ export class VideoService {
    * claims the row submits the job upstream (VideoJobRunner), so there is one place that
    * submits and the client gets PROCESSING without waiting for the provider.
    */
-  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number): Promise<AcceptedJob> {
+  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number, callId?: string): Promise<AcceptedJob> {
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
-    const id = newId('vid');
+    const id = callId ? `vid_${callId}` : newId('vid');
+    // A retry that took over the claim of an instance that died after queueing (and charging)
+    // this job gets that job: it is the answer the first request never delivered.
+    const queued = callId ? await this.deps.jobs.getOwned(this.deps.db, id, key.accountId) : null;
+    if (queued) return { job: queued, headers };
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);

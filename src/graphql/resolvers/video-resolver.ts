@@ -44,7 +44,7 @@ export class VideoResolver {
   ): Promise<VideoJobType> {
     const key = requireKey(ctx);
     const body = queueBody(input);
-    return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async () => (await ctx.services.video.queue(key, body)).job));
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async (callId) => (await ctx.services.video.queue(key, body, callId)).job));
   }
 
   @Mutation(() => VideoJobType, { description: 'POST /v1/video/motion-control.' })
@@ -55,12 +55,12 @@ export class VideoResolver {
   ): Promise<VideoJobType> {
     const key = requireKey(ctx);
     const body = motionBody(input);
-    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async () => (await ctx.services.video.motionControl(key, body)).job));
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async (callId) => (await ctx.services.video.motionControl(key, body, callId)).job));
   }
 }
 
 /** Queues once per idempotency key: a repeat answers the job the first call created, as it is now. */
-async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: () => Promise<VideoJob>): Promise<VideoJob> {
+async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: (callId?: string) => Promise<VideoJob>): Promise<VideoJob> {
   const key = requireKey(ctx);
   const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined);
   if (idem === undefined) return queue();

@@ -5,6 +5,7 @@ import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
+import { callIdOf } from '../idempotency-middleware';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 import { jsonBody } from '../json-body';
@@ -21,7 +22,7 @@ function sendImages(res: Response, out: ImageResult): void {
 export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
-    sendImages(res, await images.generate(keyOf(res), req.body));
+    sendImages(res, await images.generate(keyOf(res), req.body, callIdOf(res)));
   });
   return r;
 }
@@ -59,7 +60,7 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];
     const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, input, res.locals.rateHeaders as Record<string, string>));
+    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, input, res.locals.rateHeaders as Record<string, string>, callIdOf(res)));
   });
   return r;
 }

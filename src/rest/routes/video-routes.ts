@@ -3,6 +3,7 @@ import type { VideoService } from '../../domain/video/video-service';
 import { acceptedView, retrieveView } from '../../domain/video/video-job';
 import { keyOf } from '../auth';
 import { jsonBody } from '../json-body';
+import { callIdOf } from '../idempotency-middleware';
 
 /** /v1/video/quote, /queue, /motion-control and /retrieve; `idempotency` on the billed two, after the parser. */
 export function videoRoutes(video: VideoService, idempotency?: RequestHandler): Router {
@@ -12,11 +13,11 @@ export function videoRoutes(video: VideoService, idempotency?: RequestHandler): 
     res.json(video.quote(keyOf(res), req.body));
   });
   r.post('/video/queue', jsonBody(), ...idem, async (req, res) => {
-    const { job, headers } = await video.queue(keyOf(res), req.body);
+    const { job, headers } = await video.queue(keyOf(res), req.body, callIdOf(res));
     res.set(headers).json(acceptedView(job));
   });
   r.post('/video/motion-control', jsonBody(), ...idem, async (req, res) => {
-    const { job, headers } = await video.motionControl(keyOf(res), req.body);
+    const { job, headers } = await video.motionControl(keyOf(res), req.body, callIdOf(res));
     res.set(headers).json(acceptedView(job));
   });
   r.post('/video/retrieve', jsonBody(), async (req, res) => {
