@@ -46,6 +46,7 @@ const V1_BODIES: Array<[string, Record<string, unknown>]> = [
     },
   ],
   ['/v1/responses', { model: 'svc-chat-1', input: 'hi', max_output_tokens: 16, instructions: 'be brief', text: { format: { type: 'text' } }, store: true }],
+  ['/v1/responses/input_tokens', { model: 'svc-chat-1', input: 'hi', instructions: 'be brief', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] }],
   ['/v1/images/generations', { model: 'svc-creative-v8', prompt: 'a cat', n: 1, size: '256x256', response_format: 'b64_json', seed: 1, negative_prompt: 'dog', style_preset: 'x' }],
   ['/v1/video/quote', VIDEO],
   ['/v1/video/queue', VIDEO],
@@ -123,12 +124,15 @@ test('the account and operator bodies, ids and query strings', async () => {
   for (const query of ['limit=-1', 'limit=1e9', 'limit=abc', 'cursor=%00', `cursor=${'x'.repeat(5000)}`, 'from=2020-13-45', 'to=zzz', 'limit=1&limit=2', 'cursor[]=1']) {
     await probe('GET', `/account/usage?${query}`, { token });
     await probe('GET', `/account/ledger-entries?${query}`, { token });
+    await probe('GET', `/v1/responses/resp_x/input_items?${query}`, { token: testKey });
     await probe('GET', `/account/api-keys/${key.id}/webhook/deliveries?${query}`, { token });
   }
   for (const id of ['%00', '%ud800', 'x'.repeat(3000), '..%2F..', '1%20or%201=1']) {
     await probe('GET', `/v1/models/${id}`, { token: testKey });
     await probe('GET', `/v1/responses/${id}`, { token: testKey });
     await probe('DELETE', `/v1/responses/${id}`, { token: testKey });
+    await probe('GET', `/v1/responses/${id}/input_items`, { token: testKey });
+    await probe('POST', `/v1/responses/${id}/cancel`, { token: testKey });
     await probe('PATCH', `/account/api-keys/${id}`, { token, body: { name: 'x' } });
     await probe('DELETE', `/account/api-keys/${id}`, { token });
     await probe('GET', `/media/${id}/${id}`, {});

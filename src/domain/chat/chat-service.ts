@@ -69,11 +69,23 @@ export class ChatService {
     private readonly limiter: RateLimiter,
   ) {}
 
-  private async prepare(key: KeyPrincipal, input: unknown, callId?: string): Promise<PreparedCall> {
+  /** The request checked as far as it can be without calling anything: its model, the key's right to it, every field. */
+  private read(key: KeyPrincipal, input: unknown) {
     const body = parseInput(chatRequestSchema, input);
     const model = this.catalog.require(body.model, 'chat');
     assertModelAllowed(key, model.id);
-    const call = readChatCall(body, model);
+    return { model, call: readChatCall(body, model) };
+  }
+
+  /** The prompt-token estimate a call of this request would hold credits for; counted against the chat rate limit, free. */
+  async countPromptTokens(key: KeyPrincipal, input: unknown): Promise<number> {
+    const { call } = this.read(key, input);
+    await enforceRateLimit(this.limiter, key.keyId, 'chat');
+    return estimatePromptTokens(call.messages, call.options);
+  }
+
+  private async prepare(key: KeyPrincipal, input: unknown, callId?: string): Promise<PreparedCall> {
+    const { model, call } = this.read(key, input);
     // Everything that can refuse the call comes before the hold, so a refusal never leaves one.
     const provider = this.providers.chat(model, key.mode);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'chat');

@@ -47,11 +47,20 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
   };
 }
 
-/** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id. */
+/** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id, its input items, cancel, and input-token counting. */
 export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
   const create = createResponseHandler(responses, shutdownDeadline);
   const r = Router();
   r.post('/responses', jsonBody(CHAT_BODY_LIMIT), (req, res) => create(keyOf(res), req.body, res));
+  r.post('/responses/input_tokens', jsonBody(CHAT_BODY_LIMIT), async (req, res) => {
+    res.json(await responses.countInputTokens(keyOf(res), req.body));
+  });
+  r.get('/responses/:id/input_items', async (req, res) => {
+    res.json(await responses.inputItems(keyOf(res), String(req.params.id), { ...req.query }));
+  });
+  r.post('/responses/:id/cancel', async (req, res) => {
+    await responses.cancel(keyOf(res), String(req.params.id));
+  });
   r.get('/responses/:id', async (req, res) => {
     res.json(await responses.retrieve(keyOf(res), String(req.params.id)));
   });

@@ -12,6 +12,7 @@ import type { ChatService } from '../chat-service';
 import { completionStatus, newItemId, outputItemsOf, responseObject, type OutputItem, type ResponseFrame } from './response-object';
 import { ResponseStreamTranslator, translateStream, type ResponsesEvent } from './response-stream';
 import type { ResponseStore } from './response-store';
+import { inputItemsPage, withItemIds, type InputItemsPage } from './input-items';
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
 import { responsesParam, responsesToChat } from './responses-to-chat';
 
@@ -65,6 +66,31 @@ export class ResponsesService {
     return stored.response;
   }
 
+  /** The items a stored response was generated from (its conversation before its output), paged as OpenAI pages them. */
+  async inputItems(key: KeyPrincipal, id: string, query: unknown): Promise<InputItemsPage> {
+    const stored = await this.store.find(key.accountId, id);
+    if (!stored) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    const outputCount = Array.isArray(stored.response.output) ? stored.response.output.length : 0;
+    return inputItemsPage(id, stored.items.slice(0, stored.items.length - outputCount), query);
+  }
+
+  /** Only a background response can be cancelled, and this gateway makes none: a stored response is already complete. */
+  async cancel(key: KeyPrincipal, id: string): Promise<never> {
+    if (!(await this.store.find(key.accountId, id))) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    throw invalidRequest('Only responses created with background=true can be cancelled; this one has already finished.', 'response_id', 'response_not_cancellable');
+  }
+
+  /**
+   * POST /v1/responses/input_tokens: what the request's input would count as prompt tokens (the
+   * same estimate a call holds credits for), free of charge. Counted against the key's chat rate
+   * limit, as the call would be: the count reads the whole input.
+   */
+  async countInputTokens(key: KeyPrincipal, input: unknown): Promise<{ object: 'response.input_tokens'; input_tokens: number }> {
+    const p = await this.prepare(key, input);
+    const tokens = await this.inChatTerms(p, () => this.chat.countPromptTokens(key, p.chatBody));
+    return { object: 'response.input_tokens', input_tokens: tokens };
+  }
+
   async delete(key: KeyPrincipal, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     if (!(await this.store.delete(key.accountId, id))) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
     return { id, object: 'response', deleted: true };
@@ -77,7 +103,8 @@ export class ResponsesService {
     const resolved = await this.resolveReferences(key, items);
     const { body, origins } = responsesToChat(request, history, resolved);
     const frame: ResponseFrame = { id: newItemId('resp'), createdAt: Math.floor(Date.now() / 1000), model: request.model, request, store: request.store !== false };
-    return { request, frame, conversation: [...history, ...resolved], chatBody: body, origins };
+    // Every item kept with an id, as OpenAI's are (GET …/input_items lists them by it).
+    return { request, frame, conversation: withItemIds([...history, ...resolved]), chatBody: body, origins };
   }
 
   private async history(key: KeyPrincipal, id: string): Promise<ResponsesInputItem[]> {

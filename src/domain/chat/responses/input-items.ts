@@ -1,0 +1,66 @@
+/**
+ * GET /v1/responses/{id}/input_items: the items a stored response was generated from — the
+ * conversation before its output (what `previous_response_id` carried, then its own input) — as
+ * OpenAI lists them: every item with an id, messages with typed content parts, newest first
+ * unless `order=asc`, paged by `after` (an item id of the previous page) and `limit`.
+ */
+import { z } from 'zod';
+import { invalidRequest } from '../../errors/domain-error';
+import { parseInput } from '../../shared/validate';
+import { newItemId } from './response-object';
+import type { ResponsesInputItem } from './responses-request';
+
+/** Query strings carry text: `limit` is read as an integer, as OpenAI reads it. */
+export const inputItemsQuerySchema = z.strictObject({
+  after: z.string().min(1).max(256).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  // Accepted for the SDK's sake; what it could add (image URLs, logprobs) is in the items already.
+  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(10)]).optional(),
+  'include[]': z.union([z.string().max(100), z.array(z.string().max(100)).max(10)]).optional(),
+});
+
+export interface InputItemsPage {
+  object: 'list';
+  data: Array<Record<string, unknown>>;
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+/** Items stored before they carried ids get one: input items as OpenAI names them, `msg_…`. */
+export function withItemIds(items: readonly ResponsesInputItem[]): ResponsesInputItem[] {
+  return items.map((item) => ('id' in item && item.id ? item : ({ ...item, id: newItemId(item.type === 'function_call' ? 'fc' : 'msg') } as ResponsesInputItem)));
+}
+
+/** A stored item as OpenAI lists it: a message's text content becomes a typed part. */
+function listed(item: ResponsesInputItem, fallbackId: string): Record<string, unknown> {
+  const id = ('id' in item && item.id) || fallbackId;
+  if ('role' in item) {
+    const kind = item.role === 'assistant' ? 'output_text' : 'input_text';
+    const content = typeof item.content === 'string' ? [kind === 'output_text' ? { type: kind, text: item.content, annotations: [] } : { type: kind, text: item.content }] : item.content;
+    return { id, type: 'message', role: item.role, status: item.status ?? 'completed', content };
+  }
+  return { ...item, id, status: ('status' in item && item.status) || 'completed' };
+}
+
+export function inputItemsPage(responseId: string, items: readonly ResponsesInputItem[], query: unknown): InputItemsPage {
+  const q = parseInput(inputItemsQuerySchema, query);
+  // Rows stored before items had ids: stable ones from the response and the position.
+  const all = items.map((item, i) => listed(item, `msg_${responseId.replace(/^resp_/, '')}${String(i).padStart(4, '0')}`));
+  const ordered = q.order === 'asc' ? all : [...all].reverse();
+  let start = 0;
+  if (q.after !== undefined) {
+    const at = ordered.findIndex((item) => item.id === q.after);
+    if (at < 0) throw invalidRequest(`Invalid 'after': no input item with id '${q.after}' in this response.`, 'after');
+    start = at + 1;
+  }
+  const data = ordered.slice(start, start + q.limit);
+  return {
+    object: 'list',
+    data,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data.at(-1)?.id as string | undefined) ?? null,
+    has_more: start + q.limit < ordered.length,
+  };
+}
