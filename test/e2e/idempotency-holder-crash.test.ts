@@ -12,6 +12,7 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { startTwoGateways, type TwoGateways } from '../support/two-gateways';
 import type { ChildGateway } from '../support/child-gateway';
 import { openDatabase } from '../../src/infra/db/orm';
+import { creditsToMicro } from '../../src/domain/shared/money';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
 jest.setTimeout(120_000);
@@ -80,6 +81,69 @@ shared('an instance killed while it runs an idempotent request', () => {
       await expectLedgerInvariants(check.db);
     } finally {
       await check.close();
+    }
+  });
+});
+
+shared('an instance killed after it charged an idempotent call, before its response was stored', () => {
+  let two: TwoGateways;
+  beforeAll(async () => {
+    two = await startTwoGateways('idemcharged', { LEASE_GRACE_SECONDS: String(GRACE_SECONDS) });
+  });
+  afterAll(async () => {
+    await two?.close();
+  });
+
+  test("B's retry answers the same call and charge; the account is charged once", async () => {
+    const { a, b, databaseUrl, dataDir } = two;
+    const liveKey = await two.liveKey();
+    const body = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'charged once' }], max_tokens: 16 });
+    const post = (target: ChildGateway) =>
+      fetch(`${target.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json', 'idempotency-key': 'charged-on-a' },
+        body,
+      });
+    const db = await openDatabase({ databaseUrl, dataDir });
+    try {
+      // The database refuses to store any idempotent response while this table has a row.
+      await db.db.run(`create table refuse_responses (x int)`);
+      await db.db.run(`insert into refuse_responses values (1)`);
+      await db.db.run(`create function refuse_response() returns trigger language plpgsql as $$
+          begin
+            if new.status_code is not null and exists (select 1 from refuse_responses) then raise exception 'refused for the test'; end if;
+            return new;
+          end $$`);
+      await db.db.run(`create trigger refuse_response before update on idempotency_keys for each row execute function refuse_response()`);
+      const balanceOf = async () => Number((await db.db.one<{ b: string }>(`select sum(balance_micro) as b from accounts`))!.b);
+      const before = await balanceOf();
+
+      // A answers (the response it could not store is kept in memory, tried again every 2 s) and charges.
+      const onA = await post(a);
+      expect(onA.status).toBe(200);
+      const answerA = (await onA.json()) as { id: string };
+      const creditsA = onA.headers.get('x-svc-credits');
+      expect(Number(creditsA)).toBeGreaterThan(0);
+      await a.kill();
+      await db.db.run(`delete from refuse_responses`);
+
+      const ran = await pollUntil(() => post(b), (res) => res.status !== 409, 20_000, 250);
+      expect(ran.status).toBe(200);
+      expect(ran.headers.get('idempotent-replayed')).toBeNull();
+      expect(((await ran.json()) as { id: string }).id).toBe(answerA.id);
+      expect(ran.headers.get('x-svc-credits')).toBe(creditsA);
+
+      // Leases debit the balance when taken: what moved, less what open leases still hold, is what was charged.
+      const charges = await db.db.all<{ request_id: string }>(`select request_id from lease_charges`);
+      expect(charges.map((c) => c.request_id)).toEqual([answerA.id]);
+      const direct = await db.db.all(`select reference from ledger_entries where kind = 'charge'`);
+      expect(direct).toEqual([]);
+      const open = await db.db.all<{ amount_micro: string; spent_micro: string }>(`select amount_micro, spent_micro from credit_leases where closed_at is null`);
+      const unspentOpen = open.reduce((sum, l) => sum + Number(l.amount_micro) - Number(l.spent_micro), 0);
+      expect(before - (await balanceOf()) - unspentOpen).toBe(creditsToMicro(Number(creditsA)));
+      await expectLedgerInvariants(db.db);
+    } finally {
+      await db.close();
     }
   });
 });
