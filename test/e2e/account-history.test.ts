@@ -72,6 +72,28 @@ describe('usage history from the ledger', () => {
     expect(await gw.balance(acct)).toBe(200 - 16.5);
   });
 
+  test('a refund counts on the day of the charge it returns, with its key and model', async () => {
+    const { acct, b } = await spend();
+    const day = today();
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    // The failed video was charged just before midnight; its refund came after it.
+    const db = gw.gateway.database.db;
+    await db.run(
+      `update ledger_entries set created_at = now() - interval '1 day' where account_id = ? and kind = 'charge' and api_key_id = ?`,
+      [acct.id, b.id],
+    );
+    const byKey = await gw.api('GET', `/account/usage?from=${yesterday}&to=${day}&group_by=key`, { token: acct.idToken });
+    expect(byKey.body.data.filter((r: { keyId: string }) => r.keyId === b.id)).toEqual([{ day: yesterday, keyId: b.id, model: null, credits: 0 }]);
+    const byDay = await gw.api('GET', `/account/usage?from=${yesterday}&to=${day}`, { token: acct.idToken });
+    expect(byDay.body.data).toEqual([
+      { day: yesterday, keyId: null, model: null, credits: 0 },
+      { day, keyId: null, model: null, credits: 16.5 },
+    ]);
+    // A range that starts after the charge leaves its refund out too.
+    const todayOnly = await gw.api('GET', `/account/usage?from=${day}&to=${day}`, { token: acct.idToken });
+    expect(todayOnly.body.data).toEqual([{ day, keyId: null, model: null, credits: 16.5 }]);
+  });
+
   test('bad ranges answer 400 naming the field, in both doors', async () => {
     const acct = await gw.newAccount();
     const rest = (qs: string) => gw.api('GET', `/account/usage?${qs}`, { token: acct.idToken });

@@ -52,8 +52,11 @@ export function parseUsageQuery(input: unknown, now = new Date()): { from: strin
 
 /**
  * Spending from the ledger: charges (direct ones and those paid from credit leases) minus
- * refunds per UTC day (holds, leases and their returns are transient and left out). Test keys
- * never touch the ledger, so their calls are not here.
+ * refunds per UTC day (holds, leases and their returns are transient and left out). A refund
+ * counts on the day of the charge it returns (same reference), with that charge's key and model:
+ * a video charged at 23:59 and refunded after midnight nets to nothing on its day, instead of a
+ * charge on one day and a negative day after it. Test keys never touch the ledger, so their
+ * calls are not here.
  */
 export async function usageHistory(db: SqlExecutor, accountId: string, input: unknown, now = new Date()): Promise<UsageHistory> {
   const q = parseUsageQuery(input, now);
@@ -63,13 +66,20 @@ export async function usageHistory(db: SqlExecutor, accountId: string, input: un
   const rows = await db.all<{ day: string; key_id: string | null; model: string | null; spent: string | number }>(
     `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${keyCol} as key_id, ${modelCol} as model, -sum(amount_micro) as spent
        from (select created_at, api_key_id, model, amount_micro from ledger_entries
-              where account_id = ? and kind in ('charge', 'refund') and created_at >= ?::timestamptz and created_at < ?::timestamptz
+              where account_id = ? and kind = 'charge' and created_at >= ?::timestamptz and created_at < ?::timestamptz
+             union all
+             -- Refunds come after their charges: those since the range began, placed at their charge.
+             select coalesce(c.created_at, r.created_at), coalesce(c.api_key_id, r.api_key_id), coalesce(c.model, r.model), r.amount_micro
+               from ledger_entries r
+               left join ledger_entries c on c.kind = 'charge' and c.reference = r.reference and c.account_id = r.account_id
+              where r.account_id = ? and r.kind = 'refund' and r.created_at >= ?::timestamptz
+                and coalesce(c.created_at, r.created_at) >= ?::timestamptz and coalesce(c.created_at, r.created_at) < ?::timestamptz
              union all
              -- Calls paid from credit leases: each is a charge of its lease (see migration 20261122000500).
              select created_at, api_key_id, model, -amount_micro from lease_charges
               where account_id = ? and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
       group by 1, 2, 3 order by 1, 2, 3`,
-    [accountId, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, end],
+    [accountId, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, end],
   );
   return {
     ...q,
