@@ -53,3 +53,17 @@ test('the development sign-in page: a labelled form; a user name becomes an ID t
   }
   expect((await post(`username=${'x'.repeat(3000)}`)).status).toBe(413);
 });
+
+test('the development sign-in form refuses posts from another site (login CSRF), as browsers mark them', async () => {
+  const post = (headers: Record<string, string>) =>
+    raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'username=mallory', redirect: 'manual' });
+  const host = new URL(gw.url).host;
+  for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }]) {
+    const refused = await post(headers);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ type: 'permission_error', code: 'cross_site_sign_in' });
+  }
+  for (const headers of [{ 'sec-fetch-site': 'same-origin', origin: gw.url }, { origin: gw.url }, { 'sec-fetch-site': 'none' }]) {
+    expect((await post(headers)).status).toBe(303);
+  }
+});

@@ -1,5 +1,6 @@
 import express, { Router } from 'express';
-import { invalidRequest } from '../../domain/errors/domain-error';
+import type { Request } from 'express';
+import { DomainError, invalidRequest } from '../../domain/errors/domain-error';
 
 /** What the page needs of the development identity provider: minting an ID token for a subject. */
 export interface DevTokenIssuer {
@@ -30,6 +31,24 @@ without OIDC_ISSUER and never under NODE_ENV=production.</p>
 </main></body></html>`;
 
 /**
+ * Login CSRF: another site's page posting this form would sign the visitor's browser in as a
+ * user of that site's choosing. Browsers say where a form post comes from (Sec-Fetch-Site, and
+ * Origin on every POST); a post from another site is refused. A client that sends neither (curl,
+ * a script) is not a browser another site can drive, and is served.
+ */
+function fromAnotherSite(req: Request): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = req.get('origin');
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== req.get('host');
+  } catch {
+    return true; // "null" (a sandboxed frame, a data: page) or garbage
+  }
+}
+
+/**
  * The development identity provider's sign-in page: a user name becomes an ID token for that
  * subject, handed to the console in the URL fragment (never sent to a server; the console
  * removes it at once). Mounted only when the development provider is the identity provider.
@@ -42,6 +61,7 @@ export function devSignInRoutes(idp: DevTokenIssuer): Router {
     res.type('html').send(page);
   });
   r.post('/dev-idp/sign-in', express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 }), async (req, res) => {
+    if (fromAnotherSite(req)) throw new DomainError('permission_error', 'Sign-in forms posted from another site are refused.', { code: 'cross_site_sign_in' });
     const username = (req.body as Record<string, unknown> | undefined)?.username;
     if (typeof username !== 'string' || !USERNAME.test(username)) {
       throw invalidRequest("Invalid 'username': 1 to 64 letters, digits or . _ @ -", 'username');
