@@ -58,12 +58,14 @@ test('the development sign-in form refuses posts from another site (login CSRF),
   const post = (headers: Record<string, string>) =>
     raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'username=mallory', redirect: 'manual' });
   const host = new URL(gw.url).host;
-  for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }]) {
+  const crossSite: Array<Record<string, string>> = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }];
+  for (const headers of crossSite) {
     const refused = await post(headers);
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ type: 'permission_error', code: 'cross_site_sign_in' });
   }
-  for (const headers of [{ 'sec-fetch-site': 'same-origin', origin: gw.url }, { origin: gw.url }, { 'sec-fetch-site': 'none' }]) {
+  const sameSite: Array<Record<string, string>> = [{ 'sec-fetch-site': 'same-origin', origin: gw.url }, { origin: gw.url }, { 'sec-fetch-site': 'none' }];
+  for (const headers of sameSite) {
     expect((await post(headers)).status).toBe(303);
   }
 });

@@ -129,6 +129,35 @@ test('a 4xx first answer is replayed; a bad key is a 400 naming the header; a ke
   expect(busy.body.error).toMatchObject({ type: 'idempotency_error', param: 'Idempotency-Key' });
 });
 
+test('a 429 (the daily cap, a rate limit) is not replayed: once the key may spend again, the retry runs; REST and GraphQL', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await gw.newKey(acct, { dailySpendCap: 5 });
+  const post = () => gw.api('POST', '/v1/video/queue', { token: key.secret, body: VIDEO, headers: { 'Idempotency-Key': 'capped-1' } });
+  const QUEUE = `mutation($input: QueueVideoInput!, $k: String) { queueVideo(input: $input, idempotencyKey: $k) { id } }`;
+  const gql = () => gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input: VIDEO, k: 'capped-2' } } });
+  const capped = await post();
+  expect(capped.status).toBe(429);
+  expect(capped.body.error.type).toBe('daily_cap_exceeded');
+  expect((await gql()).body.errors[0].extensions.code).toBe('daily_cap_exceeded');
+  // A retry while the cap still binds is told the same, afresh (not replayed).
+  const again = await post();
+  expect(again.status).toBe(429);
+  expect(again.headers.get('idempotent-replayed')).toBeNull();
+
+  const raised = await gw.api('PATCH', `/account/api-keys/${key.id}`, { token: acct.idToken, body: { dailySpendCap: 50 } });
+  expect(raised.status).toBe(200);
+  const ran = await post();
+  expect(ran.status).toBe(200);
+  expect(ran.headers.get('idempotent-replayed')).toBeNull();
+  const viaGraphql = await gql();
+  expect(viaGraphql.body.errors).toBeUndefined();
+  expect(await gw.balance(acct)).toBe(80);
+  // And now the answers are the stored ones.
+  expect((await post()).headers.get('idempotent-replayed')).toBe('true');
+  expect((await gql()).body.data.queueVideo.id).toBe(viaGraphql.body.data.queueVideo.id);
+  expect(await gw.balance(acct)).toBe(80);
+});
+
 test('GraphQL queueVideo twice with one idempotencyKey gives one job and one charge', async () => {
   const { acct, key } = await liveKey();
   const QUEUE = `mutation($input: QueueVideoInput!, $k: String) { queueVideo(input: $input, idempotencyKey: $k) { id status creditsCharged } }`;

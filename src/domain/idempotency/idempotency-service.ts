@@ -30,6 +30,14 @@ export const KEEP_SECONDS = 24 * 60 * 60;
  * the holder stops heartbeating it for `graceSeconds` (the lease grace).
  */
 export const ABANDONED_AFTER_SECONDS = 15 * 60;
+/**
+ * Whether a first request's answer is kept for its retries. A 5xx is not (nothing was charged
+ * for it, so a retry may run the request again), nor a 429 (a rate limit or the daily cap):
+ * it says "not now", and a retry after its `Retry-After` must run, not be told the same for
+ * 24 hours. Other 4xx (a bad field, no credits) are answers, replayed as Stripe replays them.
+ */
+export const isReplayable = (status: number): boolean => status < 500 && status !== 429;
+
 /** What a duplicate that arrives while the first request runs is told to wait. */
 export const RETRY_AFTER_SECONDS = 1;
 /** How often a response or release the database did not take is tried again. */
@@ -163,7 +171,7 @@ export class IdempotencyService {
     try {
       result = await work(start.callId);
     } catch (err) {
-      if (err instanceof DomainError && err.status < 500) {
+      if (err instanceof DomainError && isReplayable(err.status)) {
         const error = { type: err.type, message: err.message, code: err.code, param: err.param };
         await this.complete(apiKeyId, key, { status: err.status, headers: {}, body: Buffer.from(JSON.stringify({ error })) });
       } else await this.abandon(apiKeyId, key).catch(() => undefined);
@@ -174,11 +182,11 @@ export class IdempotencyService {
   }
 
   /**
-   * Stores the first request's response (before it is sent); a 5xx frees the key instead. When
+   * Stores the first request's response (before it is sent); a 5xx or a 429 frees the key instead (isReplayable). When
    * the database does not take it, this throws, and it is tried again every RETRY_UNWRITTEN_MS.
    */
   async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
-    if (response.status >= 500) return this.abandon(apiKeyId, key);
+    if (!isReplayable(response.status)) return this.abandon(apiKeyId, key);
     const body = response.body.toString('base64');
     // Only this instance's claim: one another instance took over (this one looked dead) is its to answer.
     await this.persist(apiKeyId, key, body.length, () =>
