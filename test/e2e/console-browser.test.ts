@@ -22,6 +22,7 @@ afterEach(() => {
   // No console errors on any page of the gateway, in any test.
   for (const p of pages.splice(0)) expect(p.errors).toEqual([]);
 });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const open = async (width?: number, height?: number) => {
   const p = await openPage(browser, gw.url, width, height);
   pages.push(p);
@@ -58,7 +59,10 @@ test('dev sign-in, create a test key (secret shown once), queue a video from the
   await page.getByLabel('Resolution').selectOption('480p');
   await page.getByRole('button', { name: 'Get quote' }).click();
   await page.getByRole('status').filter({ hasText: 'Quote: 10 credits' }).waitFor();
+  const sent = page.waitForRequest((r) => r.url().endsWith('/graphql') && (r.postData() ?? '').includes('queueVideo'));
   await page.getByRole('button', { name: 'Queue video' }).click();
+  // Every queueing mutation carries an idempotency key (see the motion-control test for what it does).
+  expect((await sent).postDataJSON().variables.idempotencyKey).toMatch(UUID);
   const job = page.locator('li[data-job-id]').first();
   await job.getByText('PROCESSING', { exact: true }).waitFor();
   const jobId = await job.getAttribute('data-job-id');
@@ -74,6 +78,136 @@ test('dev sign-in, create a test key (secret shown once), queue a video from the
   await card.getByRole('button', { name: 'Confirm revoke' }).click();
   await card.waitFor({ state: 'detached' });
   expect((await gw.api('POST', '/v1/video/quote', { token: secret, body: { model: 'svc-2.5-preview-text-to-video' } })).status).toBe(401);
+});
+
+test('motion control from the page: the quote is the REST one, a refusal names its field, a double click queues one job, a retry after a lost answer the same one', async () => {
+  const acct = await gw.newAccount();
+  const cp = await open();
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('motion key');
+  await page.getByLabel('Test (simulator, free)').check();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = await page.getByLabel('New key secret', { exact: true }).inputValue();
+  await page.getByRole('button', { name: 'Done' }).click();
+
+  // Every queueMotionControl the page sends is seen here; one may be held (the button stays
+  // disabled meanwhile) or have its answer lost (the gateway queues it, the page gets a network error).
+  const mutations: Array<{ idempotencyKey: string; input: Record<string, unknown> }> = [];
+  let hold: Promise<void> | null = null;
+  let loseAnswer = false;
+  await page.route('**/graphql', async (route) => {
+    const body = route.request().postDataJSON() as { query?: string; variables?: any } | null;
+    if (!body?.query?.includes('queueMotionControl')) return route.continue();
+    mutations.push(body.variables);
+    if (hold) await hold;
+    if (!loseAnswer) return route.continue();
+    loseAnswer = false;
+    await route.fetch();
+    return route.abort('failed');
+  });
+  const jobsOfAccount = async () => {
+    const q = '{ videoJobs(first: 50) { edges { node { id model status } } } }';
+    const res = await gw.api('GET', '/graphql?query=' + encodeURIComponent(q), { token: acct.idToken });
+    return (res.body.data.videoJobs.edges as Array<{ node: { id: string; model: string; status: string } }>).map((e) => e.node);
+  };
+  const restQuote = async (seconds: number) => {
+    const res = await gw.api('POST', '/v1/video/quote', { token: secret, body: { model: 'svc-v3-motion-control', duration_seconds: seconds } });
+    expect(res.status).toBe(200);
+    return res.body.credits as number;
+  };
+  const quoteShown = page.getByRole('status').filter({ hasText: 'Quote:' });
+  const submit = page.getByRole('button', { name: 'Queue motion control' });
+
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  await page.getByText('No jobs yet.').waitFor();
+  await page.getByRole('radio', { name: 'Motion control' }).check();
+  // A loopback image URL first: the gateway refuses it, naming the field, and queues nothing.
+  await page.getByLabel('Image URL').fill('http://127.0.0.1/character.png');
+  await page.getByLabel('Video URL').fill('https://93.184.216.34/dance.mp4');
+  await page.getByLabel('Duration (seconds').fill('7');
+  await page.getByLabel('Character orientation').selectOption({ label: 'As in the video' });
+  await page.getByLabel('Keep original sound').check();
+  expect(await submit.isDisabled()).toBe(true);
+  await page.getByRole('button', { name: 'Get quote' }).click();
+  await quoteShown.waitFor();
+  expect(await quoteShown.locator('strong').textContent()).toBe(`${await restQuote(7)} credits`);
+  await submit.click();
+  await page.getByRole('alert').filter({ hasText: '(image_url)' }).waitFor();
+  await cp.shot('jobs-motion-refused');
+  expect(mutations).toHaveLength(1);
+  expect(await jobsOfAccount()).toEqual([]);
+  // A refusal leaves no job under its key (the gateway would answer the stored refusal to that key
+  // for 24 hours), so sending the same again takes a new key.
+  await submit.click();
+  await pollUntil(async () => mutations.length, (n) => n > 1, 5_000, 20);
+  await page.getByRole('alert').filter({ hasText: '(image_url)' }).waitFor();
+  expect(mutations).toHaveLength(2);
+  expect(mutations[1]!.idempotencyKey).not.toBe(mutations[0]!.idempotencyKey);
+
+  // The quote depends on the duration only, so it still holds. Two clicks in one task, before the
+  // page can re-render: one request, one job; the button is disabled while the request is in flight.
+  await page.getByLabel('Image URL').fill('https://93.184.216.34/character.png');
+  let release!: () => void;
+  hold = new Promise<void>((r) => (release = r));
+  await page.evaluate(`(() => {
+    const b = [...document.querySelectorAll('button[type=submit]')].find((e) => e.textContent.includes('Queue motion control'));
+    b.click();
+    b.click();
+  })()`);
+  await pollUntil(async () => mutations.length, (n) => n > 2, 5_000, 20);
+  await page.waitForTimeout(300);
+  expect(await submit.isDisabled()).toBe(true);
+  expect(mutations).toHaveLength(3);
+  expect(mutations[2]).toEqual({
+    idempotencyKey: expect.stringMatching(UUID),
+    input: { imageUrl: 'https://93.184.216.34/character.png', videoUrl: 'https://93.184.216.34/dance.mp4', durationSeconds: 7, prompt: null, keepOriginalSound: true, characterOrientation: 'VIDEO' },
+  });
+  // Other values, another intended job: another key.
+  expect(mutations[2]!.idempotencyKey).not.toBe(mutations[1]!.idempotencyKey);
+  hold = null;
+  release();
+  const first = page.locator('li[data-job-id]').first();
+  await first.getByText('PROCESSING', { exact: true }).waitFor();
+  const firstId = await first.getAttribute('data-job-id');
+  expect(firstId).toMatch(/^vid_/);
+  await first.getByText('svc-v3-motion-control', { exact: false }).waitFor();
+  await first.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
+  expect((await jobsOfAccount()).map((j) => j.id)).toEqual([firstId]);
+
+  // New values: the quote for 7 s is gone; a new quote, then the answer to the first attempt is lost.
+  await page.getByLabel('Duration (seconds').fill('3');
+  expect(await quoteShown.count()).toBe(0);
+  await page.getByRole('button', { name: 'Get quote' }).click();
+  await quoteShown.waitFor();
+  expect(await quoteShown.locator('strong').textContent()).toBe(`${await restQuote(3)} credits`);
+  loseAnswer = true;
+  await submit.click();
+  await page.getByRole('alert').filter({ hasText: 'The gateway could not be reached.' }).waitFor();
+  // Chromium logs the aborted request itself: the one console error this step causes on purpose.
+  const abortedLog = cp.errors.findIndex((e) => /ERR_FAILED/.test(e));
+  if (abortedLog >= 0) cp.errors.splice(abortedLog, 1);
+  // The retry sends the same key, so the gateway answers the job it queued the first time.
+  await submit.click();
+  await quoteShown.waitFor({ state: 'detached' });
+  const jobs = await jobsOfAccount();
+  expect(jobs).toHaveLength(2);
+  expect(jobs.every((j) => j.model === 'svc-v3-motion-control')).toBe(true);
+  expect(mutations).toHaveLength(5);
+  expect(mutations[4]!.idempotencyKey).toBe(mutations[3]!.idempotencyKey);
+  expect(mutations[3]!.idempotencyKey).not.toBe(mutations[2]!.idempotencyKey);
+  expect(mutations[3]!.input.durationSeconds).toBe(3);
+  const second = page.locator(`li[data-job-id="${jobs[0]!.id}"]`);
+  await second.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
+  expect(await page.locator('li[data-job-id]').count()).toBe(2);
+  await cp.shot('jobs-motion-completed');
+  await page.unroute('**/graphql');
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await scrollsSideways(page)).toBe(false);
+  expect(await unnamedControls(page)).toEqual([]);
+  await cp.shot('mobile-jobs-motion');
 });
 
 test('a job queued with curl appears in the open page by itself, and the balance and usage follow', async () => {

@@ -6,6 +6,8 @@ export class ApiError extends Error {
     message: string,
     readonly code: string,
     readonly param: string | null = null,
+    /** `extensions.reason`: the REST error `code`, e.g. idempotency_key_in_use. */
+    readonly reason: string | null = null,
   ) {
     super(message);
   }
@@ -28,13 +30,13 @@ export async function execute<R, V>(token: string, doc: TypedDocumentString<R, V
   } catch {
     throw new ApiError('The gateway could not be reached.', 'network_error');
   }
-  const body = (await res.json().catch(() => null)) as { data?: R; errors?: Array<{ message: string; extensions?: { code?: string; param?: string } }> } | null;
+  const body = (await res.json().catch(() => null)) as { data?: R; errors?: Array<{ message: string; extensions?: { code?: string; param?: string; reason?: string } }> } | null;
   const first = body?.errors?.[0];
   if (first) {
     const code = first.extensions?.code ?? 'error';
     // An expired or revoked credential: the app signs out (see app.tsx).
     if (code === 'authentication_error') dispatchEvent(new CustomEvent(CREDENTIAL_REFUSED, { detail: token }));
-    throw new ApiError(first.message, code, first.extensions?.param ?? null);
+    throw new ApiError(first.message, code, first.extensions?.param ?? null, first.extensions?.reason ?? null);
   }
   if (!body?.data) throw new ApiError(`The gateway answered ${res.status}.`, 'http_error');
   return body.data;

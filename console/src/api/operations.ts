@@ -181,8 +181,16 @@ export const VideoQuoteQuery = graphql(`
 `);
 
 export const QueueVideoMutation = graphql(`
-  mutation QueueVideo($input: QueueVideoInput!) {
-    queueVideo(input: $input) {
+  mutation QueueVideo($input: QueueVideoInput!, $idempotencyKey: String) {
+    queueVideo(input: $input, idempotencyKey: $idempotencyKey) {
+      ...JobFields
+    }
+  }
+`);
+
+export const QueueMotionControlMutation = graphql(`
+  mutation QueueMotionControl($input: MotionControlInput!, $idempotencyKey: String) {
+    queueMotionControl(input: $input, idempotencyKey: $idempotencyKey) {
       ...JobFields
     }
   }
