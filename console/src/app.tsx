@@ -2,7 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, Credential } from './auth/session';
 import { saveCredential } from './auth/session';
 import { oidcSignOut } from './auth/oidc';
-import { liveClient } from './api/live';
+import { openConnection, type Connection } from './api/connection';
+import { tokenNow } from './api/bearer';
 import { CREDENTIAL_REFUSED } from './api/client';
 import { SignIn } from './views/sign-in';
 import { Overview } from './views/overview';
@@ -32,8 +33,6 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   const [error, setError] = useState<string | null>(props.initialError);
   // The last secret created in this tab, kept in memory only, so the Jobs form can queue with it.
   const [recentSecret, setRecentSecret] = useState<string | null>(null);
-  const credentialRef = useRef(credential);
-  credentialRef.current = credential;
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
   const [route, setRoute] = useState<Route>(currentRoute(routes));
 
@@ -47,20 +46,48 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     return () => removeEventListener('hashchange', onHash);
   }, [credential]);
 
+  const connectionRef = useRef<Connection | null>(null);
+  /** Ends the sign-in: renewals stopped, the socket closed, then an OIDC sign-in's tokens forgotten (`revoke`: at the provider too). */
+  const leave = async (revoke: boolean) => {
+    const ending = connectionRef.current;
+    connectionRef.current = null;
+    await ending?.close();
+    if (credential?.kind === 'idToken' && credential.via === 'oidc' && props.config) await oidcSignOut(props.config, revoke).catch(() => undefined);
+    saveCredential(null);
+  };
+  /** Signs out without being asked, saying why; once, however many calls were refused. */
+  const endSignIn = (message: string, revoke: boolean) => {
+    if (!connectionRef.current) return;
+    void leave(revoke);
+    saveCredential(null);
+    setCredential(null);
+    setError(message);
+  };
+  // One per sign-in: a renewed token changes nothing here, so the views keep their state.
+  const connection = useMemo(
+    () =>
+      credential
+        ? openConnection(credential, props.config, () =>
+            // The provider ended the sign-in (signed out there, grant revoked): its refresh token is dead already.
+            endSignIn('Your sign-in has ended at the identity provider and could not be renewed: sign in again.', false),
+          )
+        : null,
+    [credential],
+  );
+  connectionRef.current = connection;
+  useEffect(() => () => void connection?.close(), [connection]);
+
   useEffect(() => {
     const refused = (e: Event) => {
-      // Only the signed-in credential; a refused queueing key is the form's error, not a sign-out.
-      if ((e as CustomEvent<string>).detail !== credentialRef.current?.token) return;
-      saveCredential(null);
-      setCredential(null);
-      setError('The gateway no longer accepts this sign-in (expired or revoked): sign in again.');
+      // Only the signed-in credential, as it is now (not one a renewal replaced); a refused
+      // queueing key is the form's error, not a sign-out.
+      const current = connectionRef.current;
+      if (!current || (e as CustomEvent<string>).detail !== tokenNow(current.bearer)) return;
+      endSignIn('The gateway no longer accepts this sign-in (expired or revoked): sign in again.', true);
     };
     addEventListener(CREDENTIAL_REFUSED, refused);
     return () => removeEventListener(CREDENTIAL_REFUSED, refused);
-  }, []);
-
-  const live = useMemo(() => (credential ? liveClient(credential.token) : null), [credential]);
-  useEffect(() => () => void live?.dispose(), [live]);
+  }, [credential]);
 
   const signIn = (c: Credential) => {
     saveCredential(c);
@@ -68,14 +95,13 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     setCredential(c);
   };
   const signOut = async () => {
-    if (credential?.kind === 'idToken' && credential.via === 'oidc' && props.config) await oidcSignOut(props.config).catch(() => undefined);
-    saveCredential(null);
+    await leave(true);
     setRecentSecret(null);
     setCredential(null);
     history.replaceState(null, '', `${location.pathname}#/`);
   };
 
-  if (!credential || !live) {
+  if (!credential || !connection) {
     return (
       <main class="narrow">
         <h1>svc console</h1>
@@ -85,6 +111,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     );
   }
 
+  const { bearer, live } = connection;
   return (
     <>
       <header class="top">
@@ -105,10 +132,10 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         <h1>{TITLES[route]}</h1>
         <ErrorNote message={error} />
         {credential.kind === 'apiKey' && <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>}
-        {route === 'overview' && credential.kind === 'idToken' && <Overview token={credential.token} live={live} />}
-        {route === 'keys' && credential.kind === 'idToken' && <Keys token={credential.token} onSecret={setRecentSecret} />}
-        {route === 'jobs' && <Jobs token={credential.token} live={live} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
-        {route === 'models' && <Models token={credential.token} />}
+        {route === 'overview' && credential.kind === 'idToken' && <Overview token={bearer} live={live} />}
+        {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={setRecentSecret} />}
+        {route === 'jobs' && <Jobs token={bearer} live={live} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
+        {route === 'models' && <Models token={bearer} />}
       </main>
     </>
   );

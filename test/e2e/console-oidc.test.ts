@@ -1,43 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { freePort } from '../support/free-port';
 import { launchChromium, openPage } from '../support/browser';
+import { signInAtProvider, startProvider, type Seen } from '../support/oidc';
 
 /**
  * OIDC sign-in of the console against a real OpenID provider (oidc-provider, in its own process):
  * authorization code with PKCE, the ID token then authenticates GraphQL; sign-out clears it.
+ * Renewal of the ID token is console-oidc-renewal.test.ts.
  */
 const CLIENT_ID = 'svc-console';
 let gw: TestGateway;
 let browser: Browser;
 let idp: ChildProcess;
-const seen: Array<Record<string, unknown>> = [];
-
-async function startProvider(port: number, redirectUri: string): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [join(__dirname, '..', 'support', 'oidc-provider.mjs'), String(port), CLIENT_ID, redirectUri], {
-    env: { ...process.env, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      for (const line of out.split('\n')) if (line.startsWith('{')) seen.push(JSON.parse(line));
-      out = out.slice(out.lastIndexOf('\n') + 1);
-      if (/ready /.test(c.toString())) resolve();
-    });
-    proc.once('exit', (code) => reject(new Error(`oidc-provider exited with ${code}`)));
-  });
-  return proc;
-}
+const seen: Seen[] = [];
 
 beforeAll(async () => {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   [gw, browser] = await Promise.all([startTestGateway({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }), launchChromium()]);
-  idp = await startProvider(port, `${gw.url}/console/`);
+  idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen);
 });
 afterAll(async () => {
   idp?.kill();
@@ -50,17 +33,7 @@ test('sign in through the provider with authorization code and PKCE; the ID toke
   const { page } = cp;
   // The development provider is not there when OIDC_ISSUER is set.
   expect((await gw.api('GET', '/dev-idp/sign-in')).status).toBe(404);
-  await page.goto(`${gw.url}/console/`);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-
-  await page.waitForURL((u) => !u.toString().startsWith(gw.url));
-  await page.locator('input[name="login"]').fill('oidc-user-1');
-  await page.locator('input[name="password"]').fill('anything');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  const consent = page.getByRole('button', { name: 'Continue' });
-  await Promise.race([consent.waitFor().then(() => consent.click()), page.waitForURL((u) => u.toString().startsWith(gw.url))]);
-
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInAtProvider(page, gw.url, 'oidc-user-1');
   await page.getByTestId('balance').getByText('0 credits').waitFor();
   expect(new URL(page.url()).search).toBe('');
   await cp.shot('oidc-overview');

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Client } from 'graphql-ws';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import { JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
 import type { JobFieldsFragment } from '../gql/graphql';
@@ -44,7 +45,7 @@ function JobCard({ job }: { job: Job }) {
 }
 
 /** The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form. */
-export function Jobs({ token, live, queueKey, ownerView }: { token: string; live: Client; queueKey: string | null; ownerView: boolean }) {
+export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live: Client; queueKey: string | null; ownerView: boolean }) {
   const [jobs, setJobs] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [more, setMore] = useState(false);

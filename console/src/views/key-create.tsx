@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { CreateApiKeyMutation } from '../api/operations';
 import type { ApiKeyMode } from '../gql/graphql';
 import { ErrorNote, SecretOnce } from '../ui';
@@ -7,7 +8,7 @@ import type { ModelRecord } from './models';
 import { ModelPicker, parseCap } from './model-picker';
 
 /** Create a live or test key; its secret is shown once, with a copy button. */
-export function KeyCreate({ token, models, onCreated }: { token: string; models: ModelRecord[]; onCreated: (secret: string) => void }) {
+export function KeyCreate({ token, models, onCreated }: { token: Bearer; models: ModelRecord[]; onCreated: (secret: string) => void }) {
   const [name, setName] = useState('');
   const [mode, setMode] = useState<ApiKeyMode>('LIVE');
   const [allowed, setAllowed] = useState<string[]>([]);

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { UpdateApiKeyMutation } from '../api/operations';
 import type { ApiKeysQuery } from '../gql/graphql';
 import { ErrorNote } from '../ui';
@@ -9,7 +10,7 @@ import { ModelPicker, parseCap } from './model-picker';
 export type KeyRecord = ApiKeysQuery['apiKeys'][number];
 
 /** Name, permissions and daily cap of one key. */
-export function KeyEdit({ token, apiKey, models, onSaved }: { token: string; apiKey: KeyRecord; models: ModelRecord[]; onSaved: () => void }) {
+export function KeyEdit({ token, apiKey, models, onSaved }: { token: Bearer; apiKey: KeyRecord; models: ModelRecord[]; onSaved: () => void }) {
   const [name, setName] = useState(apiKey.name);
   const [allowed, setAllowed] = useState(apiKey.allowedModels ?? []);
   const [blocked, setBlocked] = useState(apiKey.blockedModels ?? []);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { ApiKeysQuery, RevokeApiKeyMutation } from '../api/operations';
 import { ErrorNote, credits, when } from '../ui';
 import { loadModels, type ModelRecord } from './models';
@@ -7,7 +8,7 @@ import { KeyCreate } from './key-create';
 import { KeyEdit, type KeyRecord } from './key-edit';
 import { WebhookPanel } from './webhook-panel';
 
-function KeyCard({ token, apiKey, models, onChanged }: { token: string; apiKey: KeyRecord; models: ModelRecord[]; onChanged: () => void }) {
+function KeyCard({ token, apiKey, models, onChanged }: { token: Bearer; apiKey: KeyRecord; models: ModelRecord[]; onChanged: () => void }) {
   const [open, setOpen] = useState<'edit' | 'webhook' | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -72,7 +73,7 @@ function KeyCard({ token, apiKey, models, onChanged }: { token: string; apiKey: 
 }
 
 /** The account's active keys: create, edit, webhooks, delivery logs, revoke. */
-export function Keys({ token, onSecret }: { token: string; onSecret: (secret: string) => void }) {
+export function Keys({ token, onSecret }: { token: Bearer; onSecret: (secret: string) => void }) {
   const [keys, setKeys] = useState<KeyRecord[] | null>(null);
   const [models, setModels] = useState<ModelRecord[]>([]);
   const [error, setError] = useState<string | null>(null);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { ModelsQuery } from '../api/operations';
 import type { ModelsQuery as ModelsResult } from '../gql/graphql';
 import { ErrorNote } from '../ui';
@@ -17,13 +18,13 @@ function price(m: ModelRecord): string {
 
 /** The catalog, once per page load. */
 let cached: Promise<ModelRecord[]> | null = null;
-export function loadModels(token: string): Promise<ModelRecord[]> {
+export function loadModels(token: Bearer): Promise<ModelRecord[]> {
   cached ??= execute(token, ModelsQuery).then((d) => d.models);
   cached.catch(() => (cached = null));
   return cached;
 }
 
-export function Models({ token }: { token: string }) {
+export function Models({ token }: { token: Bearer }) {
   const [models, setModels] = useState<ModelRecord[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {

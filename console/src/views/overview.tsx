@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Client } from 'graphql-ws';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import { AccountQuery, ApiKeysQuery, JobsUpdatedSubscription, UsageQuery } from '../api/operations';
 import type { AccountQuery as AccountResult, UsageGroupBy, UsageQuery as UsageResult } from '../gql/graphql';
@@ -31,7 +32,7 @@ function toSeries(usage: Usage, keyNames: Map<string, string>): { days: string[]
   return { days, series: [...byLabel].map(([label, values]) => ({ label, values })) };
 }
 
-export function Overview({ token, live }: { token: string; live: Client }) {
+export function Overview({ token, live }: { token: Bearer; live: Client }) {
   const [account, setAccount] = useState<AccountResult['account'] | null>(null);
   const [usage, setUsage] = useState<Usage | null>(null);
   const [groupBy, setGroupBy] = useState<UsageGroupBy>('DAY');

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { useIdempotencyKey } from '../api/idempotency';
 import { QueueMotionControlMutation, QueueVideoMutation, VideoQuoteQuery } from '../api/operations';
 import type { JobFieldsFragment, VideoQuoteQuery as QuoteResult } from '../gql/graphql';
@@ -13,7 +14,7 @@ type Kind = 'video' | 'motion';
 const usd = (n: number) => n.toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 
 /** Quote, then queue, a video or a motion-control job with an API key (the pasted one, or one created in this tab). */
-export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: string; queueKey: string | null; askForKey: boolean; onQueued: (job: JobFieldsFragment) => void }) {
+export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bearer; queueKey: string | null; askForKey: boolean; onQueued: (job: JobFieldsFragment) => void }) {
   const [videoModels, setVideoModels] = useState<string[]>([]);
   const [motionModel, setMotionModel] = useState<string | null>(null);
   const [key, setKey] = useState(queueKey ?? '');
@@ -41,7 +42,8 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: str
   const credential = askForKey ? key.trim() : token;
   const motionKind = kind === 'motion' && motionModel !== null;
   const quoteInput = motionKind ? motionQuoteInput(motionModel, motion) : videoQuoteInput(video);
-  const quoteFor = JSON.stringify([credential, quoteInput]);
+  // The signed-in owner's token is renewed in place: it is one credential for the quote's sake.
+  const quoteFor = JSON.stringify([typeof credential === 'string' ? credential : 'signed-in', quoteInput]);
   const shown = quote?.for === quoteFor ? quote.quote : null;
 
   const choose = (k: Kind) => {

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
+import type { Bearer } from '../api/bearer';
 import { RegenerateWebhookSecretMutation, SetWebhookMutation, WebhookDeliveriesQuery } from '../api/operations';
 import type { WebhookDeliveriesQuery as DeliveriesResult } from '../gql/graphql';
 import { ErrorNote, SecretOnce, when } from '../ui';
@@ -8,7 +9,7 @@ import type { KeyRecord } from './key-edit';
 type Delivery = DeliveriesResult['webhookDeliveries'][number];
 
 /** The key's webhook: set or clear the URL, regenerate the secret (shown once), read the delivery log. */
-export function WebhookPanel({ token, apiKey, onChanged }: { token: string; apiKey: KeyRecord; onChanged: () => void }) {
+export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiKey: KeyRecord; onChanged: () => void }) {
   const id = apiKey.id;
   const [url, setUrl] = useState(apiKey.webhook?.url ?? '');
   const [secret, setSecret] = useState<string | null>(null);
