@@ -17,7 +17,7 @@ const KEY_SHAPE = /^svc_(live|test)_/;
 export async function authenticateBearer(token: string, services: GraphQLServices): Promise<Principal> {
   if (KEY_SHAPE.test(token)) return services.keys.authenticate(token);
   const account = await services.accountAuth.authenticate(token);
-  return { kind: 'account', accountId: account.id };
+  return { kind: 'account', accountId: account.id, usableUntil: account.usableUntil };
 }
 
 const missing = () => unauthenticated('This operation needs credentials: Authorization: Bearer <API key or ID token>.');

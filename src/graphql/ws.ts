@@ -37,6 +37,22 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
 const FORBIDDEN = 4403;
 
 /**
+ * A socket opened with an ID token lives as long as the token: at its expiry (and the clock
+ * leeway verification allows) the socket is closed with 4403, which ends its subscriptions, as
+ * a revoked key's sockets are. A client that renewed its token reconnects with the new one.
+ */
+function closeWhenExpired(socket: WebSocket, usableUntil: number): void {
+  // setTimeout's ceiling is about 24.8 days; a token that outlives it is re-armed then.
+  const wait = Math.min(usableUntil - Date.now(), 2 ** 31 - 1);
+  const timer = setTimeout(() => {
+    if (Date.now() >= usableUntil) socket.close(FORBIDDEN, 'Forbidden: the ID token has expired');
+    else closeWhenExpired(socket, usableUntil);
+  }, Math.max(0, wait));
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
  * The sockets opened with each API key. A change to a key (revoked, narrowed) reaches every
  * instance over the key-change feed; each re-checks that key's sockets and closes those whose
  * credential no longer holds (4403), which ends their subscriptions. After a gap in the feed
@@ -232,6 +248,8 @@ export function attachWebSocketDoor(
           if (principal.kind === 'key') {
             ctx.extra.keyId = principal.keyId;
             keySockets.add(principal.keyId, token, ctx.extra.socket);
+          } else if (principal.usableUntil !== undefined) {
+            closeWhenExpired(ctx.extra.socket, principal.usableUntil);
           }
           return true;
         } catch (err) {

@@ -180,6 +180,26 @@ test('a key revoked after connecting can start no new operation: its socket is c
   await client.dispose();
 });
 
+test("a socket opened with an ID token is closed when the token expires, ending its subscriptions", async () => {
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  // Expired 28 s ago: still within verification's 30 s of clock leeway, so the socket opens, for about 2 s.
+  const lapsing = await gw.gateway.devIdentity!.issue(`lapsing-${nowSeconds}`, { expiresIn: nowSeconds - 28 });
+  const lasting = await gw.gateway.devIdentity!.issue(`lasting-${nowSeconds}`, { expiresIn: '1h' });
+  const opened = Date.now();
+  const [short, long] = [connect(lapsing), connect(lasting)];
+  const ending = run(short, 'subscription { videoJobsUpdated { id } }');
+  const staying = run(long, 'subscription { videoJobsUpdated { id } }');
+  const ended = await ending;
+  expect(ended.completed).toBe(false);
+  expect(ended.error?.code).toBe(4403);
+  expect(Date.now() - opened).toBeGreaterThan(1_000);
+  expect(Date.now() - opened).toBeLessThan(6_000);
+  // A token with time left keeps its socket and its subscription.
+  const stillOpen = await Promise.race([staying.then(() => false), new Promise((r) => setTimeout(() => r(true), 1_000))]);
+  expect(stillOpen).toBe(true);
+  await Promise.all([long.dispose(), short.dispose()]);
+});
+
 test('limits hold over the socket: depth, and 20 operations per connection', async () => {
   const client = connect(key.secret);
   const deep = await run(client, `{ ${'models { '.repeat(12)}id${' }'.repeat(12)} }`);

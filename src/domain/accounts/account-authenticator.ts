@@ -18,15 +18,18 @@ export class AccountAuthenticator {
     private readonly accounts: AccountService,
   ) {}
 
-  /** The account id only: a balance read here would be stale by the time anyone used it. */
-  async authenticate(idToken: string): Promise<{ id: string }> {
+  /**
+   * The account id only (a balance read here would be stale by the time anyone used it), and
+   * until when the token may be used: a WebSocket opened with it is closed then.
+   */
+  async authenticate(idToken: string): Promise<{ id: string; usableUntil: number }> {
     const who = await this.identity.verify(idToken);
     const key = `${who.issuer}\n${who.subject}`;
     const known = this.accountIds.get(key);
-    if (known !== undefined) return { id: known };
+    if (known !== undefined) return { id: known, usableUntil: who.usableUntil };
     const { id } = await this.accounts.findOrCreate(who);
     if (this.accountIds.size >= MAX_REMEMBERED) this.accountIds.delete(this.accountIds.keys().next().value!);
     this.accountIds.set(key, id);
-    return { id };
+    return { id, usableUntil: who.usableUntil };
   }
 }

@@ -12,6 +12,8 @@ export interface KeyPrincipal {
 export interface AccountPrincipal {
   kind: 'account';
   accountId: string;
+  /** When the ID token stops being usable (epoch ms): a WebSocket opened with it is closed then. */
+  usableUntil?: number;
 }
 
 export type Principal = KeyPrincipal | AccountPrincipal;

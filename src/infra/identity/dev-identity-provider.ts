@@ -1,5 +1,5 @@
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type KeyLike } from 'jose';
-import type { IdentityVerifier } from '../../domain/ports/identity';
+import type { IdentityVerifier, VerifiedIdentity } from '../../domain/ports/identity';
 import type { Database } from '../../domain/ports/database';
 import { verifyIdToken } from './verify-jwt';
 
@@ -45,7 +45,7 @@ export class DevIdentityProvider implements IdentityVerifier {
       .sign(this.privateKey);
   }
 
-  verify(idToken: string): Promise<{ issuer: string; subject: string }> {
+  verify(idToken: string): Promise<VerifiedIdentity> {
     return verifyIdToken(idToken, this.publicKey, { issuer: DEV_ISSUER, audience: DEV_AUDIENCE });
   }
 }

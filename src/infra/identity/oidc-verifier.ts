@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
-import type { IdentityVerifier } from '../../domain/ports/identity';
+import type { IdentityVerifier, VerifiedIdentity } from '../../domain/ports/identity';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { verifyIdToken } from './verify-jwt';
 
@@ -28,7 +28,7 @@ export class OidcVerifier implements IdentityVerifier {
     return doc.jwks_uri;
   }
 
-  async verify(idToken: string): Promise<{ issuer: string; subject: string }> {
+  async verify(idToken: string): Promise<VerifiedIdentity> {
     return verifyIdToken(idToken, await this.keys(), this.options);
   }
 }

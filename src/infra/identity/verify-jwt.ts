@@ -1,10 +1,13 @@
 import { errors, jwtVerify, type JWTVerifyGetKey, type KeyLike } from 'jose';
 import { unauthenticated } from '../../domain/errors/domain-error';
+import type { VerifiedIdentity } from '../../domain/ports/identity';
 
 /** Asymmetric algorithms only: `none` and shared-secret HS* tokens are refused outright. */
 export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Seconds of disagreement between the issuer's clock and ours that a token's `exp` is allowed. */
+const CLOCK_TOLERANCE_SECONDS = 30;
 
 /**
  * A `typ` header, when present, must say JWT: an access token (`at+jwt`), a logout token or any
@@ -19,7 +22,7 @@ export async function verifyIdToken(
   token: string,
   key: JWTVerifyGetKey | KeyLike | Uint8Array,
   expected: { issuer: string; audience?: string },
-): Promise<{ issuer: string; subject: string }> {
+): Promise<VerifiedIdentity> {
   if (token.length > 8192 || !JWT_SHAPE.test(token)) throw unauthenticated('Invalid ID token.');
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key as JWTVerifyGetKey, {
@@ -27,13 +30,13 @@ export async function verifyIdToken(
       audience: expected.audience,
       algorithms: ACCEPTED_ALGORITHMS,
       requiredClaims: ['sub', 'exp'],
-      clockTolerance: 30,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
     });
     if (!isJwtType(protectedHeader.typ)) throw unauthenticated('Invalid ID token.');
     if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 255) {
       throw unauthenticated('Invalid ID token.');
     }
-    return { issuer: expected.issuer, subject: payload.sub };
+    return { issuer: expected.issuer, subject: payload.sub, usableUntil: (payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000 };
   } catch (err) {
     if (err instanceof errors.JWTExpired) throw unauthenticated('The ID token has expired.');
     throw unauthenticated('Invalid ID token.');

@@ -4,9 +4,9 @@ import { unauthenticated } from '../../../src/domain/errors/domain-error';
 
 /** A verifier that knows two tokens, and an account service that counts its upserts. */
 function rig() {
-  const tokens: Record<string, { issuer: string; subject: string }> = {
-    alice: { issuer: 'https://id.example', subject: 'alice' },
-    bob: { issuer: 'https://id.example', subject: 'bob' },
+  const tokens: Record<string, { issuer: string; subject: string; usableUntil: number }> = {
+    alice: { issuer: 'https://id.example', subject: 'alice', usableUntil: 1_000 },
+    bob: { issuer: 'https://id.example', subject: 'bob', usableUntil: 2_000 },
   };
   let upserts = 0;
   const accounts = {
@@ -24,10 +24,10 @@ function rig() {
 
 test("an identity's account is looked up once; the token is verified every time", async () => {
   const { auth, tokens, upserts } = rig();
-  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice' });
-  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice' });
+  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', usableUntil: 1_000 });
+  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', usableUntil: 1_000 });
   expect(upserts()).toBe(1);
-  expect(await auth.authenticate('bob')).toEqual({ id: 'acct_bob' });
+  expect(await auth.authenticate('bob')).toEqual({ id: 'acct_bob', usableUntil: 2_000 });
   expect(upserts()).toBe(2);
   // The identity provider stops vouching for the token: remembered accounts do not help it.
   delete tokens.alice;
