@@ -28,7 +28,7 @@ export interface InputItemsPage {
   has_more: boolean;
 }
 
-/** Items stored before they carried ids get one: input items as OpenAI names them, `msg_…`. */
+/** Items without an id (the caller's input, history stored before items carried ids) get one, as OpenAI names them: `msg_…`, `fc_…`. */
 export function withItemIds(items: readonly ResponsesInputItem[]): ResponsesInputItem[] {
   return items.map((item) => ('id' in item && item.id ? item : ({ ...item, id: newItemId(item.type === 'function_call' ? 'fc' : 'msg') } as ResponsesInputItem)));
 }

@@ -11,10 +11,12 @@ import { parseInput } from '../../shared/validate';
 import type { ChatService } from '../chat-service';
 import { completionStatus, newItemId, outputItemsOf, responseObject, type OutputItem, type ResponseFrame } from './response-object';
 import { ResponseStreamTranslator, translateStream, type ResponsesEvent } from './response-stream';
-import type { ResponseStore } from './response-store';
+import type { ResponseStore, StoredResponse } from './response-store';
 import { inputItemsPage, withItemIds, type InputItemsPage } from './input-items';
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
 import { responsesParam, responsesToChat } from './responses-to-chat';
+
+const responseNotFound = (id: string) => notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
 
 export interface ResponsesResult {
   response: ReturnType<typeof responseObject>;
@@ -61,22 +63,19 @@ export class ResponsesService {
   }
 
   async retrieve(key: KeyPrincipal, id: string): Promise<Record<string, unknown>> {
-    const stored = await this.store.find(key.accountId, id);
-    if (!stored) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
-    return stored.response;
+    return (await this.stored(key, id)).response;
   }
 
   /** The items a stored response was generated from (its conversation before its output), paged as OpenAI pages them. */
   async inputItems(key: KeyPrincipal, id: string, query: unknown): Promise<InputItemsPage> {
-    const stored = await this.store.find(key.accountId, id);
-    if (!stored) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    const stored = await this.stored(key, id);
     const outputCount = Array.isArray(stored.response.output) ? stored.response.output.length : 0;
     return inputItemsPage(id, stored.items.slice(0, stored.items.length - outputCount), query);
   }
 
   /** Only a background response can be cancelled, and this gateway makes none: a stored response is already complete. */
   async cancel(key: KeyPrincipal, id: string): Promise<never> {
-    if (!(await this.store.find(key.accountId, id))) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    await this.stored(key, id);
     throw invalidRequest('Only responses created with background=true can be cancelled; this one has already finished.', 'response_id', 'response_not_cancellable');
   }
 
@@ -92,8 +91,15 @@ export class ResponsesService {
   }
 
   async delete(key: KeyPrincipal, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
-    if (!(await this.store.delete(key.accountId, id))) throw notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+    if (!(await this.store.delete(key.accountId, id))) throw responseNotFound(id);
     return { id, object: 'response', deleted: true };
+  }
+
+  /** A stored response of the caller's account; another account's, or none, is a 404. */
+  private async stored(key: KeyPrincipal, id: string): Promise<StoredResponse> {
+    const stored = await this.store.find(key.accountId, id);
+    if (!stored) throw responseNotFound(id);
+    return stored;
   }
 
   private async prepare(key: KeyPrincipal, input: unknown): Promise<Prepared> {
