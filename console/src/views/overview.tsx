@@ -93,7 +93,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
           </label>
         </div>
         {chart && usage && <UsageChart days={chart.days} series={chart.series} summary={`Credits spent per day from ${usage.from} to ${usage.to}: ${total} in total.`} />}
-        <p class="hint">Live keys only: test keys never spend credits. Refunds count on the day they happen.</p>
+        <p class="hint">Live keys only: test keys never spend credits. A refund counts on the day of the charge it returns.</p>
       </section>
     </>
   );
