@@ -20,7 +20,8 @@ export interface LoadJob {
   durationSeconds: number;
 }
 
-export type Target = 'direct' | 'bare' | 'gateway';
+/** `committing`: the bare pass-through plus one committed charge row per call (committing-proxy.ts). */
+export type Target = 'direct' | 'bare' | 'committing' | 'gateway';
 
 export interface LatencySummary {
   mean: number;

@@ -30,11 +30,17 @@ export interface SideBySide {
   direct: PhaseResult;
   bare: PhaseResult;
   gateway: PhaseResult;
+  /** The committing pass-through (PostgreSQL runs only): bare plus one committed charge per call. */
+  committing?: PhaseResult;
   /** Gateway req/s as a share of the bare pass-through's. */
   ratio: number;
   addedMeanMs: number;
   addedP50Ms: number;
+  /** What the committing pass-through adds to the direct call's mean: the floor of any proxy that commits before it answers. */
+  committingAddedMeanMs?: number;
 }
+
+const added = (target: PhaseResult, direct: PhaseResult) => Math.round((target.latencyMs.mean - direct.latencyMs.mean) * 1000) / 1000;
 
 export function sideBySide(r: BenchReport): SideBySide[] {
   const find = (target: string, streamed: boolean, connections: number) =>
@@ -45,6 +51,7 @@ export function sideBySide(r: BenchReport): SideBySide[] {
       const direct = find('direct', streamed, connections);
       const bare = find('bare', streamed, connections);
       const gateway = find('gateway', streamed, connections);
+      const committing = find('committing', streamed, connections);
       if (!direct || !bare || !gateway) continue;
       rows.push({
         connections,
@@ -52,8 +59,9 @@ export function sideBySide(r: BenchReport): SideBySide[] {
         direct,
         bare,
         gateway,
+        ...(committing ? { committing, committingAddedMeanMs: added(committing, direct) } : {}),
         ratio: bare.requestsPerSecond > 0 ? gateway.requestsPerSecond / bare.requestsPerSecond : 0,
-        addedMeanMs: Math.round((gateway.latencyMs.mean - direct.latencyMs.mean) * 1000) / 1000,
+        addedMeanMs: added(gateway, direct),
         addedP50Ms: Math.round((gateway.latencyMs.p50 - direct.latencyMs.p50) * 1000) / 1000,
       });
     }
@@ -67,7 +75,8 @@ export function summaryLines(r: BenchReport): string[] {
       (s) =>
         `c=${s.connections} ${s.streamed ? 'streamed' : 'non-streamed'}: direct ${s.direct.requestsPerSecond.toFixed(0)}, bare ${s.bare.requestsPerSecond.toFixed(0)}, ` +
         `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare (rounds ${(s.gateway.roundRatios ?? []).map(pct).join(' ')}); added mean ${ms(s.addedMeanMs)} ms; ` +
-        `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call`,
+        `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call` +
+        (s.committing ? `; committing pass-through ${s.committing.requestsPerSecond.toFixed(0)} req/s, added mean ${ms(s.committingAddedMeanMs ?? 0)} ms` : ''),
     ),
     `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
   ];
@@ -84,18 +93,22 @@ export function renderMarkdown(r: BenchReport): string {
     '',
     'Three targets, each its own event loop: the instant upstream (bench/instant-upstream.ts, a worker thread) called directly;',
     'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',
-    'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). autocannon runs in a',
+    'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). On PostgreSQL a fourth,',
+    'the committing pass-through (bench/committing-proxy.ts): the bare one plus one charge row committed per call before it answers,',
+    'the one rule of the gateway that needs the database on the way, so its added latency is the floor of any design that keeps it.',
+    'autocannon runs in a',
     'worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to `data: [DONE]`).',
     `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one. ` +
-      `Each load's three targets take turns in ${r.settings.rounds ?? 1} round(s) (direct, bare, gateway, again), so a drift of the`,
-    "machine's speed during the run falls on all three alike; req/s are over every round, latencies over every response, and",
+      `Each load's targets take turns in ${r.settings.rounds ?? 1} round(s) (direct, bare, committing, gateway, again), so a drift of the`,
+    "machine's speed during the run falls on every target alike; req/s are over every round, latencies over every response, and",
     '"per round" lists the gateway / bare ratio of each round.',
     '',
-    '| conns | mode | direct req/s | bare req/s | gateway req/s | gateway / bare | per round | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call |',
-    '|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+    '| conns | mode | direct req/s | bare req/s | committing req/s (added mean ms) | gateway req/s | gateway / bare | per round | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call |',
+    '|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
     ...rows.map(
       (s) =>
         `| ${s.connections} | ${s.streamed ? 'streamed' : 'non-streamed'} | ${s.direct.requestsPerSecond.toFixed(0)} | ${s.bare.requestsPerSecond.toFixed(0)} | ` +
+        `${s.committing ? `${s.committing.requestsPerSecond.toFixed(0)} (+${ms(s.committingAddedMeanMs ?? 0)})` : '—'} | ` +
         `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | ${(s.gateway.roundRatios ?? []).map(pct).join(' ')} | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} | ` +
         `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} | ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} |`,
     ),

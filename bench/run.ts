@@ -167,6 +167,8 @@ async function main(): Promise<void> {
   const bare = await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url });
   // With DATABASE_URL, a database of the bench's own, dropped afterwards.
   const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
+  // With PostgreSQL, the yardstick that keeps the charge-before-answer rule (committing-proxy.ts).
+  const committing = database.url ? await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url, commitTo: database.url }) : undefined;
   let gateway: Gateway | undefined;
   try {
     const catalog: CatalogInput = {
@@ -229,6 +231,7 @@ async function main(): Promise<void> {
     const targets = [
       { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] },
       { target: 'bare' as const, url: bare.url, keys: [UPSTREAM_KEY] },
+      ...(committing ? [{ target: 'committing' as const, url: committing.url, keys: [UPSTREAM_KEY] }] : []),
       { target: 'gateway' as const, url: gatewayUrl, keys: gatewayKeys, collectCharges: true },
     ];
     const modes = [
@@ -243,7 +246,7 @@ async function main(): Promise<void> {
     let done = 0;
     for (const [connections, durationSeconds] of groups) {
       for (const mode of modes) {
-        // One load, three targets, interleaved: ROUNDS rounds of direct, bare, gateway segments,
+        // One load, three or four targets, interleaved: ROUNDS rounds of direct, bare, (committing,) gateway segments,
         // so a drift of this machine's speed (it happens, within minutes) falls on all three alike.
         const kind = `${mode.streamed ? 'stream' : 'json'}-c${connections}`;
         const jobs: LoadJob[] = targets.map((t) => ({
@@ -255,9 +258,9 @@ async function main(): Promise<void> {
           connections,
           durationSeconds: Math.max(1, durationSeconds / ROUNDS),
         }));
-        log(`(${kind}) ${++done}/${total} ${ROUNDS} round(s) of direct, bare, gateway at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`);
+        log(`(${kind}) ${++done}/${total} ${ROUNDS} round(s) of ${targets.map((t) => t.target).join(', ')} at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`);
         await warm();
-        // The direct upstream and the bare pass-through get a second of the same load, unmeasured,
+        // The direct upstream and the pass-throughs get a second of the same load, unmeasured,
         // as the gateway gets its warm-up calls, so that no target's first segment measures its
         // own warm-up (JIT, connections).
         for (const job of jobs) if (job.target !== 'gateway') await runPhase({ ...job, durationSeconds: 1 });
@@ -337,6 +340,7 @@ async function main(): Promise<void> {
   } finally {
     await gateway?.close();
     await bare.close();
+    await committing?.close();
     await upstream.close();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,21 +1,30 @@
 /**
- * Worker-thread entry for the bench's servers: the instant upstream, or (with workerData
- * `{ bareProxyTo }`) the bare pass-through in front of it. Listens on 127.0.0.1 and posts back
- * its port; closes on 'close'.
+ * Worker-thread entry for the bench's servers: the instant upstream; with workerData
+ * `{ bareProxyTo }` the bare pass-through in front of it; with `{ bareProxyTo, commitTo }` the
+ * committing pass-through (committing-proxy.ts). Listens on 127.0.0.1 and posts back its port;
+ * closes on 'close'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInstantUpstream } from './instant-upstream';
 import { createBareProxy } from './bare-proxy';
+import { createCommittingProxy } from './committing-proxy';
 
-const target = (workerData as { bareProxyTo?: string } | undefined)?.bareProxyTo;
-const server = target ? createBareProxy(target) : createInstantUpstream();
-server.listen(0, '127.0.0.1', () => {
-  parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
-});
-parentPort!.on('message', (msg: unknown) => {
-  if (msg === 'close') {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  }
+async function start(): Promise<{ server: Server; close(): Promise<void> }> {
+  const { bareProxyTo, commitTo } = (workerData ?? {}) as { bareProxyTo?: string; commitTo?: string };
+  if (bareProxyTo && commitTo) return createCommittingProxy(bareProxyTo, commitTo);
+  return { server: bareProxyTo ? createBareProxy(bareProxyTo) : createInstantUpstream(), close: async () => undefined };
+}
+
+void start().then(({ server, close }) => {
+  server.listen(0, '127.0.0.1', () => {
+    parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
+  });
+  parentPort!.on('message', (msg: unknown) => {
+    if (msg === 'close') {
+      server.closeAllConnections();
+      server.close(() => void close().finally(() => process.exit(0)));
+    }
+  });
 });
