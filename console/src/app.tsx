@@ -59,6 +59,8 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   const endSignIn = (message: string, revoke: boolean) => {
     if (!connectionRef.current) return;
     void leave(revoke);
+    // Forgotten now as well: `leave` forgets it only once the socket has closed and the provider
+    // answered, and a reload meanwhile must not sign back in with a credential already refused.
     saveCredential(null);
     setCredential(null);
     setError(message);
