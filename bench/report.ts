@@ -96,8 +96,8 @@ export function renderMarkdown(r: BenchReport): string {
     'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). On PostgreSQL a fourth,',
     'the committing pass-through (bench/committing-proxy.ts): the bare one plus one charge row committed per call before it answers,',
     'the one rule of the gateway that needs the database on the way, so its added latency is the floor of any design that keeps it.',
-    'autocannon runs in a',
-    'worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to `data: [DONE]`).',
+    'autocannon runs in a worker thread per phase. Latencies are from every 2xx response, to the last byte (for streams: to',
+    '`data: [DONE]`).',
     `Loaded phases run ${r.settings.secondsPerPhase} s at ${r.settings.connections} connections; unloaded ones ${r.settings.unloadedSecondsPerPhase} s on one. ` +
       `Each load's targets take turns in ${r.settings.rounds ?? 1} round(s) (direct, bare, committing, gateway, again), so a drift of the`,
     "machine's speed during the run falls on every target alike; req/s are over every round, latencies over every response, and",
