@@ -1,5 +1,6 @@
 import { microToCredits } from '../shared/money';
 import { unixSeconds } from '../shared/time';
+import type { KeyPrincipal } from './principal';
 
 export interface ApiKey {
   id: string;
@@ -42,6 +43,20 @@ export const toApiKey = (r: ApiKeyRow): ApiKey => ({
   created: new Date(r.created_at),
   lastUsed: r.last_used_at ? new Date(r.last_used_at) : null,
 });
+
+/** What a request authenticated with this key may do. */
+export function principalOf(row: ApiKeyRow): KeyPrincipal {
+  const key = toApiKey(row);
+  return {
+    kind: 'key',
+    keyId: key.id,
+    accountId: key.accountId,
+    mode: key.mode,
+    allowedModels: key.allowedModels,
+    blockedModels: key.blockedModels,
+    dailySpendCapMicro: key.mode === 'live' ? key.dailySpendCapMicro : null,
+  };
+}
 
 /** The key record of CONTRACT.md; written field by field so no hash or secret can slip out. */
 export function keyRecord(k: ApiKey) {

@@ -1,4 +1,5 @@
 import type { KeyCache } from './key-cache';
+import { KeyRefresher } from './key-refresher';
 import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
@@ -6,7 +7,7 @@ import { DomainError, invalidRequest, notFound, unauthenticated } from '../error
 import { assertStorableText, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
-import { KEY_COLUMNS, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
+import { KEY_COLUMNS, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
 
@@ -33,6 +34,7 @@ export class KeyService {
   private readonly lastUsedWritten = new Map<string, number>();
   private readonly lastUsedPending = new Set<string>();
   private lastUsedFlush: NodeJS.Timeout | undefined;
+  private readonly refresher?: KeyRefresher;
 
   constructor(
     private readonly db: Database,
@@ -40,6 +42,7 @@ export class KeyService {
     private readonly urls: UrlGuard,
     private readonly cache?: KeyCache,
   ) {
+    if (cache) this.refresher = new KeyRefresher(db, cache);
     this.createSchema = z
       .object({
         name: z.string().trim().min(1).max(100).optional(),
@@ -177,6 +180,7 @@ export class KeyService {
     if (cached) {
       if (!secretMatchesHash(secret, cached.secretHash)) throw unauthenticated('Invalid API key.');
       this.touchLastUsed(keyId);
+      this.refresher?.used(keyId, cached);
       return cached.principal;
     }
     const loadedAt = this.cache?.startLoad() ?? 0;
@@ -186,16 +190,7 @@ export class KeyService {
     );
     if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
-    const key = toApiKey(row);
-    const principal: KeyPrincipal = {
-      kind: 'key',
-      keyId: key.id,
-      accountId: key.accountId,
-      mode: key.mode,
-      allowedModels: key.allowedModels,
-      blockedModels: key.blockedModels,
-      dailySpendCapMicro: key.mode === 'live' ? key.dailySpendCapMicro : null,
-    };
+    const principal = principalOf(row);
     this.cache?.put(keyId, loadedAt, principal, row.secret_hash);
     return principal;
   }

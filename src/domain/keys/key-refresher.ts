@@ -1,0 +1,59 @@
+/**
+ * Reads cached keys again in the background before their entries expire (key-cache.ts), many
+ * keys to a statement: the keys whose refresh came due within REFRESH_BATCH_MS are read together
+ * (up to MAX_BATCH a statement). Read one by one, 3,000 keys in use cost 3,000 queries a minute
+ * through the ORM's connection, about a millisecond of the event loop each: in the bench, a fifth
+ * of the gateway's thread for the quarter minute they came due in.
+ *
+ * A key the read does not find active (revoked or deleted without the news reaching this
+ * instance's feed) is dropped from the cache; a read that fails leaves the entries serving
+ * until they expire, and their next use tries again.
+ */
+import type { SqlExecutor } from '../ports/database';
+import type { Entry as CachedKey, KeyCache } from './key-cache';
+import { KEY_COLUMNS, principalOf, type ApiKeyRow } from './key-record';
+
+const REFRESH_BATCH_MS = 100;
+const MAX_BATCH = 500;
+
+export class KeyRefresher {
+  private readonly due = new Map<string, CachedKey>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly cache: KeyCache,
+  ) {}
+
+  /** Called on each use of a cached key: queues it for a read when its entry says it is time. */
+  used(keyId: string, entry: CachedKey): void {
+    if (!this.cache.claimRefresh(entry)) return;
+    this.due.set(keyId, entry);
+    this.timer ??= setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
+  }
+
+  private async readDue(): Promise<void> {
+    this.timer = undefined;
+    const batch = [...this.due].slice(0, MAX_BATCH);
+    for (const [keyId] of batch) this.due.delete(keyId);
+    if (this.due.size > 0) this.timer = setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
+    const ids = batch.map(([keyId]) => keyId);
+    try {
+      const loadedAt = this.cache.startLoad();
+      const rows = await this.db.all<ApiKeyRow & { secret_hash: string }>(
+        `select ${KEY_COLUMNS}, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
+        ids,
+      );
+      const found = new Map(rows.map((row) => [row.id, row]));
+      for (const keyId of ids) {
+        const row = found.get(keyId);
+        if (row) this.cache.put(keyId, loadedAt, principalOf(row), row.secret_hash);
+        else this.cache.drop(keyId);
+      }
+    } catch {
+      // The database is away: the entries serve until they expire; their next use tries again.
+    } finally {
+      for (const [, entry] of batch) this.cache.refreshDone(entry);
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * A cached key in use is read again in the background before its entry expires, at a moment
+ * drawn per entry (key-cache.ts): its requests never wait for the database after the first, the
+ * keys met together are not all read again together, a key revoked without the news reaching
+ * this instance is dropped by that read, and a read that fails leaves the entry serving until
+ * it expires. A KeyService on the test gateway's database (PGlite, or PostgreSQL in CI's second
+ * pass), with the cache's clock in the test's hands and the key reads counted and gated.
+ */
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { KeyCache } from '../../src/domain/keys/key-cache';
+import { KeyService } from '../../src/domain/keys/key-service';
+import type { Database, SqlExecutor } from '../../src/domain/ports/database';
+import type { UrlGuard } from '../../src/domain/ports/url-guard';
+import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw.close();
+});
+
+/** The gateway's database, with its api_keys reads counted and, while `gate` is set, held. */
+function watchedDatabase(db: Database) {
+  const reads = { count: 0, gate: undefined as Promise<void> | undefined, fail: false };
+  const watch = async (sql: string) => {
+    if (!/from api_keys where id (=|in)/.test(sql)) return;
+    reads.count++;
+    if (reads.gate) await reads.gate;
+    if (reads.fail) throw new Error('the database went away');
+  };
+  const watched: Database = {
+    dialect: db.dialect,
+    all: async <T>(sql: string, params?: readonly unknown[]) => (await watch(sql), db.all<T>(sql, params)),
+    one: async <T>(sql: string, params?: readonly unknown[]) => (await watch(sql), db.one<T>(sql, params)),
+    run: (sql, params) => db.run(sql, params),
+    transaction: <T>(work: (tx: SqlExecutor) => Promise<T>) => db.transaction(work),
+  };
+  return { watched, reads };
+}
+
+const noUrls: UrlGuard = { checkMediaUrl: async (u) => String(u), checkWebhookUrl: async (u) => String(u) };
+
+async function setUp(random = () => 0) {
+  const clock = { now: 1_000_000 };
+  const { watched, reads } = watchedDatabase(gw.gateway.database.db);
+  const cache = new KeyCache(new LocalTopicFeed(), () => clock.now, random);
+  const keys = new KeyService(watched, () => true, noUrls, cache);
+  const account = await gw.newAccount(1);
+  const key = await gw.newKey(account);
+  return { clock, reads, cache, keys, key };
+}
+
+const SECOND = 1000;
+/** Long enough for the refresher's batch (100 ms) and its read. */
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+test('a key in use is read again in the background before it expires: no request waits for the database after the first', async () => {
+  const { clock, reads, keys, key } = await setUp(() => 0); // refresh from 30 s
+  expect((await keys.authenticate(key.secret)).keyId).toBe(key.id);
+  expect(reads.count).toBe(1);
+
+  clock.now += 29 * SECOND;
+  await keys.authenticate(key.secret);
+  expect(reads.count).toBe(1);
+
+  // Past the refresh time: the request is answered from memory while the read is held back.
+  clock.now += 2 * SECOND;
+  let release!: () => void;
+  reads.gate = new Promise<void>((r) => (release = r));
+  const answered = await Promise.race([keys.authenticate(key.secret).then(() => 'answered'), new Promise((r) => setTimeout(() => r('waited'), 500))]);
+  expect(answered).toBe('answered');
+  await settle();
+  expect(reads.count).toBe(2);
+  // One read per entry, however many requests come meanwhile.
+  for (let i = 0; i < 5; i++) await keys.authenticate(key.secret);
+  expect(reads.count).toBe(2);
+  reads.gate = undefined;
+  release();
+  await settle();
+
+  // The entry read at 31 s lives to 91 s: at 60 s (the first one's expiry) nothing is read, and
+  // from 61 s it is read again in its turn.
+  clock.now += 29 * SECOND;
+  await keys.authenticate(key.secret);
+  expect(reads.count).toBe(2);
+  clock.now += 2 * SECOND;
+  await keys.authenticate(key.secret);
+  await settle();
+  expect(reads.count).toBe(3);
+});
+
+test('a key revoked without the news reaching this instance is dropped by the background read', async () => {
+  const { clock, reads, keys, key } = await setUp(() => 0);
+  await keys.authenticate(key.secret);
+  await gw.gateway.database.db.run(`update api_keys set revoked_at = now() where id = ?`, [key.id]);
+  clock.now += 31 * SECOND;
+  await keys.authenticate(key.secret); // still within its minute: served, and read again behind it
+  await settle();
+  expect(reads.count).toBe(2);
+  await expect(keys.authenticate(key.secret)).rejects.toMatchObject({ code: 'invalid_api_key' });
+});
+
+test('a background read that fails leaves the entry serving until it expires, and a later use tries again', async () => {
+  const { clock, reads, keys, key } = await setUp(() => 0);
+  await keys.authenticate(key.secret);
+  reads.fail = true;
+  clock.now += 31 * SECOND;
+  await keys.authenticate(key.secret);
+  await settle();
+  expect(reads.count).toBe(2);
+  await keys.authenticate(key.secret); // tried again
+  await settle();
+  expect(reads.count).toBe(3);
+  // Past the minute the entry is gone: the request itself reads, and a failure is its failure.
+  clock.now += 30 * SECOND;
+  await expect(keys.authenticate(key.secret)).rejects.toThrow();
+  reads.fail = false;
+  expect((await keys.authenticate(key.secret)).keyId).toBe(key.id);
+});
+
+test('keys come due together are read in one statement', async () => {
+  const { clock, reads, keys } = await setUp(() => 0);
+  const account = await gw.newAccount(1);
+  const many = await Promise.all(Array.from({ length: 8 }, () => gw.newKey(account)));
+  for (const k of many) await keys.authenticate(k.secret);
+  expect(reads.count).toBe(8);
+  clock.now += 31 * SECOND;
+  for (const k of many) await keys.authenticate(k.secret);
+  await settle();
+  expect(reads.count).toBe(9);
+  // Read again, each entry lives on: at the first entries' minute (60 s), no request reads.
+  clock.now += 29 * SECOND;
+  for (const k of many) expect((await keys.authenticate(k.secret)).keyId).toBe(k.id);
+  expect(reads.count).toBe(9);
+});
+
+test('keys loaded in the same moment are due for their reads at moments spread over a quarter of the minute', () => {
+  const cache = new KeyCache(new LocalTopicFeed(), () => 0);
+  const principal = { kind: 'key' as const, keyId: 'k', accountId: 'a', mode: 'live' as const, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  const due: number[] = [];
+  for (let i = 0; i < 1000; i++) {
+    cache.put(`key_${i}`, cache.startLoad(), principal, 'ab'.repeat(32));
+    due.push(cache.get(`key_${i}`)!.refreshAt);
+  }
+  expect(Math.min(...due)).toBeGreaterThanOrEqual(30 * SECOND);
+  expect(Math.max(...due)).toBeLessThanOrEqual(45 * SECOND);
+  // Spread, not bunched: every 1.5-second slice of the 15 seconds has some.
+  const slices = new Set(due.map((t) => Math.floor((t - 30 * SECOND) / 1500)));
+  expect(slices.size).toBe(10);
+});
