@@ -5,14 +5,14 @@ import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { pollUntil } from '../support/poll';
-import { SCREENSHOTS, devSignIn, firstRenderMs, launchChromium, openPage, scrollsSideways, unnamedControls, videoPlays, type ConsolePage } from '../support/browser';
+import { SCREENSHOTS, devSignIn, firstRenderMs, withChromium, openPage, scrollsSideways, unnamedControls, videoPlays, type ConsolePage } from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
 let gw: TestGateway;
 let browser: Browser;
 const pages: ConsolePage[] = [];
 beforeAll(async () => {
-  [gw, browser] = await Promise.all([startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' }), launchChromium()]);
+  [gw, browser] = await withChromium(startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' }));
 });
 afterAll(async () => {
   await browser?.close();

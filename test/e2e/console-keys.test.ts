@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, launchChromium, openPage } from '../support/browser';
+import { devSignIn, withChromium, openPage } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** The Keys view's edit and webhook panels, checked against what the gateway then stores and does. */
@@ -9,7 +9,7 @@ let browser: Browser;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  [gw, browser] = await Promise.all([startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' }), launchChromium()]);
+  [gw, browser] = await withChromium(startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' }));
 });
 afterAll(async () => {
   await browser?.close();

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { freePort } from '../support/free-port';
-import { launchChromium, openPage } from '../support/browser';
+import { withChromium, openPage } from '../support/browser';
 import { pollUntil } from '../support/poll';
 import { recordWire } from '../support/page-wire';
 import { claimsOf, signInAtProvider, startProvider, storedIdToken, storedRefreshToken, type Seen } from '../support/oidc';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const port = await freePort();
   issuer = `http://127.0.0.1:${port}`;
   const env = { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID, SIMULATOR_VIDEO_SECONDS: '2' };
-  [gw, browser] = await Promise.all([startTestGateway(env), launchChromium()]);
+  [gw, browser] = await withChromium(startTestGateway(env));
   idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen, { ID_TOKEN_TTL: String(TTL) });
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { freePort } from '../support/free-port';
-import { launchChromium, openPage } from '../support/browser';
+import { withChromium, openPage } from '../support/browser';
 import { signInAtProvider, startProvider, type Seen } from '../support/oidc';
 
 /**
@@ -19,7 +19,7 @@ const seen: Seen[] = [];
 beforeAll(async () => {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  [gw, browser] = await Promise.all([startTestGateway({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }), launchChromium()]);
+  [gw, browser] = await withChromium(startTestGateway({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }));
   idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen);
 });
 afterAll(async () => {
