@@ -84,19 +84,30 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   }
   let boundOrigin: string | undefined;
   const publicBaseUrl = () => config.publicBaseUrl ?? boundOrigin ?? `http://${config.host}:${config.port}`;
-  const services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl });
+  let services: Services | undefined;
+  let graphql: Awaited<ReturnType<typeof createGraphQLDoor>>;
+  try {
+    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl });
+    graphql = await createGraphQLDoor({
+      services,
+      logger,
+      production: config.env === 'production',
+      maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
+      trustedProxies: config.trustedProxies,
+      metrics,
+    });
+  } catch (err) {
+    // A start-up refusal (a configuration error, say) closes what was opened: a caller that
+    // goes on (a test, a supervisor in-process) is not left with a pool and its timers.
+    await services?.close().catch(() => undefined);
+    redis?.disconnect();
+    await database.close().catch(() => undefined);
+    throw err;
+  }
   const s = services;
 
   let draining = false;
   const shutdownDeadline = () => drain.deadline;
-  const graphql = await createGraphQLDoor({
-    services: s,
-    logger,
-    production: config.env === 'production',
-    maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
-    trustedProxies: config.trustedProxies,
-    metrics,
-  });
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250, Date.now, 2_000);

@@ -9,7 +9,12 @@ afterAll(async () => {
   await gw.close();
 });
 
-const raw = (path: string, init: RequestInit = {}) => fetch(gw.url + path, { redirect: 'manual', ...init });
+/** Each answer read whole: a body left unread keeps its socket paused, open past the test's end. */
+const raw = async (path: string, init: RequestInit = {}) => {
+  const res = await fetch(gw.url + path, { redirect: 'manual', ...init });
+  const body = await res.text();
+  return { status: res.status, headers: res.headers, text: async () => body, json: async (): Promise<unknown> => JSON.parse(body) };
+};
 
 test('/ and /console redirect to /console/, which is the app with a strict CSP', async () => {
   expect((await raw('/')).headers.get('location')).toBe('/console/');

@@ -1,0 +1,58 @@
+/**
+ * A gateway refused at start-up closes what it had opened. Here the refusal is a video route
+ * whose call timeout is not shorter than the work lease, found once the database (and Redis, in
+ * the second pass) are open. A process that asked for the gateway in-process and caught the
+ * refusal then exits by itself, with nothing left running; before, the database pool's timer
+ * kept it alive (and kept Jest's worker from exiting).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+
+const ROOT = join(__dirname, '..', '..');
+
+test('a start-up refusal leaves nothing running: the process that caught it exits by itself', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-refusal-'));
+  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_refusal') : undefined;
+  try {
+    const catalog = {
+      ...BUILTIN_CATALOG,
+      models: BUILTIN_CATALOG.models.map((m) =>
+        m.id === 'svc-2.5-preview-text-to-video' ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } } : m,
+      ),
+    };
+    writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+    const script = `
+      require('reflect-metadata');
+      const { loadConfig } = require(${JSON.stringify(join(ROOT, 'dist', 'src', 'config.js'))});
+      const { createGateway } = require(${JSON.stringify(join(ROOT, 'dist', 'src', 'gateway.js'))});
+      createGateway(loadConfig(process.env)).then(
+        () => { console.log('started'); process.exit(3); },
+        (err) => console.log('refused: ' + err.message),
+      );`;
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', DATA_DIR: dir, MODELS_FILE: join(dir, 'models.json'), WORK_LEASE_SECONDS: '30', LOG_LEVEL: 'error', PORT: '0' };
+    if (scratch) env.DATABASE_URL = scratch.url;
+    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const ended = await new Promise<{ code: number | null; hung: boolean }>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve({ code: null, hung: true });
+      }, 20_000);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, hung: false });
+      });
+    });
+    expect(out).toMatch(/refused: [\s\S]*WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route \(60\)/);
+    expect(ended).toEqual({ code: 0, hung: false });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await scratch?.drop();
+  }
+}, 40_000);
