@@ -150,3 +150,15 @@ test('keys loaded in the same moment are due for their reads at moments spread o
   const slices = new Set(due.map((t) => Math.floor((t - 30 * SECOND) / 1500)));
   expect(slices.size).toBe(10);
 });
+
+test('a full cache evicts the key longest without a read, not one just read again in the background', () => {
+  const cache = new KeyCache(new LocalTopicFeed(), () => 0, () => 0);
+  const principal = { kind: 'key' as const, keyId: 'k', accountId: 'a', mode: 'live' as const, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  const put = (id: string) => cache.put(id, cache.startLoad(), principal, 'ab'.repeat(32));
+  for (let i = 0; i < 20_000; i++) put(`key_${i}`);
+  put('key_0'); // read again: in use
+  put('key_new'); // the cache is full: one entry goes
+  expect(cache.get('key_0')).toBeDefined();
+  expect(cache.get('key_1')).toBeUndefined();
+  expect(cache.get('key_new')).toBeDefined();
+});

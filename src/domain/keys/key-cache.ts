@@ -87,6 +87,9 @@ export class KeyCache {
 
   put(keyId: string, loadedAt: number, principal: KeyPrincipal, secretHash: string): void {
     if (!this.feed.live || loadedAt !== this.generation) return;
+    // Put again at the end of the Map's order (a key read again in the background is in use), so
+    // that the first entry, the one evicted when the cache is full, is the longest unrefreshed.
+    this.entries.delete(keyId);
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     const now = this.now();
     const refreshAt = now + TTL_MS * (REFRESH_FROM + REFRESH_SPREAD * this.random());
