@@ -155,10 +155,13 @@ test('a full cache evicts the key longest without a read, not one just read agai
   const cache = new KeyCache(new LocalTopicFeed(), () => 0, () => 0);
   const principal = { kind: 'key' as const, keyId: 'k', accountId: 'a', mode: 'live' as const, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
   const put = (id: string) => cache.put(id, cache.startLoad(), principal, 'ab'.repeat(32));
-  for (let i = 0; i < 20_000; i++) put(`key_${i}`);
-  put('key_0'); // read again: in use
-  put('key_new'); // the cache is full: one entry goes
+  for (let i = 0; i < 20_000; i++) put(`key_${i}`); // full (20,000 entries)
+  cache.drop('key_19999');
+  put('key_0'); // read again while there is room: it is in use
+  put('key_new'); // full again
+  put('key_newer'); // one entry goes
   expect(cache.get('key_0')).toBeDefined();
   expect(cache.get('key_1')).toBeUndefined();
   expect(cache.get('key_new')).toBeDefined();
+  expect(cache.get('key_newer')).toBeDefined();
 });
