@@ -1,5 +1,6 @@
 import { microToCredits } from '../shared/money';
 import { unixSeconds } from '../shared/time';
+import type { SqlExecutor } from '../ports/database';
 import type { KeyPrincipal } from './principal';
 
 export interface ApiKey {
@@ -43,6 +44,13 @@ export const toApiKey = (r: ApiKeyRow): ApiKey => ({
   created: new Date(r.created_at),
   lastUsed: r.last_used_at ? new Date(r.last_used_at) : null,
 });
+
+export type ActiveKeyRow = ApiKeyRow & { secret_hash: string };
+
+/** The rows of those keys that are not revoked, with their secrets' hashes: what authentication reads. */
+export function activeKeyRows(db: SqlExecutor, ids: readonly string[]): Promise<ActiveKeyRow[]> {
+  return db.all<ActiveKeyRow>(`select ${KEY_COLUMNS}, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`, ids);
+}
 
 /** What a request authenticated with this key may do. */
 export function principalOf(row: ApiKeyRow): KeyPrincipal {

@@ -11,7 +11,7 @@
  */
 import type { SqlExecutor } from '../ports/database';
 import type { Entry as CachedKey, KeyCache } from './key-cache';
-import { KEY_COLUMNS, principalOf, type ApiKeyRow } from './key-record';
+import { activeKeyRows, principalOf } from './key-record';
 
 const REFRESH_BATCH_MS = 100;
 const MAX_BATCH = 500;
@@ -29,6 +29,10 @@ export class KeyRefresher {
   used(keyId: string, entry: CachedKey): void {
     if (!this.cache.claimRefresh(entry)) return;
     this.due.set(keyId, entry);
+    this.schedule();
+  }
+
+  private schedule(): void {
     this.timer ??= setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
   }
 
@@ -36,14 +40,11 @@ export class KeyRefresher {
     this.timer = undefined;
     const batch = [...this.due].slice(0, MAX_BATCH);
     for (const [keyId] of batch) this.due.delete(keyId);
-    if (this.due.size > 0) this.timer = setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
+    if (this.due.size > 0) this.schedule();
     const ids = batch.map(([keyId]) => keyId);
     try {
       const loadedAt = this.cache.startLoad();
-      const rows = await this.db.all<ApiKeyRow & { secret_hash: string }>(
-        `select ${KEY_COLUMNS}, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
-        ids,
-      );
+      const rows = await activeKeyRows(this.db, ids);
       const found = new Map(rows.map((row) => [row.id, row]));
       for (const keyId of ids) {
         const row = found.get(keyId);

@@ -7,7 +7,7 @@ import { DomainError, invalidRequest, notFound, unauthenticated } from '../error
 import { assertStorableText, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
-import { KEY_COLUMNS, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
+import { KEY_COLUMNS, activeKeyRows, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
 
@@ -184,10 +184,7 @@ export class KeyService {
       return cached.principal;
     }
     const loadedAt = this.cache?.startLoad() ?? 0;
-    const row = await this.db.one<ApiKeyRow & { secret_hash: string }>(
-      `select ${KEY_COLUMNS}, secret_hash from api_keys where id = ? and revoked_at is null`,
-      [keyId],
-    );
+    const [row] = await activeKeyRows(this.db, [keyId]);
     if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
     const principal = principalOf(row);
