@@ -137,7 +137,7 @@ export async function buildServices(deps: {
     graceSeconds: config.creditLeases.graceSeconds,
     onDropped: (count) => logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
-  const chat = new ChatService(catalog, providers, billing, limiter);
+  const chat = new ChatService(catalog, providers, billing, limiter, urls);
   const responses = new ResponsesService(chat, new ResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 

@@ -15,6 +15,8 @@ import { chatRequestSchema } from './chat-request';
 import { estimatePromptTokens } from './prompt-tokens';
 import { countTokens } from './tokens';
 import { billableUsage, type UsageBounds } from './billable-usage';
+import type { UrlGuard } from '../ports/url-guard';
+import { checkImagePartUrls } from './image-part-urls';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
@@ -67,6 +69,7 @@ export class ChatService {
     private readonly providers: ChatProviders,
     private readonly billing: Billing,
     private readonly limiter: RateLimiter,
+    private readonly urls: UrlGuard,
   ) {}
 
   /** The request checked as far as it can be without calling anything: its model, the key's right to it, every field. */
@@ -87,6 +90,7 @@ export class ChatService {
   private async prepare(key: KeyPrincipal, input: unknown, callId?: string): Promise<PreparedCall> {
     const { model, call } = this.read(key, input);
     // Everything that can refuse the call comes before the hold, so a refusal never leaves one.
+    await checkImagePartUrls(call.messages, this.urls);
     const provider = this.providers.chat(model, key.mode);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'chat');
     const promptEstimate = estimatePromptTokens(call.messages, call.options);

@@ -131,7 +131,8 @@ export function responsesParam(param: string, origins: readonly string[]): strin
   const message = /^messages\[(\d+)\](.*)$/.exec(param);
   if (message) {
     const origin = origins[Number(message[1])] ?? 'input';
-    return origin + message[2].replace(/^\.tool_call_id/, '.call_id');
+    // A Responses input_image carries its URL as `image_url` itself, not under `.url`.
+    return origin + message[2].replace(/^\.tool_call_id/, '.call_id').replace(/\.image_url\.url$/, '.image_url');
   }
   const head = /^[a-z_]+/.exec(param)?.[0] ?? param;
   return PARAM_NAMES[head] ? PARAM_NAMES[head] + param.slice(head.length) : param;
