@@ -1,7 +1,7 @@
 /**
  * Idempotency keys: the `openai` SDK, whose first answer is lost by a proxy after the gateway
  * answered, retries with the same Idempotency-Key and is charged once; the same key with another
- * body is a 409; a 4xx is replayed; GraphQL queueVideo with one key twice makes one job.
+ * body is a 409; a 4xx is replayed (not a 402 or a 429); GraphQL queueVideo with one key twice makes one job.
  */
 import OpenAI, { toFile } from 'openai';
 import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
@@ -101,17 +101,13 @@ test('video queue: the same key and body answer the same job once charged; anoth
 });
 
 test('a 4xx first answer is replayed; a bad key is a 400 naming the header; a key still running is a 409 with Retry-After', async () => {
-  const { acct, key } = await liveKey(5);
-  const post = (idem: string) => gw.api('POST', '/v1/video/queue', { token: key.secret, body: VIDEO, headers: { 'Idempotency-Key': idem } });
-  const poor = await post('poor-1');
-  expect(poor.status).toBe(402);
-  // Credits arrive, but the key answers what it answered the first time.
-  await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'test-admin-token-0123456789', body: { credits: 100, reason: 'top-up' } });
-  const replayed = await post('poor-1');
-  expect(replayed.status).toBe(402);
-  expect(replayed.body).toEqual(poor.body);
-  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
-  expect((await post('poor-2')).status).toBe(200);
+  const { key } = await liveKey(5);
+  const post = (idem: string, body: object = VIDEO) => gw.api('POST', '/v1/video/queue', { token: key.secret, body, headers: { 'Idempotency-Key': idem } });
+  const wrong = await post('wrong-1', { ...VIDEO, resolution: '4k' });
+  expect(wrong.status).toBe(400);
+  const wrongAgain = await post('wrong-1', { ...VIDEO, resolution: '4k' });
+  expect(wrongAgain.body).toEqual(wrong.body);
+  expect(wrongAgain.headers.get('idempotent-replayed')).toBe('true');
 
   const bad = await post('x'.repeat(256));
   expect(bad.status).toBe(400);
@@ -156,6 +152,43 @@ test('a 429 (the daily cap, a rate limit) is not replayed: once the key may spen
   expect((await post()).headers.get('idempotent-replayed')).toBe('true');
   expect((await gql()).body.data.queueVideo.id).toBe(viaGraphql.body.data.queueVideo.id);
   expect(await gw.balance(acct)).toBe(80);
+});
+
+/**
+ * A 402 says "not now" as a 429 does: nothing was charged, and the retry after a top-up must run
+ * (it was stored and replayed for 24 hours). REST images (the probe's case) and GraphQL queueVideo.
+ */
+test('a 402 is not replayed: after a top-up the retry with the same key runs and is charged once; REST and GraphQL', async () => {
+  const { acct, key } = await liveKey(0);
+  const IMAGE = { model: 'svc-creative-v8', prompt: 'a red fox', size: '64x64' };
+  const post = () => gw.api('POST', '/v1/images/generations', { token: key.secret, body: IMAGE, headers: { 'Idempotency-Key': 'k4' } });
+  const QUEUE = `mutation($input: QueueVideoInput!, $k: String) { queueVideo(input: $input, idempotencyKey: $k) { id } }`;
+  const gql = () => gw.api('POST', '/graphql', { token: key.secret, body: { query: QUEUE, variables: { input: VIDEO, k: 'k4-gql' } } });
+  const poor = await post();
+  expect(poor.status).toBe(402);
+  expect(poor.body.error).toMatchObject({ type: 'insufficient_credits' });
+  expect((await gql()).body.errors[0].extensions.code).toBe('insufficient_credits');
+  // Still poor: told afresh, not replayed.
+  const stillPoor = await post();
+  expect(stillPoor.status).toBe(402);
+  expect(stillPoor.headers.get('idempotent-replayed')).toBeNull();
+  expect(await gw.balance(acct)).toBe(0);
+
+  await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'test-admin-token-0123456789', body: { credits: 100, reason: 'top-up' } });
+  const ran = await post();
+  expect(ran.status).toBe(200);
+  expect(ran.headers.get('idempotent-replayed')).toBeNull();
+  const cost = Number(ran.headers.get('x-svc-credits'));
+  expect(cost).toBeGreaterThan(0);
+  const viaGraphql = await gql();
+  expect(viaGraphql.body.errors).toBeUndefined();
+  expect(await gw.balance(acct)).toBeCloseTo(100 - cost - 10, 6);
+  // From now on the stored answers are replayed and nothing more is charged.
+  const replayed = await post();
+  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  expect(replayed.body).toEqual(ran.body);
+  expect((await gql()).body.data.queueVideo.id).toBe(viaGraphql.body.data.queueVideo.id);
+  expect(await gw.balance(acct)).toBeCloseTo(100 - cost - 10, 6);
 });
 
 test('GraphQL queueVideo twice with one idempotencyKey gives one job and one charge', async () => {

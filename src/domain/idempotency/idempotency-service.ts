@@ -32,11 +32,13 @@ export const KEEP_SECONDS = 24 * 60 * 60;
 export const ABANDONED_AFTER_SECONDS = 15 * 60;
 /**
  * Whether a first request's answer is kept for its retries. A 5xx is not (nothing was charged
- * for it, so a retry may run the request again), nor a 429 (a rate limit or the daily cap):
- * it says "not now", and a retry after its `Retry-After` must run, not be told the same for
- * 24 hours. Other 4xx (a bad field, no credits) are answers, replayed as Stripe replays them.
+ * for it, so a retry may run the request again), nor a 429 (a rate limit or the daily cap) or a
+ * 402 (the balance did not cover it): each says "not now", nothing was charged, and a retry
+ * after the wait or a top-up must run, not be told the same for 24 hours (a stored 402 kept a
+ * paying client from its own request after it bought credits). Other 4xx (a bad field, a
+ * forbidden model) are answers about the request itself, replayed as Stripe replays them.
  */
-export const isReplayable = (status: number): boolean => status < 500 && status !== 429;
+export const isReplayable = (status: number): boolean => status < 500 && status !== 429 && status !== 402;
 
 /** What a duplicate that arrives while the first request runs is told to wait. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -158,7 +160,7 @@ export class IdempotencyService {
   /**
    * Runs `work` once per key for callers without an HTTP response to capture (GraphQL): the
    * outcome is stored as JSON (`encode`), a repeat gets it back through `decode`; a 4xx
-   * DomainError is stored and thrown again on a repeat, anything else frees the key.
+   * DomainError is stored and thrown again on a repeat (but not a 402 or a 429: isReplayable), anything else frees the key.
    */
   async once<T>(apiKeyId: string, key: string, fingerprint: string, work: (callId: string) => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
     const start = await this.start(apiKeyId, key, fingerprint);
@@ -182,7 +184,7 @@ export class IdempotencyService {
   }
 
   /**
-   * Stores the first request's response (before it is sent); a 5xx or a 429 frees the key instead (isReplayable). When
+   * Stores the first request's response (before it is sent); a 5xx, a 429 or a 402 frees the key instead (isReplayable). When
    * the database does not take it, this throws, and it is tried again every RETRY_UNWRITTEN_MS.
    */
   async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
