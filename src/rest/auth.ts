@@ -1,12 +1,10 @@
-import { bearerToken } from '../infra/http/bearer-token';
+import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { notFound, unauthenticated } from '../domain/errors/domain-error';
 import type { KeyPrincipal } from '../domain/keys/principal';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
-
-/** `Authorization: Bearer <token>` → the token, or null when absent or malformed. */
 
 export function keyOf(res: Response): KeyPrincipal {
   return res.locals.key as KeyPrincipal;
@@ -21,7 +19,7 @@ export function requireApiKey(keys: KeyAuthenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     // Mounted before the multipart routers and again before the JSON ones: authenticate once.
     if (res.locals.key) return next();
-    const token = bearerToken(req.headers.authorization);
+    const token = bearerToken(authorizationHeader(req));
     if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".'));
     keys.authenticate(token).then((key) => {
       res.locals.key = key;
@@ -33,7 +31,7 @@ export function requireApiKey(keys: KeyAuthenticator): RequestHandler {
 /** /account: an identity-provider ID token of the account owner. */
 export function requireIdToken(accounts: AccountAuthenticator): RequestHandler {
   return (req, res, next) => {
-    const token = bearerToken(req.headers.authorization);
+    const token = bearerToken(authorizationHeader(req));
     if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <ID token>".'));
     accounts.authenticate(token).then((account) => {
       res.locals.accountId = account.id;
@@ -47,7 +45,7 @@ export function requireAdmin(adminToken: string | undefined): RequestHandler {
   const expected = adminToken ? createHash('sha256').update(adminToken).digest() : null;
   return (req, _res, next) => {
     if (!expected) return next(notFound(`Unknown route ${req.method} ${req.path}.`, 'route_not_found'));
-    const token = bearerToken(req.headers.authorization);
+    const token = bearerToken(authorizationHeader(req));
     const given = createHash('sha256').update(token ?? '').digest();
     if (!token || !timingSafeEqual(given, expected)) return next(unauthenticated('Invalid admin token.'));
     next();

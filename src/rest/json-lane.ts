@@ -12,7 +12,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { unauthenticated } from '../domain/errors/domain-error';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
-import { bearerToken } from '../infra/http/bearer-token';
+import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
@@ -52,7 +52,7 @@ export function withJsonLane(
 
 async function serve(deps: { keys: KeyAuthenticator }, route: JsonLaneRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // Authenticated before the body is read, as on the Express side: a stranger cannot make us read 25 MB.
-  const token = bearerToken(req.headers.authorization);
+  const token = bearerToken(authorizationHeader(req));
   if (!token) throw unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".');
   const key = await deps.keys.authenticate(token);
   const body = parseJsonBody(await readBody(req, res, route.limitBytes));

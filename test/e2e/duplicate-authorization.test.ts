@@ -1,0 +1,56 @@
+/**
+ * Two Authorization headers in one request: Node keeps the first, a proxy in front may keep the
+ * last, so the two would see different identities. Every door that reads the header (REST /v1 on
+ * Express and on the JSON lane, /account, /admin) answers 400 naming it, whichever comes first,
+ * and nothing is charged.
+ */
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { rawRequest } from '../support/raw-http';
+import { allCallsBilled } from '../support/billed';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw.close();
+});
+
+const CHAT = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] });
+
+test('each door refuses a second Authorization header with a 400 naming it; one header still works', async () => {
+  const acct = await gw.newAccount(10);
+  const key = await gw.newKey(acct);
+  const cases: Array<[string, string, string, string?]> = [
+    ['GET', '/v1/models', key.secret],
+    ['POST', '/v1/chat/completions', key.secret, CHAT],
+    ['GET', '/account', acct.idToken],
+    ['GET', `/admin/webhook-deliveries?keyId=${key.id}`, ADMIN_TOKEN],
+  ];
+  let spent = 0;
+  for (const [method, path, valid, body] of cases) {
+    const head = (auth: string[]) => [
+      `${method} ${path} HTTP/1.1`,
+      'Host: x',
+      ...auth.map((a) => `Authorization: Bearer ${a}`),
+      ...(body ? ['Content-Type: application/json'] : []),
+    ];
+    const one = await rawRequest(gw.url, head([valid]), body);
+    expect([path, one.status]).toEqual([path, 200]);
+    spent += Number(one.headers['x-svc-credits'] ?? 0);
+    for (const pair of [[valid, 'nope'], ['nope', valid], [valid, valid]]) {
+      const two = await rawRequest(gw.url, head(pair), body);
+      expect([path, two.status]).toEqual([path, 400]);
+      expect(JSON.parse(two.body).error).toEqual({
+        type: 'invalid_request_error',
+        param: 'Authorization',
+        code: 'duplicate_header',
+        message: expect.stringContaining("'Authorization' header is given more than once"),
+      });
+    }
+  }
+  // The one chat call that ran was charged; the refused ones were not.
+  expect(spent).toBeGreaterThan(0);
+  await allCallsBilled(gw, acct.id);
+  expect(await gw.balance(acct)).toBeCloseTo(10 - spent, 6);
+});
