@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ConsoleConfig, Credential } from './auth/session';
 import { saveCredential } from './auth/session';
+import { IGNORED_SIGN_IN, readFragmentSignIn } from './auth/dev-sign-in';
 import { oidcSignOut } from './auth/oidc';
 import { openConnection, type Connection } from './api/connection';
 import { tokenNow } from './api/bearer';
@@ -10,7 +11,7 @@ import { Overview } from './views/overview';
 import { Keys } from './views/keys';
 import { Jobs } from './views/jobs';
 import { Models } from './views/models';
-import { ErrorNote } from './ui';
+import { ErrorNote, Notice } from './ui';
 
 type Route = 'overview' | 'keys' | 'jobs' | 'models';
 const OWNER_ROUTES: Route[] = ['overview', 'keys', 'jobs', 'models'];
@@ -28,9 +29,11 @@ declare global {
   }
 }
 
-export function App(props: { config: ConsoleConfig | null; initialCredential: Credential | null; initialError: string | null }) {
+export function App(props: { config: ConsoleConfig | null; initialCredential: Credential | null; initialError: string | null; initialNotice: string | null }) {
   const [credential, setCredential] = useState<Credential | null>(props.initialCredential);
   const [error, setError] = useState<string | null>(props.initialError);
+  // A passing word (a sign-in link that was ignored): gone once the user moves on to another view.
+  const [notice, setNotice] = useState<string | null>(props.initialNotice);
   // The last secret created in this tab, kept in memory only, so the Jobs form can queue with it.
   const [recentSecret, setRecentSecret] = useState<string | null>(null);
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
@@ -38,6 +41,13 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
 
   useEffect(() => {
     window.__consoleFirstRender ??= performance.now();
+  }, []);
+  useEffect(() => {
+    // A fragment token arriving without a page load (a link clicked inside the open console) never
+    // answers this tab's own sign-in, which comes back through a full redirect: dropped at once.
+    const moved = () => setNotice(readFragmentSignIn() ? IGNORED_SIGN_IN : null);
+    addEventListener('hashchange', moved);
+    return () => removeEventListener('hashchange', moved);
   }, []);
   useEffect(() => {
     const onHash = () => setRoute(currentRoute(routes));
@@ -108,6 +118,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
       <main class="narrow">
         <h1>svc console</h1>
         <ErrorNote message={error} />
+        <Notice message={notice} />
         <SignIn config={props.config} onSignIn={signIn} />
       </main>
     );
@@ -133,6 +144,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
       <main>
         <h1>{TITLES[route]}</h1>
         <ErrorNote message={error} />
+        <Notice message={notice} />
         {credential.kind === 'apiKey' && <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>}
         {route === 'overview' && credential.kind === 'idToken' && <Overview token={bearer} live={live} />}
         {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={setRecentSecret} />}

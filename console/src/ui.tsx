@@ -13,6 +13,15 @@ export function ErrorNote({ message }: { message: string | null }) {
   ) : null;
 }
 
+/** Something worth saying that is not an error: announced politely, not as an alert. */
+export function Notice({ message }: { message: string | null }) {
+  return message ? (
+    <p class="notice" role="status">
+      {message}
+    </p>
+  ) : null;
+}
+
 /** A secret the gateway shows once: read-only, selectable, with a copy button. */
 export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);

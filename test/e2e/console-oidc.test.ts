@@ -56,3 +56,18 @@ test('sign in through the provider with authorization code and PKCE; the ID toke
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+test('with OIDC configured, a token in the URL fragment is never taken, state or not', async () => {
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await signInAtProvider(page, gw.url, 'oidc-user-2');
+  const own = await page.evaluate('sessionStorage.getItem("svc.console.credential")');
+  // Any other token (its validity does not matter: taking it at all would replace the stored one).
+  await page.goto('about:blank');
+  await page.goto(`${gw.url}/console/#id_token=planted.token.value&state=AAAAAAAAAAAAAAAAAAAAAA`);
+  await page.getByRole('status').filter({ hasText: 'A sign-in link that this console did not start was ignored.' }).waitFor();
+  expect(await page.evaluate('sessionStorage.getItem("svc.console.credential")')).toBe(own);
+  expect(page.url()).not.toContain('id_token');
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

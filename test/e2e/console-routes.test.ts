@@ -59,6 +59,27 @@ test('the development sign-in page: a labelled form; a user name becomes an ID t
   expect((await post(`username=${'x'.repeat(3000)}`)).status).toBe(413);
 });
 
+test("the development sign-in page carries the console's state through its form and back in the fragment; a malformed state is never echoed", async () => {
+  const state = 'AbC_dEf-0123456789xyzw';
+  const html = await (await raw(`/dev-idp/sign-in?state=${state}`)).text();
+  expect(html).toContain(`<input type="hidden" name="state" value="${state}">`);
+  // Not a state (markup, too short, too long): the page has no state field, and says where to start.
+  for (const bad of ['%22%3E%3Cscript%3Ealert(1)%3C/script%3E', 'short', 'x'.repeat(129)]) {
+    const page = await (await raw(`/dev-idp/sign-in?state=${bad}`)).text();
+    expect(page).not.toContain('name="state"');
+    expect(page).not.toContain('<script');
+    expect(page).toContain('Start from the console');
+  }
+
+  const post = (body: string) => raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const ok = await post(`username=ada&state=${state}`);
+  expect(ok.status).toBe(303);
+  expect(ok.headers.get('location')).toMatch(new RegExp(`^/console/#id_token=[\\w.-]+&state=${state}$`));
+  const bad = await post('username=ada&state=%3Cb%3E');
+  expect(bad.status).toBe(400);
+  expect(((await bad.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', param: 'state' });
+});
+
 test('the development sign-in form refuses posts from another site (login CSRF), as browsers mark them', async () => {
   const post = (headers: Record<string, string>) =>
     raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'username=mallory', redirect: 'manual' });

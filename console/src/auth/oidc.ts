@@ -1,6 +1,7 @@
 import type { UserManager } from 'oidc-client-ts';
 import type { ConsoleConfig } from './session';
 import { CannotRenew, RenewalRefused } from './renewing-token';
+import { safeRoute } from './dev-sign-in';
 
 let manager: Promise<UserManager> | null = null;
 
@@ -39,8 +40,14 @@ function userManager(config: ConsoleConfig): Promise<UserManager> {
   return manager;
 }
 
-export async function startOidcSignIn(config: ConsoleConfig): Promise<void> {
-  await (await userManager(config)).signinRedirect();
+/**
+ * `route`: the view asked for before signing in, restored after. oidc-client-ts keeps it with its
+ * own state and PKCE verifier, and answers the callback only when the `state` the provider sends
+ * back is one it stored in this tab: an OIDC sign-in cannot be planted by a link either (and no
+ * URL-fragment token is ever taken in OIDC mode, see main.tsx).
+ */
+export async function startOidcSignIn(config: ConsoleConfig, route: string): Promise<void> {
+  await (await userManager(config)).signinRedirect({ state: { route: safeRoute(route) } });
 }
 
 export const isOidcCallback = (): boolean => {
@@ -48,12 +55,13 @@ export const isOidcCallback = (): boolean => {
   return q.has('state') && (q.has('code') || q.has('error'));
 };
 
-/** Completes the redirect: exchanges the code (with the PKCE verifier) and answers the ID token. */
-export async function finishOidcSignIn(config: ConsoleConfig): Promise<string> {
+/** Completes the redirect: exchanges the code (with the PKCE verifier); answers the ID token and the view wanted. */
+export async function finishOidcSignIn(config: ConsoleConfig): Promise<{ token: string; route: string }> {
   const user = await (await userManager(config)).signinRedirectCallback();
-  history.replaceState(null, '', `${location.pathname}#/`);
+  const route = safeRoute(String((user.state as { route?: unknown } | undefined)?.route ?? ''));
+  history.replaceState(null, '', `${location.pathname}${route}`);
   if (!user.id_token) throw new Error('The identity provider returned no ID token.');
-  return user.id_token;
+  return { token: user.id_token, route };
 }
 
 /**

@@ -29,11 +29,3 @@ export async function loadConfig(): Promise<ConsoleConfig> {
   if (!res.ok) throw new Error(`The console configuration could not be read (${res.status}).`);
   return (await res.json()) as ConsoleConfig;
 }
-
-/** The development provider hands the ID token over in the URL fragment; take it and remove it from the URL at once. */
-export function takeFragmentToken(): string | null {
-  const m = /(?:^#|&)id_token=([^&]+)/.exec(location.hash);
-  if (!m) return null;
-  history.replaceState(null, '', `${location.pathname}#/`);
-  return decodeURIComponent(m[1]!);
-}

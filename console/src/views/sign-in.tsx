@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ConsoleConfig, Credential } from '../auth/session';
 import { startOidcSignIn } from '../auth/oidc';
+import { startDevSignIn } from '../auth/dev-sign-in';
 import { execute, describeError } from '../api/client';
 import { ModelsQuery } from '../api/operations';
 import { ErrorNote } from '../ui';
@@ -14,13 +15,14 @@ export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onS
   const providerSignIn = async () => {
     setError(null);
     if (!config) return;
+    // The view asked for (a deep link opened signed out) is kept through the sign-in.
     if (config.signIn === 'dev') {
-      location.assign(config.devSignInUrl ?? '/dev-idp/sign-in');
+      startDevSignIn(config.devSignInUrl ?? '/dev-idp/sign-in', location.hash);
       return;
     }
     try {
       setBusy(true);
-      await startOidcSignIn(config);
+      await startOidcSignIn(config, location.hash);
     } catch (err) {
       setBusy(false);
       setError(describeError(err));

@@ -8,8 +8,15 @@ export interface DevTokenIssuer {
 }
 
 const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/;
+/** The console's random state (base64url, 128 bits or more), carried from its button back to it. */
+const STATE = /^[A-Za-z0-9_-]{16,128}$/;
 
-const page = `<!doctype html>
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The state the console sent, when it is one; anything else is dropped (the console then ignores the sign-in). */
+const validState = (value: unknown): string | null => (typeof value === 'string' && STATE.test(value) ? value : null);
+
+const page = (state: string | null) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in · development identity provider</title>
 <style>
@@ -23,11 +30,11 @@ button{margin-top:1rem;width:100%;padding:.6rem;font:inherit;font-weight:600;bac
 <h1>Development identity provider</h1>
 <p>Any user name signs in as that user (an ID token for that subject). This provider exists only
 without OIDC_ISSUER and never under NODE_ENV=production.</p>
-<form method="post" action="/dev-idp/sign-in">
+<form method="post" action="/dev-idp/sign-in">${state ? `\n<input type="hidden" name="state" value="${escapeHtml(state)}">` : ''}
 <label for="username">User name</label>
 <input id="username" name="username" required maxlength="64" pattern="[A-Za-z0-9._@\\-]{1,64}" autocomplete="username" autofocus>
 <button type="submit">Sign in</button>
-</form>
+</form>${state ? '' : '\n<p>Opened without the console: the console ignores a sign-in it did not start. <a href="/console/">Start from the console.</a></p>'}
 </main></body></html>`;
 
 /**
@@ -51,14 +58,17 @@ function fromAnotherSite(req: Request): boolean {
 /**
  * The development identity provider's sign-in page: a user name becomes an ID token for that
  * subject, handed to the console in the URL fragment (never sent to a server; the console
- * removes it at once). Mounted only when the development provider is the identity provider.
+ * removes it at once) with the `state` the console opened the page with. The console takes the
+ * token only with the state it is waiting for, so a link carrying someone else's token (login
+ * CSRF through the fragment) signs nobody in. Mounted only when the development provider is the
+ * identity provider.
  */
 export function devSignInRoutes(idp: DevTokenIssuer): Router {
   const r = Router();
-  r.get('/dev-idp/sign-in', (_req, res) => {
+  r.get('/dev-idp/sign-in', (req, res) => {
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
     res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(page);
+    res.type('html').send(page(validState(req.query.state)));
   });
   r.post('/dev-idp/sign-in', express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 }), async (req, res) => {
     if (fromAnotherSite(req)) throw new DomainError('permission_error', 'Sign-in forms posted from another site are refused.', { code: 'cross_site_sign_in' });
@@ -66,9 +76,12 @@ export function devSignInRoutes(idp: DevTokenIssuer): Router {
     if (typeof username !== 'string' || !USERNAME.test(username)) {
       throw invalidRequest("Invalid 'username': 1 to 64 letters, digits or . _ @ -", 'username');
     }
+    const sentState = (req.body as Record<string, unknown>).state;
+    const state = validState(sentState);
+    if (sentState !== undefined && sentState !== '' && state === null) throw invalidRequest("Invalid 'state': 16 to 128 letters, digits, _ or -", 'state');
     const idToken = await idp.issue(username, { expiresIn: '12h' });
     res.setHeader('Cache-Control', 'no-store');
-    res.redirect(303, `/console/#id_token=${encodeURIComponent(idToken)}`);
+    res.redirect(303, `/console/#id_token=${encodeURIComponent(idToken)}${state ? `&state=${state}` : ''}`);
   });
   return r;
 }
