@@ -71,3 +71,35 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+test('a value longer than the gateway takes is refused with its message, never cut and saved: a 2,100-character webhook URL, a 101-character key name', async () => {
+  const acct = await gw.newAccount(100);
+  await gw.newKey(acct, { name: 'long values' });
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  const card = page.getByRole('listitem', { name: 'Key long values' });
+
+  const longUrl = `https://example.com/${'a'.repeat(2100 - 'https://example.com/'.length)}`;
+  expect(longUrl).toHaveLength(2100);
+  await card.getByRole('button', { name: 'Webhook' }).click();
+  const urlInput = card.getByLabel('Webhook URL (https)');
+  await urlInput.fill(longUrl);
+  expect(await urlInput.inputValue()).toBe(longUrl);
+  await card.getByRole('button', { name: 'Save webhook' }).click();
+  await card.getByRole('alert').filter({ hasText: /url/i }).waitFor();
+  await cp.shot('keys-webhook-url-too-long');
+  expect(await card.locator('.secret').count()).toBe(0);
+  expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0].webhook).toBeNull();
+
+  const longName = 'n'.repeat(101);
+  await page.getByLabel('Name', { exact: true }).fill(longName);
+  expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe(longName);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('region', { name: 'New key' }).getByRole('alert').filter({ hasText: /name/ }).waitFor();
+  expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data).toHaveLength(1);
+  // Chromium logs nothing for a GraphQL refusal (HTTP 200 with errors), so the page's log stays empty.
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

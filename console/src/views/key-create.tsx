@@ -54,7 +54,7 @@ export function KeyCreate({ token, models, onCreated }: { token: Bearer; models:
       <form onSubmit={submit} class="grid">
         <div class="field">
           <label for="key-name">Name</label>
-          <input id="key-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
+          <input id="key-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
         <fieldset class="field">
           <legend>Mode</legend>

@@ -46,7 +46,7 @@ export function KeyEdit({ token, apiKey, models, onSaved }: { token: Bearer; api
     <form onSubmit={save} class="grid" aria-label={`Settings of ${apiKey.name}`}>
       <div class="field">
         <label for={`name-${id}`}>Name</label>
-        <input id={`name-${id}`} value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
+        <input id={`name-${id}`} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </div>
       <ModelPicker id={`allowed-${id}`} label="Allowed models (none: all)" models={models} value={allowed} onChange={setAllowed} />
       <ModelPicker id={`blocked-${id}`} label="Blocked models" models={models} value={blocked} onChange={setBlocked} />

@@ -37,11 +37,11 @@ export function MotionFields({ values: v, onChange }: { values: MotionValues; on
     <>
       <div class="field wide">
         <label for="motion-image">Image URL (the character)</label>
-        <input id="motion-image" type="url" required maxLength={2048} value={v.imageUrl} onInput={(e) => onChange({ imageUrl: e.currentTarget.value })} />
+        <input id="motion-image" type="url" required value={v.imageUrl} onInput={(e) => onChange({ imageUrl: e.currentTarget.value })} />
       </div>
       <div class="field wide">
         <label for="motion-video">Video URL (the motion)</label>
-        <input id="motion-video" type="url" required maxLength={2048} value={v.videoUrl} onInput={(e) => onChange({ videoUrl: e.currentTarget.value })} />
+        <input id="motion-video" type="url" required value={v.videoUrl} onInput={(e) => onChange({ videoUrl: e.currentTarget.value })} />
       </div>
       <div class="field">
         <label for="motion-duration">Duration (seconds, 1–30)</label>
@@ -57,7 +57,7 @@ export function MotionFields({ values: v, onChange }: { values: MotionValues; on
       </div>
       <div class="field wide">
         <label for="motion-prompt">Prompt (optional)</label>
-        <textarea id="motion-prompt" rows={2} maxLength={5000} value={v.prompt} onInput={(e) => onChange({ prompt: e.currentTarget.value })} />
+        <textarea id="motion-prompt" rows={2} value={v.prompt} onInput={(e) => onChange({ prompt: e.currentTarget.value })} />
       </div>
       <label class="inline field">
         <input type="checkbox" checked={v.keepOriginalSound} onChange={(e) => onChange({ keepOriginalSound: e.currentTarget.checked })} /> Keep original sound

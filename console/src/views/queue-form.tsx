@@ -100,7 +100,7 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
         {askForKey && (
           <div class="field">
             <label for="queue-key">API key for queueing</label>
-            <input id="queue-key" type="password" autoComplete="off" value={key} maxLength={200} onInput={(e) => setKey(e.currentTarget.value)} />
+            <input id="queue-key" type="password" autoComplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
           </div>
         )}
         {motionModel && (

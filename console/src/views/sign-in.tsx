@@ -65,7 +65,7 @@ export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onS
         <p>A key sees its account's jobs, the models and quotes; account management stays hidden.</p>
         <form onSubmit={useKey}>
           <label for="api-key">API key</label>
-          <input id="api-key" type="password" autoComplete="off" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} maxLength={200} />
+          <input id="api-key" type="password" autoComplete="off" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} />
           <button type="submit" disabled={busy}>
             Use API key
           </button>

@@ -48,7 +48,7 @@ export function VideoFields({ models, values: v, onChange }: { models: string[];
       </div>
       <div class="field wide">
         <label for="queue-prompt">Prompt</label>
-        <textarea id="queue-prompt" rows={3} maxLength={5000} value={v.prompt} onInput={(e) => onChange({ prompt: e.currentTarget.value })} />
+        <textarea id="queue-prompt" rows={3} value={v.prompt} onInput={(e) => onChange({ prompt: e.currentTarget.value })} />
       </div>
       {needsImage(v.model) && (
         <div class="field wide">

@@ -51,7 +51,7 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
       <form onSubmit={save} class="grid" aria-label={`Webhook of ${apiKey.name}`}>
         <div class="field">
           <label for={`hook-${id}`}>Webhook URL (https)</label>
-          <input id={`hook-${id}`} type="url" value={url} maxLength={2048} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input id={`hook-${id}`} type="url" value={url} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
         </div>
         <div class="row">
           <button type="submit">Save webhook</button>
