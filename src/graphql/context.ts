@@ -20,24 +20,24 @@ export async function authenticateBearer(token: string, services: GraphQLService
   return { kind: 'account', accountId: account.id, usableUntil: account.usableUntil };
 }
 
-const missing = () => unauthenticated('This operation needs credentials: Authorization: Bearer <API key or ID token>.');
+export const missingCredential = () => unauthenticated('This operation needs credentials: Authorization: Bearer <API key or ID token>.');
 
 /** Key powers (models, quotes, queueing): an ID token is the wrong credential, not a missing one. */
 export function requireKey(ctx: GraphQLContext): KeyPrincipal {
-  if (!ctx.principal) throw missing();
+  if (!ctx.principal) throw missingCredential();
   if (ctx.principal.kind !== 'key') throw new DomainError('permission_error', 'This operation needs an API key, not an ID token.');
   return ctx.principal;
 }
 
 /** Account powers (keys, webhooks, balance): only the owner's ID token. */
 export function requireAccount(ctx: GraphQLContext): AccountPrincipal {
-  if (!ctx.principal) throw missing();
+  if (!ctx.principal) throw missingCredential();
   if (ctx.principal.kind !== 'account') throw new DomainError('permission_error', 'This operation needs an ID token of the account owner, not an API key.');
   return ctx.principal;
 }
 
 /** Reading the account's jobs: either credential, scoped to its account. */
 export function requireAccountId(ctx: GraphQLContext): string {
-  if (!ctx.principal) throw missing();
+  if (!ctx.principal) throw missingCredential();
   return ctx.principal.accountId;
 }

@@ -1,5 +1,7 @@
 import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { PARSE_OPTIONS, documentLimitError } from './limits';
+import { PARSE_OPTIONS, documentLimitError, nestingError } from './limits';
+import { OneMutationFieldRule } from './root-fields';
+import { parseFailure } from './errors';
 
 /** What a document's text alone decides: parsed or not, within the shape bounds or not, valid or not. */
 export type CheckedDocument =
@@ -19,15 +21,17 @@ const MAX_CACHED_LENGTH = 8 * 1024;
  * parsed document is shared by the operations that use it, which also saves their memory.
  */
 export function documentChecker(schema: GraphQLSchema, production: boolean): (text: string) => CheckedDocument {
-  const rules = production ? [...specifiedRules, NoSchemaIntrospectionCustomRule] : specifiedRules;
+  const rules = [...specifiedRules, OneMutationFieldRule, ...(production ? [NoSchemaIntrospectionCustomRule] : [])];
   const cache = new Map<string, CheckedDocument>();
 
   const check = (text: string): CheckedDocument => {
+    const tooDeep = nestingError(text);
+    if (tooDeep) return { ok: false, errors: [tooDeep] };
     let document: DocumentNode;
     try {
       document = parse(text, PARSE_OPTIONS);
     } catch (err) {
-      return { ok: false, errors: [new GraphQLError((err as Error).message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] };
+      return { ok: false, errors: [parseFailure(err)] };
     }
     const limitError = documentLimitError(document);
     // A document past the shape bounds is never validated (the overlapping-fields rule is quadratic).

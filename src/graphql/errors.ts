@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
+import { requestRefusalMessage } from './request-errors';
 
 /** Apollo's codes for a request the client got wrong: their messages are meant for the client. */
 const CLIENT_CODES = new Set([
@@ -29,18 +30,38 @@ export function asGraphQLError(err: DomainError, httpStatus?: number): GraphQLEr
 }
 
 /**
- * The one GraphQL error mapping, for HTTP (Apollo's formatError) and WebSocket alike. A
- * DomainError keeps its message; `extensions.code` is its REST `type`, with `param`, the REST
- * `code` as `reason`, and `retryAfter` seconds where they apply. GraphQL's own client errors keep
- * theirs. Everything else becomes `internal_error` with a fixed message: no stack, no internals.
+ * A document the parser gave up on. graphql-js reports what the client wrote as a GraphQLError
+ * ("Syntax Error: …"); anything else it throws (a RangeError when the stack runs out) is ours,
+ * and formatError answers it with a fixed message (`internalCause`).
  */
+export function parseFailure(err: unknown): GraphQLError {
+  const cause = err instanceof Error ? err : new Error(String(err));
+  return new GraphQLError(cause.message, { originalError: cause, extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+}
+
+/** Whether a (wrapped) client error was caused by something other than a GraphQLError: not the client's text to read. */
+function internalCause(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; depth < 5 && e; depth++) {
+    if (!(e instanceof GraphQLError)) return true;
+    e = e.originalError;
+  }
+  return false;
+}
+
+const UNPARSABLE = 'The document could not be parsed.';
+
 /** graphql-js names the fields, types and values a mistaken document may have meant: schema hints. */
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 
 /**
- * The one mapping of errors to the wire, for HTTP and WebSocket alike. In production, client
- * errors lose graphql-js's "Did you mean …?" suggestions, which would reveal the schema that
- * introspection hides.
+ * The one GraphQL error mapping, for HTTP (Apollo's formatError) and WebSocket alike. A
+ * DomainError keeps its message; `extensions.code` is its REST `type`, with `param`, the REST
+ * `code` as `reason`, and `retryAfter` seconds where they apply. GraphQL's own client errors keep
+ * theirs, except Apollo's HTTP refusals, reworded in our own words (request-errors.ts), and a
+ * parse failure that was not the client's syntax. Everything else becomes `internal_error` with a
+ * fixed message: no stack, no internals. In production, client errors lose graphql-js's "Did you
+ * mean …?" suggestions, which would reveal the schema that introspection hides.
  */
 export function createFormatError(logger: Logger, production = false) {
   const hint = (message: string) => (production ? message.replace(SUGGESTION, '') : message);
@@ -56,6 +77,11 @@ export function createFormatError(logger: Logger, production = false) {
       return { message: domain.message, ...where, extensions };
     }
     const code = formatted.extensions?.code;
+    if (code === 'GRAPHQL_PARSE_FAILED' && internalCause(error)) {
+      logger.warn({ reason: formatted.message }, 'a GraphQL document could not be parsed for a reason of ours');
+      return { message: UNPARSABLE, extensions: { code } };
+    }
+    if (code === 'BAD_REQUEST') return { message: hint(requestRefusalMessage(formatted.message)), ...where, extensions: { code } };
     if (typeof code === 'string' && CLIENT_CODES.has(code)) return { message: hint(formatted.message), ...where, extensions: { code } };
     logger.error({ err: error }, 'unhandled error in a GraphQL operation');
     return { message: 'The server had an error while processing the request.', ...where, extensions: { code: 'internal_error' } };

@@ -7,24 +7,29 @@ import { DomainError, unauthenticated } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
-import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
-import { LIMITS, PARSE_OPTIONS, costError, documentLimitError } from './limits';
+import { authenticateBearer, missingCredential, type GraphQLContext, type GraphQLServices } from './context';
+import { LIMITS, PARSE_OPTIONS, costError, documentLimitError, nestingError } from './limits';
+import { OneMutationFieldRule, workingRootFields } from './root-fields';
 import { unstorableArgumentError } from './storable-arguments';
 
 /**
  * Before execution: a subscription is refused (HTTP cannot carry it; graphql-js would run its
- * resolver without an event), and so is an operation whose cost, known once the variables are,
- * passes the bound.
+ * resolver without an event); an operation without a credential is refused with 401, as a bad
+ * credential is (only reading the schema needs none: introspection outside production); and so
+ * is an operation whose cost, known once the variables are, passes the bound.
  */
 function operationLimitsPlugin(schema: GraphQLSchema): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, operation, request }) {
+        async didResolveOperation({ document, operation, request, contextValue }) {
           if (operation?.operation === 'subscription') {
             throw new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql.', {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
+          }
+          if (!contextValue.principal && operation && workingRootFields(operation, document).length > 0) {
+            throw asGraphQLError(missingCredential(), 401);
           }
           const error = unstorableArgumentError(document, request.variables) ?? costError(schema, document, request.variables, request.operationName);
           if (error) throw error;
@@ -35,7 +40,8 @@ function operationLimitsPlugin(schema: GraphQLSchema): ApolloServerPlugin<GraphQ
 }
 
 /**
- * The shape bounds (depth, aliases, fields) before Apollo validates: Apollo has no hook between
+ * The bracket nesting before anything parses the text (the parser recurses per level), then
+ * the shape bounds (depth, aliases, fields) before Apollo validates: Apollo has no hook between
  * parsing and validation that may answer the request (an exception there is a 500), and as a
  * validation rule they would only report, leaving graphql-js's quadratic overlapping-fields check
  * to run on the document anyway. Parsing twice is cheap next to that: it stops at maxTokens.
@@ -45,6 +51,9 @@ function shapeGuard(formatError: FormatError): RequestHandler {
   return (req, res, next) => {
     const source = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
     if (typeof source !== 'string') return next();
+    const refuse = (error: GraphQLError) => void res.status(400).json({ errors: [formatError(error.toJSON(), error)] });
+    const tooDeep = nestingError(source);
+    if (tooDeep) return refuse(tooDeep);
     let document: DocumentNode;
     try {
       document = parse(source, PARSE_OPTIONS);
@@ -53,14 +62,20 @@ function shapeGuard(formatError: FormatError): RequestHandler {
     }
     const error = documentLimitError(document);
     if (!error) return next();
-    res.status(400).json({ errors: [formatError(error.toJSON(), error)] });
+    refuse(error);
   };
 }
 
-/** Body-parser failures on /graphql answer in the GraphQL error shape, not REST's. */
-const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
+/**
+ * Errors raised before Apollo on /graphql (the body parser's, and the app-wide query-string
+ * check's: a `query` given twice) answer in the GraphQL error shape, not REST's.
+ */
+const requestErrors = (formatError: FormatError): ErrorRequestHandler => (err, _req, res, next) => {
   const type = (err as { type?: string }).type;
-  if (type === 'entity.too.large') {
+  if (err instanceof DomainError) {
+    const error = asGraphQLError(err);
+    res.status(err.status).json({ errors: [formatError(error.toJSON(), error)] });
+  } else if (type === 'entity.too.large') {
     res.status(413).json({ errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }] });
   } else if (type === 'entity.parse.failed') {
     res.status(400).json({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
@@ -94,11 +109,14 @@ export async function createHttpDoor(deps: {
     hideSchemaDetailsFromClientErrors: deps.production,
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
+    // One root field per mutation (root-fields.ts), checked with graphql-js's own rules.
+    validationRules: [OneMutationFieldRule],
     plugins: [operationLimitsPlugin(deps.schema), ...(deps.production ? [ApolloServerPluginLandingPageDisabled()] : [])],
   });
   await apollo.start();
 
-  // A bad credential answers 401 at once; none at all leaves the operation to refuse what needs one.
+  // A bad credential answers 401 at once; none at all is refused once the operation is known
+  // (operationLimitsPlugin), so that reading the schema needs none.
   const context = async ({ req }: { req: express.Request }): Promise<GraphQLContext> => {
     const header = req.headers.authorization;
     if (!header) return { principal: null, services: deps.services };
@@ -114,7 +132,7 @@ export async function createHttpDoor(deps: {
 
   return {
     mount: (app) => {
-      app.use('/graphql', express.json({ limit: LIMITS.maxBodyBytes }), bodyErrors, shapeGuard(deps.formatError), expressMiddleware(apollo, { context }));
+      app.use('/graphql', express.json({ limit: LIMITS.maxBodyBytes }), requestErrors(deps.formatError), shapeGuard(deps.formatError), expressMiddleware(apollo, { context }));
     },
     stop: () => apollo.stop(),
   };

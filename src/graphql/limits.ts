@@ -11,17 +11,23 @@ import {
 } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { perDocument } from './per-document';
+import { nestsDeeperThan } from './nesting-scan';
 
 /**
  * Bounds on what one GraphQL document may ask, the same over HTTP and WebSocket. Each is refused
- * before execution, and the shape bounds before graphql-js's own validation: tokens while parsing
- * (a 10,000-alias document never becomes an AST), then depth, aliases and field count in one
+ * before execution, and the shape bounds before graphql-js's own validation: bracket nesting before
+ * parsing, tokens while parsing (a 10,000-alias document never becomes an AST), then depth, aliases and field count in one
  * linear pass, then the standard rules (whose overlapping-fields check is quadratic in repeated
  * fields, hence the field bound), then the cost once variables are known.
  */
 export const LIMITS = {
   /** Lexical tokens per document; a rich dashboard query is a few hundred. */
   maxTokens: 3000,
+  /**
+   * Bracket nesting in the text (selection sets, list and object literals, arguments), checked
+   * before parsing: the parser recurses once per level (nesting-scan.ts).
+   */
+  maxNesting: 64,
   /** Selection depth; introspection (`__schema`, `__type`) is not counted, it is bounded by the schema. */
   maxDepth: 10,
   /** Aliased fields per document. */
@@ -42,6 +48,11 @@ export const PARSE_OPTIONS: ParseOptions = { maxTokens: LIMITS.maxTokens };
 
 const limitError = (message: string) =>
   new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+
+/** A document whose brackets nest past the bound, refused before the parser recurses into it. */
+export function nestingError(text: string): GraphQLError | null {
+  return nestsDeeperThan(text, LIMITS.maxNesting) ? limitError(`The document nests brackets more than ${LIMITS.maxNesting} levels deep.`) : null;
+}
 
 /**
  * Depth of the deepest operation (following fragment spreads), aliases and fields, in one pass.

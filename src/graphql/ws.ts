@@ -3,7 +3,6 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
@@ -21,6 +20,7 @@ import { unstorableArgumentError } from './storable-arguments';
 import { ConnectionCap } from './connection-cap';
 import { messagesThroughGate } from './message-turns';
 import { BurstReads } from './burst-reads';
+import { serveGraphQLWs } from './ws-transport';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -232,9 +232,9 @@ export function attachWebSocketDoor(
   const messageGate: TurnGate = new TurnGate(PER_TURN, () => burstReads.pauseAll());
   const burstReads = new BurstReads(PER_TURN, () => messageGate.backlog, () => deps.metrics?.wsReadPauses.inc());
   wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
-  const disposable = useServer<Record<string, unknown>, ConnectionExtra>(
+  const disposable = serveGraphQLWs<Record<string, unknown>, ConnectionExtra>(
+    wss,
     {
-      isProd: deps.production,
       // One execution per event and identical operation, however many subscriptions watch it.
       subscribe: sharedSubscribe,
       onConnect: async (ctx) => {
@@ -276,7 +276,7 @@ export function attachWebSocketDoor(
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? formatErrors(result) : undefined),
       onError: (_ctx, _id, _payload, errors) => format(errors),
     },
-    wss,
+    deps.logger,
   );
 
   return {
