@@ -103,3 +103,24 @@ test('a value longer than the gateway takes is refused with its message, never c
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+test('a refusal does not outlive its cause: "at most 10 active API keys" goes once a key is revoked', async () => {
+  const acct = await gw.newAccount(0);
+  for (let i = 0; i < 10; i++) await gw.newKey(acct, { name: `full ${i}` });
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByRole('heading', { name: 'Active keys (10 of 10)' }).waitFor();
+  await page.getByLabel('Name', { exact: true }).fill('one too many');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const limit = page.getByRole('alert').filter({ hasText: 'at most 10 active API keys' });
+  await limit.waitFor();
+  const card = page.getByRole('listitem', { name: 'Key full 0' });
+  await card.getByRole('button', { name: 'Revoke' }).click();
+  await card.getByRole('button', { name: 'Confirm revoke' }).click();
+  await page.getByRole('heading', { name: 'Active keys (9 of 10)' }).waitFor();
+  await limit.waitFor({ state: 'detached' });
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

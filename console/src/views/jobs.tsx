@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Client } from 'graphql-ws';
-import { execute, describeError } from '../api/client';
+import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import { JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
 import type { JobFieldsFragment } from '../gql/graphql';
 import { ErrorNote, credits, when } from '../ui';
+import { useErrorSlots } from '../error-slots';
 import { QueueForm } from './queue-form';
 
 type Job = JobFieldsFragment;
@@ -50,8 +51,9 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live
   const [cursor, setCursor] = useState<string | null>(null);
   const [more, setMore] = useState(false);
   const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const errors = useErrorSlots();
 
+  // The first page or a later one: one kind of request, so any page that loads clears a page's error.
   const page = async (after: string | null) => {
     try {
       const { videoJobs } = await execute(token, VideoJobsQuery, { first: PAGE, after });
@@ -59,14 +61,22 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live
       setCursor(videoJobs.pageInfo.endCursor ?? null);
       setMore(videoJobs.pageInfo.hasNextPage);
       setLoaded(true);
+      errors.succeeded('page');
     } catch (err) {
-      setError(describeError(err));
+      errors.failed('page')(err);
     }
   };
   // Live changes merge into the list; each time the socket (re)connects the first page is read
   // again, so changes made while it was down (or before it first connected) are not missed.
-  useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), setError), [live]);
-  useEffect(() => live.on('connected', () => void page(null)), [live]);
+  useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), (m) => errors.set('live', m)), [live]);
+  useEffect(
+    () =>
+      live.on('connected', () => {
+        errors.set('live', null);
+        void page(null);
+      }),
+    [live],
+  );
   useEffect(() => {
     void page(null);
   }, [token]);
@@ -76,7 +86,7 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live
       <QueueForm token={token} queueKey={queueKey} askForKey={ownerView} onQueued={(job) => setJobs((js) => merge(js, [job]))} />
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Jobs, newest first</h2>
-        <ErrorNote message={error} />
+        <ErrorNote message={errors.message} />
         {loaded && jobs.length === 0 && <p>No jobs yet.</p>}
         <ul class="cards" aria-label="Video jobs">
           {jobs.map((j) => (

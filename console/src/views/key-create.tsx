@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { CreateApiKeyMutation } from '../api/operations';
@@ -8,7 +8,7 @@ import type { ModelRecord } from './models';
 import { ModelPicker, parseCap } from './model-picker';
 
 /** Create a live or test key; its secret is shown once, with a copy button. */
-export function KeyCreate({ token, models, onCreated }: { token: Bearer; models: ModelRecord[]; onCreated: (secret: string) => void }) {
+export function KeyCreate({ token, models, keyCount, onCreated }: { token: Bearer; models: ModelRecord[]; keyCount: number | null; onCreated: (secret: string) => void }) {
   const [name, setName] = useState('');
   const [mode, setMode] = useState<ApiKeyMode>('LIVE');
   const [allowed, setAllowed] = useState<string[]>([]);
@@ -17,6 +17,8 @@ export function KeyCreate({ token, models, onCreated }: { token: Bearer; models:
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A refusal such as "at most 10 active API keys" is stale once the list has changed (a key revoked).
+  useEffect(() => setError(null), [keyCount]);
 
   const submit = async (e: Event) => {
     e.preventDefault();

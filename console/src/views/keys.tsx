@@ -3,6 +3,7 @@ import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { ApiKeysQuery, RevokeApiKeyMutation } from '../api/operations';
 import { ErrorNote, credits, when } from '../ui';
+import { useErrorSlots } from '../error-slots';
 import { loadModels, type ModelRecord } from './models';
 import { KeyCreate } from './key-create';
 import { KeyEdit, type KeyRecord } from './key-edit';
@@ -13,12 +14,22 @@ function KeyCard({ token, apiKey, models, onChanged }: { token: Bearer; apiKey: 
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const revoke = async () => {
+    setError(null);
     try {
       await execute(token, RevokeApiKeyMutation, { id: apiKey.id });
       onChanged();
     } catch (err) {
       setError(describeError(err));
     }
+  };
+  // The card's error is a failed revoke: cancelled, or the key changed since, it no longer applies.
+  const changed = () => {
+    setError(null);
+    onChanged();
+  };
+  const cancel = () => {
+    setError(null);
+    setConfirming(false);
   };
   const toggle = (panel: 'edit' | 'webhook') => setOpen(open === panel ? null : panel);
   return (
@@ -59,15 +70,15 @@ function KeyCard({ token, apiKey, models, onChanged }: { token: Bearer; apiKey: 
             <button type="button" class="danger" onClick={revoke}>
               Confirm revoke
             </button>
-            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+            <button type="button" class="secondary" onClick={cancel}>
               Cancel
             </button>
           </>
         )}
       </div>
       <ErrorNote message={error} />
-      {open === 'edit' && <KeyEdit token={token} apiKey={apiKey} models={models} onSaved={onChanged} />}
-      {open === 'webhook' && <WebhookPanel token={token} apiKey={apiKey} onChanged={onChanged} />}
+      {open === 'edit' && <KeyEdit token={token} apiKey={apiKey} models={models} onSaved={changed} />}
+      {open === 'webhook' && <WebhookPanel token={token} apiKey={apiKey} onChanged={changed} />}
     </li>
   );
 }
@@ -76,19 +87,27 @@ function KeyCard({ token, apiKey, models, onChanged }: { token: Bearer; apiKey: 
 export function Keys({ token, onSecret }: { token: Bearer; onSecret: (secret: string) => void }) {
   const [keys, setKeys] = useState<KeyRecord[] | null>(null);
   const [models, setModels] = useState<ModelRecord[]>([]);
-  const [error, setError] = useState<string | null>(null);
-  const reload = () => execute(token, ApiKeysQuery).then((d) => setKeys(d.apiKeys), (e) => setError(describeError(e)));
+  const errors = useErrorSlots();
+  const reload = () =>
+    execute(token, ApiKeysQuery).then((d) => {
+      setKeys(d.apiKeys);
+      errors.succeeded('keys');
+    }, errors.failed('keys'));
   useEffect(() => {
     void reload();
-    loadModels(token).then(setModels, (e) => setError(describeError(e)));
+    loadModels(token).then((ms) => {
+      setModels(ms);
+      errors.succeeded('models');
+    }, errors.failed('models'));
   }, [token]);
 
   return (
     <div class="stack">
-      <ErrorNote message={error} />
+      <ErrorNote message={errors.message} />
       <KeyCreate
         token={token}
         models={models}
+        keyCount={keys?.length ?? null}
         onCreated={(secret) => {
           onSecret(secret);
           void reload();

@@ -1,11 +1,12 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Client } from 'graphql-ws';
-import { execute, describeError } from '../api/client';
+import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import { AccountQuery, ApiKeysQuery, JobsUpdatedSubscription, UsageQuery } from '../api/operations';
 import type { AccountQuery as AccountResult, UsageGroupBy, UsageQuery as UsageResult } from '../gql/graphql';
 import { ErrorNote, credits } from '../ui';
+import { useErrorSlots } from '../error-slots';
 import { UsageChart, type UsageSeries } from './usage-chart';
 
 type Usage = UsageResult['usage'];
@@ -37,22 +38,35 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
   const [usage, setUsage] = useState<Usage | null>(null);
   const [groupBy, setGroupBy] = useState<UsageGroupBy>('DAY');
   const [keyNames, setKeyNames] = useState(new Map<string, string>());
-  const [error, setError] = useState<string | null>(null);
+  const errors = useErrorSlots();
   const [tick, setTick] = useState(0);
 
   // The balance and usage change when a job is charged or refunded: refresh on each job event.
-  useEffect(() => subscribe(live, JobsUpdatedSubscription, () => setTick((t) => t + 1), setError), [live]);
-  useEffect(() => live.on('connected', () => setTick((t) => t + 1)), [live]);
+  useEffect(() => subscribe(live, JobsUpdatedSubscription, () => setTick((t) => t + 1), (m) => errors.set('live', m)), [live]);
+  useEffect(
+    () =>
+      live.on('connected', () => {
+        errors.set('live', null);
+        setTick((t) => t + 1);
+      }),
+    [live],
+  );
   // Chat and image calls are not job events: refresh every 15 s as well while the page is shown.
   useEffect(() => {
     const timer = setInterval(() => document.visibilityState === 'visible' && setTick((t) => t + 1), 15_000);
     return () => clearInterval(timer);
   }, []);
   useEffect(() => {
-    execute(token, AccountQuery).then((d) => setAccount(d.account), (e) => setError(describeError(e)));
+    execute(token, AccountQuery).then((d) => {
+      setAccount(d.account);
+      errors.succeeded('account');
+    }, errors.failed('account'));
   }, [token, tick]);
   useEffect(() => {
-    execute(token, UsageQuery, { groupBy }).then((d) => setUsage(d.usage), (e) => setError(describeError(e)));
+    execute(token, UsageQuery, { groupBy }).then((d) => {
+      setUsage(d.usage);
+      errors.succeeded('usage');
+    }, errors.failed('usage'));
   }, [token, groupBy, tick]);
   useEffect(() => {
     execute(token, ApiKeysQuery).then((d) => setKeyNames(new Map(d.apiKeys.map((k) => [k.id, k.name]))), () => undefined);
@@ -63,7 +77,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
 
   return (
     <>
-      <ErrorNote message={error} />
+      <ErrorNote message={errors.message} />
       <section class="stats" aria-label="Account">
         <div class="stat">
           <span class="label">Balance</span>
