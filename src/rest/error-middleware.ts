@@ -5,6 +5,7 @@ import type { Logger } from '../infra/observability/logger';
 import { sendJson } from './json-response';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
 import { errorBody } from '../infra/http/error-body';
+import { answerAbandoned } from './abandoned-answer';
 
 /** Writes a failure (on node:http, so both the Express app and the JSON lane use it). */
 export function sendError(res: ServerResponse, err: DomainError): void {
@@ -19,6 +20,14 @@ export function sendError(res: ServerResponse, err: DomainError): void {
 export function bodyTooLarge(maxBytes?: number): DomainError {
   const all = maxBytes === undefined ? '' : ` (${maxBytes / (1024 * 1024)} MB in all)`;
   return new DomainError('request_too_large', `The request body is larger than this endpoint accepts${all}.`);
+}
+
+/**
+ * A body under a Content-Type the route does not read (or none): refused, so the route never runs
+ * on its defaults with the body unread. `expected` is how the route wants it sent.
+ */
+export function unsupportedContentType(expected: string): DomainError {
+  return new DomainError('invalid_request_error', `The request body must be ${expected}.`, { code: 'unsupported_content_type' });
 }
 
 /** A JSON body that does not parse. */
@@ -80,6 +89,8 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
     // Nobody is left to answer. The client's leaving is not our failure (an upstream call its
     // abort cut short ends as an upstream_error): a note, not a warning or an error with a stack.
     logger.info({ path, requestId, type: domain?.type }, 'the client closed the connection before its answer');
+    // What the request's Idempotency-Key claim must still learn: a 5xx (an aborted call) frees it.
+    if (!res.headersSent) answerAbandoned(res, domain ?? internalError());
     if (!res.destroyed) res.destroy();
     return;
   }
@@ -94,7 +105,11 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
     return;
   }
   logger.error({ err, path, requestId }, 'unhandled error');
-  sendError(res, new DomainError('internal_error', 'The server had an error while processing the request.'));
+  sendError(res, internalError());
+}
+
+function internalError(): DomainError {
+  return new DomainError('internal_error', 'The server had an error while processing the request.');
 }
 
 /** The Express end of the one error path. */

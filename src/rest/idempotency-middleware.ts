@@ -6,6 +6,8 @@ import { stableJson } from '../domain/idempotency/stable-json';
 import { keyOf } from './auth';
 import { readAndReplayBody, withoutBoundary } from './raw-body';
 import { MAX_MULTIPART_BODY_BYTES } from './upload-cap';
+import { clientGone, forgetAbandonedAnswer, onAbandonedAnswer } from './abandoned-answer';
+import { errorBody } from '../infra/http/error-body';
 
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
 export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
@@ -38,13 +40,18 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
       if ((req.body as { stream?: unknown } | undefined)?.stream === true) return next();
       fingerprint = IdempotencyService.fingerprint(['POST', req.path, stableJson(req.body)]);
     }
+    // A client that left before its request was read to here (authentication waited on a
+    // stalled database, say) takes no claim and runs nothing: its retry runs instead.
+    if (res.destroyed) return next(clientGone());
     res.locals.idempotency = key;
     const start = await service.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') return replay(res, start.response);
     res.locals.callId = start.callId;
-    captureEnd(res, (response) =>
-      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it')),
-    );
+    const store = (response: StoredResponse) =>
+      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it'));
+    captureEnd(res, store);
+    // A failure whose client had already left is never written: the claim learns it all the same.
+    onAbandonedAnswer(res, (err) => void store({ status: err.status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(errorBody(err))) }));
     // A client that hangs up does not free the key: the handler still runs (and may charge) and
     // its response is stored for the retry. Only a process that dies leaves the key claimed, until
     // its heartbeats have been missing for the lease grace.
@@ -80,6 +87,7 @@ function captureEnd(res: Response, store: (r: StoredResponse) => Promise<unknown
     return write(chunk, ...rest);
   }) as Response['write'];
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    forgetAbandonedAnswer(res);
     if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(res.getHeaders())) {

@@ -11,6 +11,8 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
+import { unsupportedContentType } from './error-middleware';
+import { clientGone } from './abandoned-answer';
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
 export const JSON_BODY_LIMIT = '1mb';
@@ -90,12 +92,12 @@ export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandl
     },
   });
   return (req, res, next) => {
+    // body-parser skips a request whose socket has closed and leaves `req.body` undefined: the
+    // route would run (and charge) on its defaults for a client that left while it waited (a
+    // stalled database during authentication). Nothing is run for it.
+    if (res.destroyed || req.socket?.destroyed) return next(clientGone());
     if (sendsBody(req) && !req.is('application/json')) {
-      return next(
-        new DomainError('invalid_request_error', 'The request body must be JSON, sent with Content-Type: application/json.', {
-          code: 'unsupported_content_type',
-        }),
-      );
+      return next(unsupportedContentType('JSON, sent with Content-Type: application/json'));
     }
     parse(req, res, (err?: unknown) => {
       if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);

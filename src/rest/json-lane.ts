@@ -17,6 +17,7 @@ import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
 import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
+import { clientGone } from './abandoned-answer';
 import { observeRequest } from './request-metrics';
 import { bodyNotObject, bodyNotUtf8, bodyTooDeep, isJsonObject, jsonDepthExceeds } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
@@ -64,6 +65,8 @@ async function serve(deps: { keys: KeyAuthenticator }, route: JsonLaneRoute, req
  * rest of the upload is never read: the connection goes instead.
  */
 function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer> {
+  // A client that left while authentication waited: its close was emitted before these listeners.
+  if (req.destroyed || res.destroyed) return Promise.reject(clientGone());
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     res.setHeader('Connection', 'close');

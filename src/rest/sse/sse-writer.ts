@@ -120,6 +120,8 @@ export function callLifetime(res: ServerResponse, shutdownDeadline?: AbortSignal
   };
   if (shutdownDeadline?.aborted) onDeadline();
   else shutdownDeadline?.addEventListener('abort', onDeadline, { once: true });
+  // A client that left before the call began (its 'close' already emitted) is gone all the same.
+  if (res.destroyed && !res.writableFinished) abort.abort();
   res.once('close', () => {
     shutdownDeadline?.removeEventListener('abort', onDeadline);
     if (!res.writableFinished) abort.abort();
