@@ -111,6 +111,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250, Date.now, 2_000);
+  // A connected Redis that does not answer (a partition) is down too: asked, not read off the socket.
+  const redisProbe = sharedProbe(() => (redis ? redis.ping().then(() => 'up' as const, () => 'down' as const) : Promise.resolve('down' as const)), 250, Date.now, 2_000);
   // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
   const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
   const app = createHttpApp({
@@ -126,7 +128,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
           isDraining: () => draining,
           dependencies: async () => ({
             database: await databaseProbe(),
-            redis: redis ? (redis.status === 'ready' ? 'up' : 'down') : 'none',
+            redis: redis ? (redis.status === 'ready' ? await redisProbe() : 'down') : 'none',
           }),
         }),
         mediaRoutes(s.media),

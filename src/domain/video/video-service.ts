@@ -139,7 +139,9 @@ export class VideoService {
       return inserted;
     });
     this.deps.nudge();
-    await this.deps.events.publish({ job }).catch(() => undefined);
+    // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a
+    // publish that fails is delivered to this instance's subscribers; the others re-read on return).
+    void this.deps.events.publish({ job }).catch(() => undefined);
     return { job, headers };
   }
 

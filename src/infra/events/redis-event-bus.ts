@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { watchLiveness } from '../redis/redis-client';
 import type { JobEvent, JobEventBus, JobEventScope } from '../../domain/events/job-events';
 import type { VideoJob } from '../../domain/video/video-job';
 import { LocalJobEventBus } from './local-event-bus';
@@ -38,13 +39,15 @@ export class RedisJobEventBus implements JobEventBus {
   private readonly subscriber: Redis;
   private readonly reconnectListeners = new Set<() => void>();
   private wasDown = false;
+  private readonly stopWatching: () => void;
 
   constructor(
     private readonly publisher: Redis,
     private readonly onPublishFailed: (err: unknown) => void = () => undefined,
   ) {
     // Subscribing may wait for the connection (offline queue), unlike commands.
-    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events', enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events', enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+    this.stopWatching = watchLiveness(this.subscriber);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel !== CHANNEL) return;
@@ -91,6 +94,7 @@ export class RedisJobEventBus implements JobEventBus {
 
   async close(): Promise<void> {
     await this.local.close();
+    this.stopWatching();
     this.subscriber.disconnect();
   }
 }

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { watchLiveness } from '../redis/redis-client';
 import type { TopicFeed } from '../../domain/ports/topic-feed';
 
 /**
@@ -12,12 +13,14 @@ export class RedisTopicFeed implements TopicFeed {
   private readonly listeners = new Set<(id: string) => void>();
   private readonly gapListeners = new Set<() => void>();
   private subscribed = false;
+  private readonly stopWatching: () => void;
 
   constructor(
     private readonly publisher: Redis,
     private readonly channel: string,
   ) {
-    this.subscriber = publisher.duplicate({ connectionName: `svc-gateway-${channel.replace(/\W+/g, '-')}`, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.subscriber = publisher.duplicate({ connectionName: `svc-gateway-${channel.replace(/\W+/g, '-')}`, enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+    this.stopWatching = watchLiveness(this.subscriber);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, id: string) => {
       if (channel === this.channel) for (const l of this.listeners) l(id);
@@ -60,6 +63,7 @@ export class RedisTopicFeed implements TopicFeed {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.stopWatching();
     this.subscriber.disconnect();
   }
 }
