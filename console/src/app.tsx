@@ -12,6 +12,7 @@ import { Keys } from './views/keys';
 import { Jobs } from './views/jobs';
 import { Models } from './views/models';
 import { ErrorNote, Notice } from './ui';
+import { LiveStatusNote } from './views/live-status-note';
 
 type Route = 'overview' | 'keys' | 'jobs' | 'models';
 const OWNER_ROUTES: Route[] = ['overview', 'keys', 'jobs', 'models'];
@@ -124,7 +125,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     );
   }
 
-  const { bearer, live } = connection;
+  const { bearer, live, liveStatus } = connection;
   return (
     <>
       <header class="top">
@@ -143,12 +144,13 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
       </header>
       <main>
         <h1>{TITLES[route]}</h1>
+        <LiveStatusNote status={liveStatus} />
         <ErrorNote message={error} />
         <Notice message={notice} />
         {credential.kind === 'apiKey' && <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>}
         {route === 'overview' && credential.kind === 'idToken' && <Overview token={bearer} live={live} />}
         {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={setRecentSecret} />}
-        {route === 'jobs' && <Jobs token={bearer} live={live} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
+        {route === 'jobs' && <Jobs token={bearer} live={live} liveStatus={liveStatus} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
         {route === 'models' && <Models token={bearer} />}
       </main>
     </>

@@ -56,3 +56,91 @@ test("Overview: 'could not be reached' while the gateway is away, gone once the 
   await cp.shot('overview-gateway-back');
   await page.unroute('**/graphql');
 });
+
+/** The page's live sockets, routed through the test: `drop()` closes them as a gateway going away does, and refuses new ones until `restore()`. */
+async function routeLiveSocket(page: ConsolePage['page']) {
+  let down = false;
+  const open: Array<{ close(o?: { code?: number; reason?: string }): Promise<void> }> = [];
+  await page.routeWebSocket(/\/graphql$/, (ws) => {
+    if (down) return void ws.close({ code: 1001, reason: 'Going away' });
+    ws.connectToServer();
+    open.push(ws);
+  });
+  return {
+    connections: () => open.length,
+    drop: async () => {
+      down = true;
+      for (const ws of open.splice(0)) await ws.close({ code: 1001, reason: 'Going away' }).catch(() => undefined);
+    },
+    restore: () => {
+      down = false;
+    },
+  };
+}
+
+test('while the live socket is down the page says so, and stops saying it once reconnected', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await gw.newKey(acct, { name: 'live status', mode: 'test' });
+  const cp = await open();
+  const { page } = cp;
+  const socket = await routeLiveSocket(page);
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  await page.getByText('No jobs yet.').waitFor();
+  const paused = page.getByRole('status').filter({ hasText: 'Live updates paused — reconnecting…' });
+  expect(await paused.count()).toBe(0);
+
+  await socket.drop();
+  await paused.waitFor();
+  await cp.shot('jobs-live-paused');
+  // A job queued meanwhile is not seen live; the reconnection reads it (as the page always did).
+  const queued = await queueJob(key.secret, 'while the socket is down');
+  expect(queued.status).toBe(200);
+
+  socket.restore();
+  await paused.waitFor({ state: 'detached', timeout: 30_000 });
+  await page.locator(`li[data-job-id="${queued.body.id}"]`).waitFor();
+});
+
+test('Jobs reads its first page once on opening; after a reconnection every loaded job stays and "Load more jobs" does not come back', async () => {
+  const acct = await gw.newAccount();
+  // Video requests are limited to 5 a minute per key: five test keys queue five jobs each.
+  for (let k = 0; k < 5; k++) {
+    const key = await gw.newKey(acct, { mode: 'test', name: `pager ${k}` });
+    for (let j = 0; j < 5; j++) expect((await queueJob(key.secret, `job ${k}.${j}`)).status).toBe(200);
+  }
+  const cp = await open();
+  const { page } = cp;
+  const socket = await routeLiveSocket(page);
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  const loadMore = page.getByRole('button', { name: 'Load more jobs' });
+  await loadMore.waitFor();
+  // Opened as the first view (a reload of #/jobs), while its socket is still connecting.
+  const firstPageReads: number[] = [];
+  page.on('request', (r) => {
+    const body = r.url().endsWith('/graphql') ? (r.postDataJSON() as { query?: string; variables?: { after?: string | null } } | null) : null;
+    if (body?.query?.includes('query VideoJobs') && !body.variables?.after) firstPageReads.push(Date.now());
+  });
+  await page.reload();
+  await loadMore.waitFor();
+  await page.waitForLoadState('networkidle');
+  expect(firstPageReads).toHaveLength(1);
+  await loadMore.click();
+  await loadMore.waitFor({ state: 'detached' });
+  const cards = page.locator('li[data-job-id]');
+  expect(await cards.count()).toBe(25);
+
+  const before = socket.connections();
+  await socket.drop();
+  socket.restore();
+  // The reconnection reads the first page again (its jobs may have changed meanwhile)...
+  for (let i = 0; i < 300 && firstPageReads.length < 2; i++) await page.waitForTimeout(100);
+  expect(firstPageReads).toHaveLength(2);
+  expect(socket.connections()).toBeGreaterThan(0);
+  expect(before).toBeGreaterThan(0);
+  await page.waitForLoadState('networkidle');
+  // ...and merges it: nothing loaded is lost, and nothing more is offered.
+  expect(await cards.count()).toBe(25);
+  expect(await loadMore.count()).toBe(0);
+});

@@ -4,12 +4,14 @@ import { refreshOidcIdToken } from '../auth/oidc';
 import { RenewingToken } from '../auth/renewing-token';
 import type { Bearer } from './bearer';
 import { liveClient } from './live';
+import { trackLiveStatus, type LiveStatus } from './live-status';
 
 /** What a signed-in page talks to the gateway with, for as long as the sign-in lasts. */
 export interface Connection {
   /** For HTTP calls; for an OIDC sign-in, the token renewed in place. */
   bearer: Bearer;
   live: Client;
+  liveStatus: LiveStatus;
   /** Stops renewing and closes the socket; settles once a renewal already out is back, so it cannot store tokens after a sign-out. */
   close(): Promise<void>;
 }
@@ -29,10 +31,12 @@ export function openConnection(credential: Credential, config: ConsoleConfig | n
   }
   const bearer: Bearer = renewing ?? credential.token;
   const live = liveClient(bearer);
+  const liveStatus = trackLiveStatus(live);
   renewing?.start();
   return {
     bearer,
     live,
+    liveStatus,
     close: async () => {
       // graphql-ws's dispose rejects when it closes a socket still connecting: nothing to report then.
       void Promise.resolve(live.dispose()).catch(() => undefined);

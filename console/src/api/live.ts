@@ -50,6 +50,9 @@ export function liveClient(bearer: Bearer): Client {
       return { authorization: `Bearer ${used}` };
     },
     lazy: true,
+    // A second before closing once the last subscription ends: moving from one view to another
+    // keeps the socket (and its views do not read everything again as after a reconnection).
+    lazyCloseTimeout: 1000,
     retryAttempts: Infinity,
     shouldRetry,
     retryWait: async (retries) => {

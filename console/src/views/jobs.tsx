@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Client } from 'graphql-ws';
 import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
+import type { LiveStatus } from '../api/live-status';
 import { JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
 import type { JobFieldsFragment } from '../gql/graphql';
 import { ErrorNote, credits, when } from '../ui';
@@ -46,20 +47,26 @@ function JobCard({ job }: { job: Job }) {
 }
 
 /** The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form. */
-export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live: Client; queueKey: string | null; ownerView: boolean }) {
+export function Jobs({ token, live, liveStatus, queueKey, ownerView }: { token: Bearer; live: Client; liveStatus: LiveStatus; queueKey: string | null; ownerView: boolean }) {
   const [jobs, setJobs] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [more, setMore] = useState(false);
   const [loaded, setLoaded] = useState(false);
   const errors = useErrorSlots();
+  // Set once the first page has been read: reading it again (after a reconnection) only merges,
+  // keeping how far the list was paged (its cursor, whether more follow).
+  const paged = useRef(false);
 
   // The first page or a later one: one kind of request, so any page that loads clears a page's error.
   const page = async (after: string | null) => {
     try {
       const { videoJobs } = await execute(token, VideoJobsQuery, { first: PAGE, after });
       setJobs((js) => merge(js, videoJobs.edges.map((e) => e.node)));
-      setCursor(videoJobs.pageInfo.endCursor ?? null);
-      setMore(videoJobs.pageInfo.hasNextPage);
+      if (after !== null || !paged.current) {
+        setCursor(videoJobs.pageInfo.endCursor ?? null);
+        setMore(videoJobs.pageInfo.hasNextPage);
+      }
+      paged.current = true;
       setLoaded(true);
       errors.succeeded('page');
     } catch (err) {
@@ -67,7 +74,8 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live
     }
   };
   // Live changes merge into the list; each time the socket (re)connects the first page is read
-  // again, so changes made while it was down (or before it first connected) are not missed.
+  // again, once the subscription is on, so changes made while it was down (or before it first
+  // connected) are not missed.
   useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), (m) => errors.set('live', m)), [live]);
   useEffect(
     () =>
@@ -77,9 +85,15 @@ export function Jobs({ token, live, queueKey, ownerView }: { token: Bearer; live
       }),
     [live],
   );
+  // On opening: read at once when the socket is up already (or down: over HTTP meanwhile). While it
+  // is connecting, its 'connected' reads, so the first page is not read twice; should that
+  // connection fail, the page is read all the same.
   useEffect(() => {
-    void page(null);
-  }, [token]);
+    if (liveStatus.get() !== 'connecting') void page(null);
+    return liveStatus.listen((state) => {
+      if (state === 'down' && !paged.current) void page(null);
+    });
+  }, [token, liveStatus]);
 
   return (
     <div class="stack">
