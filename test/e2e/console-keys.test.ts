@@ -124,3 +124,38 @@ test('a refusal does not outlive its cause: "at most 10 active API keys" goes on
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+test('the daily cap: a disabled field is not read (a test key is created whatever it holds); only plain decimals are taken', async () => {
+  const acct = await gw.newAccount(0);
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  const capField = page.getByLabel('Daily spend cap (credits, live keys)');
+  const stored = async () => (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ name: string; dailySpendCap: number | null }>;
+
+  await page.getByLabel('Name', { exact: true }).fill('test despite abc');
+  await capField.fill('abc');
+  await page.getByLabel('Test (simulator, free)').check();
+  expect(await capField.isDisabled()).toBe(true);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByLabel('New key secret', { exact: true }).waitFor();
+  expect((await stored()).map((k) => k.name)).toEqual(['test despite abc']);
+  await page.getByRole('button', { name: 'Done' }).click();
+
+  await page.getByLabel('Live', { exact: true }).check();
+  await page.getByLabel('Name', { exact: true }).fill('odd caps');
+  const refusal = page.getByRole('region', { name: 'New key' }).getByRole('alert').filter({ hasText: 'The daily cap is a number of credits' });
+  for (const odd of ['0x10', '1e3', 'Infinity', '-5', '1,5']) {
+    await capField.fill(odd);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await refusal.waitFor();
+  }
+  expect(await stored()).toHaveLength(1);
+  await capField.fill('2.5');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('listitem', { name: 'Key odd caps' }).waitFor();
+  expect((await stored()).find((k) => k.name === 'odd caps')?.dailySpendCap).toBe(2.5);
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

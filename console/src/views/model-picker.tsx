@@ -21,9 +21,15 @@ export function ModelPicker(props: { id: string; label: string; models: ModelRec
   );
 }
 
-/** '' → null (no cap); otherwise a non-negative number of credits, or an error message. */
+/**
+ * Plain decimal only: Number() would also take 0x10 (16), 1e3, 0b1 and Infinity, saving a cap the
+ * user did not mean to type.
+ */
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+/** '' → null (no cap); otherwise a non-negative decimal number of credits, or an error message. */
 export function parseCap(text: string): { cap: number | null } | { error: string } {
-  if (text.trim() === '') return { cap: null };
-  const n = Number(text);
-  return Number.isFinite(n) && n >= 0 ? { cap: n } : { error: 'The daily cap is a number of credits, 0 or more.' };
+  const t = text.trim();
+  if (t === '') return { cap: null };
+  return DECIMAL.test(t) ? { cap: Number(t) } : { error: 'The daily cap is a number of credits, 0 or more (digits and a decimal point, e.g. 25 or 2.5).' };
 }
