@@ -22,7 +22,17 @@ export interface JobStreamOptions {
   singleJob?: boolean;
   /** Reads the current state again after the bus reconnects (events may have been lost meanwhile). */
   resync?: () => Promise<VideoJob>;
+  /**
+   * Many jobs (an account's): reads the jobs changed since the bus went down, after it reconnects.
+   * Each job's state is then delivered only when newer than the last this stream delivered of it.
+   */
+  resyncChanged?: (downSince: Date) => Promise<VideoJob[]>;
 }
+
+/** How far to read back before the moment the bus went down: instances' clocks and the database's differ a little. */
+const RESYNC_MARGIN_MS = 10_000;
+/** Jobs whose last delivered state a many-job stream remembers (to skip what a re-read repeats). */
+const REMEMBERED_JOBS = 64;
 
 /**
  * The job events one subscription sees, as an async iterator. Hand-written rather than an async
@@ -39,16 +49,25 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
   private endAfterBuffer = false;
   private unsubscribe: (() => void) | null;
   private stopResync: (() => void) | null = null;
+  /** Many-job streams with resyncChanged: each job's last delivered updatedAt (ms), the oldest dropped first. */
+  private delivered: Map<string, number> | null = null;
 
   constructor(bus: JobEventBus, private readonly opts: JobStreamOptions) {
     this.unsubscribe = bus.subscribe(({ job }) => {
       if (opts.accept(job)) this.push(job);
     }, opts.scope);
-    const resync = opts.resync;
+    const { resync, resyncChanged } = opts;
     if (resync && bus.onReconnect) {
       this.stopResync = bus.onReconnect(() => {
         resync().then(
           (job) => this.push(job),
+          () => undefined,
+        );
+      });
+    } else if (resyncChanged && bus.onReconnect) {
+      this.stopResync = bus.onReconnect((downSince) => {
+        resyncChanged(new Date(downSince.getTime() - RESYNC_MARGIN_MS)).then(
+          (jobs) => jobs.filter((job) => opts.accept(job)).forEach((job) => this.push(job)),
           () => undefined,
         );
       });
@@ -67,6 +86,7 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
 
   private push(job: VideoJob): void {
     if (this.closed || this.endAfterBuffer) return;
+    if (this.opts.resyncChanged && !this.isNewForThisStream(job)) return;
     if (this.opts.singleJob) {
       if (this.latest && !isNewer(job, this.latest)) return;
       this.latest = job;
@@ -90,6 +110,18 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
       return;
     }
     this.buffer.push(job);
+  }
+
+  /** False for a state this many-job stream already delivered (a re-read repeats what the bus brought). */
+  private isNewForThisStream(job: VideoJob): boolean {
+    const delivered = (this.delivered ??= new Map());
+    const last = delivered.get(job.id);
+    const at = job.updatedAt.getTime() * 2 + (isTerminal(job) ? 1 : 0);
+    if (last !== undefined && at <= last) return false;
+    delivered.delete(job.id);
+    delivered.set(job.id, at);
+    if (delivered.size > REMEMBERED_JOBS) delivered.delete(delivered.keys().next().value!);
+    return true;
   }
 
   next(): Promise<IteratorResult<VideoJob>> {

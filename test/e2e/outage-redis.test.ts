@@ -68,6 +68,13 @@ shared('Redis outage', () => {
     );
     await pollUntil(async () => seen.length, (n) => n >= 1, 5_000, 20);
     expect(seen).toEqual(['PROCESSING']);
+    // The account-wide subscription on A too: it re-reads what changed while it was cut off.
+    const seenByAccount: string[] = [];
+    ws.subscribe(
+      { query: `subscription { videoJobsUpdated { id status } }` },
+      { next: (r: any) => r.data?.videoJobsUpdated?.id === queued.body.id && seenByAccount.push(r.data.videoJobsUpdated.status), error: () => undefined, complete: () => undefined },
+    );
+    await new Promise((r) => setTimeout(r, 300));
 
     const statuses: number[] = [];
     let loading = true;
@@ -92,6 +99,10 @@ shared('Redis outage', () => {
     await Promise.race([ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no terminal state after reconnect: ${seen}`)), 15_000)))]);
     clearTimeout(timer);
     expect(seen).toEqual(['PROCESSING', 'COMPLETED']);
+    // Once: the re-read after the reconnect, never repeated.
+    await pollUntil(async () => seenByAccount.length, (n) => n >= 1, 5_000, 20);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seenByAccount).toEqual(['COMPLETED']);
     loading = false;
     await load;
     await ws.dispose();

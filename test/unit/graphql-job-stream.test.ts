@@ -65,3 +65,29 @@ test('an account stream passes only what it accepts, in order', async () => {
   await stream.return();
   expect(bus.listeners).toBe(0);
 });
+
+test("many jobs: after a reconnect, the changes re-read from the moment the bus went down (less a margin), each state once", async () => {
+  let reconnect: (downSince: Date) => void = () => undefined;
+  const reconnecting = Object.assign(bus, { onReconnect: (l: (downSince: Date) => void) => ((reconnect = l), () => undefined) });
+  const asked: Date[] = [];
+  const stream = new JobStream(reconnecting, {
+    accept: (j) => j.accountId === 'acct_1',
+    maxBuffer: 10,
+    resyncChanged: async (since) => {
+      asked.push(since);
+      // What the bus brought before the gap, what it missed, a state older than one delivered, another account's.
+      return [job('vid_1', 'PROCESSING', 1), job('vid_1', 'COMPLETED', 30), job('vid_2', 'PROCESSING', 31), job('vid_3', 'FAILED', 32, 'acct_2')];
+    },
+  });
+  await bus.publish({ job: job('vid_1', 'PROCESSING', 1) });
+  await bus.publish({ job: job('vid_2', 'COMPLETED', 40) });
+  expect((await stream.next()).value).toMatchObject({ id: 'vid_1', status: 'PROCESSING' });
+  expect((await stream.next()).value).toMatchObject({ id: 'vid_2', status: 'COMPLETED' });
+  reconnect(at(25));
+  expect((await stream.next()).value).toMatchObject({ id: 'vid_1', status: 'COMPLETED' });
+  expect(asked).toEqual([at(15)]);
+  const pending = stream.next();
+  await bus.publish({ job: job('vid_4', 'PROCESSING', 50) });
+  expect((await pending).value).toMatchObject({ id: 'vid_4' });
+  await stream.return();
+});

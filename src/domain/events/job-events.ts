@@ -30,8 +30,9 @@ export interface JobEventBus {
   /**
    * Called after the fan-out came back from an outage (Redis reconnected and resubscribed):
    * events published meanwhile by other instances were lost, so a subscriber re-reads what it
-   * watches. Buses that cannot lose events never call it.
+   * watches. `downSince` is when this instance lost the fan-out (by its clock). Buses that cannot
+   * lose events never call it.
    */
-  onReconnect?(listener: () => void): () => void;
+  onReconnect?(listener: (downSince: Date) => void): () => void;
   close(): Promise<void>;
 }

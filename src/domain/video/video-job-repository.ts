@@ -71,6 +71,12 @@ export class VideoJobRepository {
     return row ? this.toJob(row) : undefined;
   }
 
+  /** The account's jobs changed at or after `since`, oldest change first (at most `limit`). */
+  async changedSince(tx: SqlExecutor, accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
+    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [accountId, since, limit]);
+    return rows.map((r) => this.toJob(r));
+  }
+
   /** The job only when it belongs to the account: another account's job is as missing as none. */
   async getOwned(tx: SqlExecutor, id: string, accountId: string): Promise<VideoJob | undefined> {
     const row = await tx.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ? and account_id = ?`, [id, accountId]);

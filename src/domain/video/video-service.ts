@@ -35,7 +35,12 @@ export interface AcceptedJob {
 }
 
 /** Quote, queue, motion control, retrieve and list: the asynchronous video API. */
+/** Changes an account-wide subscription re-reads after an outage, at most (the oldest first). */
+const MAX_RESYNCED_JOBS = 500;
+
 export class VideoService {
+  private readonly changedReads = new Map<string, Promise<VideoJob[]>>();
+
   constructor(
     private readonly deps: {
       db: Database;
@@ -155,6 +160,21 @@ export class VideoService {
   async retrieve(key: KeyPrincipal, input: unknown): Promise<VideoJob> {
     const v = parseInput(retrieveSchema, input);
     return this.get(key.accountId, v.id);
+  }
+
+  /**
+   * The account's jobs changed since `since`: what an account-wide subscription re-reads after the
+   * event fan-out came back from an outage. Every subscription of the account asks at the same
+   * moment (thousands of sockets, one account), so one read answers all who ask the same.
+   */
+  changedSince(accountId: string, since: Date): Promise<VideoJob[]> {
+    const id = `${accountId}\0${since.getTime()}`;
+    let read = this.changedReads.get(id);
+    if (!read) {
+      read = this.deps.jobs.changedSince(this.deps.db, accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
+      this.changedReads.set(id, read);
+    }
+    return read;
   }
 
   async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {

@@ -34,7 +34,13 @@ export async function watchJob(ctx: GraphQLContext, jobId: string): Promise<JobS
 /** Every change to any job of the caller's account, from whichever instance made it. */
 export function watchAccountJobs(ctx: GraphQLContext): JobStream {
   const accountId = requireAccountId(ctx);
-  return new JobStream(ctx.services.events, { scope: { accountId }, accept: (job) => job.accountId === accountId, maxBuffer: MAX_BUFFERED_EVENTS });
+  return new JobStream(ctx.services.events, {
+    scope: { accountId },
+    accept: (job) => job.accountId === accountId,
+    maxBuffer: MAX_BUFFERED_EVENTS,
+    // After a Redis outage: the changes other instances published while this one was cut off.
+    resyncChanged: (since) => ctx.services.video.changedSince(accountId, since),
+  });
 }
 
 @Resolver()

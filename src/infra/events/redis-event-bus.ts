@@ -37,8 +37,9 @@ function revive(raw: string): JobEvent | undefined {
 export class RedisJobEventBus implements JobEventBus {
   private readonly local = new LocalJobEventBus();
   private readonly subscriber: Redis;
-  private readonly reconnectListeners = new Set<() => void>();
-  private wasDown = false;
+  private readonly reconnectListeners = new Set<(downSince: Date) => void>();
+  /** Since when the subscriber connection has been down; null while it holds. */
+  private downSince: Date | null = null;
   private readonly stopWatching: () => void;
 
   constructor(
@@ -55,14 +56,15 @@ export class RedisJobEventBus implements JobEventBus {
       if (event) void this.local.publish(event);
     });
     this.subscriber.on('close', () => {
-      this.wasDown = true;
+      this.downSince ??= new Date();
     });
     this.subscriber.on('ready', () => {
-      if (!this.wasDown) return;
-      this.wasDown = false;
+      const downSince = this.downSince;
+      if (!downSince) return;
+      this.downSince = null;
       // ioredis resubscribes on its own; subscribing again is harmless and tells us when it holds.
       this.subscriber.subscribe(CHANNEL).then(
-        () => this.reconnectListeners.forEach((l) => l()),
+        () => this.reconnectListeners.forEach((l) => l(downSince)),
         () => undefined,
       );
     });
@@ -87,7 +89,7 @@ export class RedisJobEventBus implements JobEventBus {
     return this.local.subscribe(listener, scope);
   }
 
-  onReconnect(listener: () => void): () => void {
+  onReconnect(listener: (downSince: Date) => void): () => void {
     this.reconnectListeners.add(listener);
     return () => this.reconnectListeners.delete(listener);
   }
