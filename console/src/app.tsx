@@ -11,17 +11,22 @@ import { Overview } from './views/overview';
 import { Keys } from './views/keys';
 import { Jobs } from './views/jobs';
 import { Models } from './views/models';
+import { NotFound } from './views/not-found';
 import { ErrorNote, Notice } from './ui';
 import { LiveStatusNote } from './views/live-status-note';
 
 type Route = 'overview' | 'keys' | 'jobs' | 'models';
+/** What the hash shows: a view, or 'not-found' for a hash that names none. */
+type Shown = Route | 'not-found';
 const OWNER_ROUTES: Route[] = ['overview', 'keys', 'jobs', 'models'];
 const KEY_ROUTES: Route[] = ['jobs', 'models'];
-const TITLES: Record<Route, string> = { overview: 'Overview', keys: 'Keys', jobs: 'Jobs', models: 'Models' };
+const TITLES: Record<Shown, string> = { overview: 'Overview', keys: 'Keys', jobs: 'Jobs', models: 'Models', 'not-found': 'Not found' };
 
-function currentRoute(allowed: Route[]): Route {
+function currentRoute(allowed: Route[]): Shown {
   const name = location.hash.replace(/^#\/?/, '') as Route;
-  return allowed.includes(name) ? name : allowed[0]!;
+  if (name === ('' as Route) || allowed.includes(name)) return name || allowed[0]!;
+  // An owner's view opened with an API key shows the key's first view; anything else is no view.
+  return OWNER_ROUTES.includes(name) ? allowed[0]! : 'not-found';
 }
 
 declare global {
@@ -38,7 +43,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   // The last secret created in this tab, kept in memory only, so the Jobs form can queue with it.
   const [recentSecret, setRecentSecret] = useState<string | null>(null);
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
-  const [route, setRoute] = useState<Route>(currentRoute(routes));
+  const [route, setRoute] = useState<Shown>(currentRoute(routes));
 
   useEffect(() => {
     window.__consoleFirstRender ??= performance.now();
@@ -152,6 +157,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={setRecentSecret} />}
         {route === 'jobs' && <Jobs token={bearer} live={live} liveStatus={liveStatus} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
         {route === 'models' && <Models token={bearer} />}
+        {route === 'not-found' && <NotFound hash={location.hash} home={TITLES[routes[0]!]} />}
       </main>
     </>
   );

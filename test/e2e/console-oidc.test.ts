@@ -71,3 +71,21 @@ test('with OIDC configured, a token in the URL fragment is never taken, state or
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+test('a deep link opened signed out is the view shown after the OIDC round trip', async () => {
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await page.goto(`${gw.url}/console/#/keys`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => !u.toString().startsWith(gw.url));
+  await page.locator('input[name="login"]').fill('oidc-user-3');
+  await page.locator('input[name="password"]').fill('anything');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  const consent = page.getByRole('button', { name: 'Continue' });
+  await Promise.race([consent.waitFor().then(() => consent.click()), page.waitForURL((u) => u.toString().startsWith(gw.url))]);
+  await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+  expect(new URL(page.url()).hash).toBe('#/keys');
+  expect(new URL(page.url()).search).toBe('');
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

@@ -87,3 +87,21 @@ test("a sign-in under way in this tab is answered only with its own state", asyn
   // A state answers one sign-in: the same fragment again is ignored.
   expect(await page.evaluate('sessionStorage.getItem("svc.console.devSignIn")')).toBeNull();
 });
+
+test('a deep link opened signed out is the view shown after signing in; a hash that names no view says so', async () => {
+  const cp = await open();
+  const { page } = cp;
+  await page.goto(`${gw.url}/console/#/jobs`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('User name').fill('deep-link-owner');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
+  expect(new URL(page.url()).hash).toBe('#/jobs');
+
+  await page.evaluate('location.hash = "#/nope"');
+  await page.getByRole('heading', { name: 'Not found', level: 1 }).waitFor();
+  await page.getByText('There is no view at #/nope.').waitFor();
+  await cp.shot('not-found');
+  await page.getByRole('link', { name: 'Go to Overview' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+});
