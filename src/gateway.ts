@@ -71,6 +71,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       if (up) logger.info('the database answers again');
       else logger.warn({ err: String(err) }, 'the database does not answer: requests that need it answer 503, workers back off');
     },
+    onDriverWarning: (message) => warn('knex', { driver: message }, 'database driver warning'),
   });
   metrics.dependencyUp.set({ dependency: 'postgresql' }, 1);
   const redis = config.redisUrl

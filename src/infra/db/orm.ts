@@ -30,7 +30,13 @@ export interface DatabaseHandle {
  * Opens PostgreSQL when a URL is given, else embedded PGlite in `<dataDir>/db` (same SQL, same
  * migrations), and applies the checked-in migrations before anything else runs.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; onHealthChange?: (up: boolean, err?: unknown) => void }): Promise<DatabaseHandle> {
+export async function openDatabase(options: {
+  databaseUrl?: string;
+  dataDir: string;
+  onHealthChange?: (up: boolean, err?: unknown) => void;
+  /** Where knex's own warnings go (a dropped pool connection, say); it writes them to the console otherwise, outside the JSON log. */
+  onDriverWarning?: (message: string) => void;
+}): Promise<DatabaseHandle> {
   const common: Options = {
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
@@ -60,6 +66,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   }
   await orm.getMigrator().up();
   const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
+  if (options.onDriverWarning) routeKnexLog(connection.getKnex(), options.onDriverWarning);
   const health = new DatabaseHealth(options.onHealthChange);
   const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', health);
   const direct = options.databaseUrl ? new PgDirectExecutor(options.databaseUrl, health) : undefined;
@@ -76,4 +83,13 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
       await orm.close(true);
     },
   };
+}
+
+/** knex's Logger keeps the functions it writes through (console.warn by default) as `_warn` / `_error`. */
+function routeKnexLog(knex: unknown, write: (message: string) => void): void {
+  const logger = (knex as { client?: { logger?: Record<string, unknown> } }).client?.logger;
+  if (!logger) return;
+  const toLog = (message: unknown) => write(String(message));
+  logger._warn = toLog;
+  logger._error = toLog;
 }
