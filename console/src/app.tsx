@@ -48,6 +48,10 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   useEffect(() => {
     window.__consoleFirstRender ??= performance.now();
   }, []);
+  // Tabs, history and screen readers name the page after the view shown.
+  useEffect(() => {
+    document.title = `${credential ? TITLES[route] : 'Sign in'} · svc console`;
+  }, [credential, route]);
   useEffect(() => {
     // A fragment token arriving without a page load (a link clicked inside the open console) never
     // answers this tab's own sign-in, which comes back through a full redirect: dropped at once.

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export const credits = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : `${n.toLocaleString('en-US', { maximumFractionDigits: 6 })} credits`;
@@ -22,26 +22,32 @@ export function Notice({ message }: { message: string | null }) {
   ) : null;
 }
 
-/** A secret the gateway shows once: read-only, selectable, with a copy button. */
+/**
+ * A secret the gateway shows once: read-only, selectable, with a copy button. It takes focus when
+ * it appears, so a screen reader reads its label, its value and the warning at once (nothing else
+ * would announce it); `onDone` hides it, and the caller puts focus where the user goes next.
+ */
 export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
   const id = `secret-${label.replace(/\W+/g, '-').toLowerCase()}`;
+  useEffect(() => input.current?.focus(), [value]);
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(value);
       setCopied(true);
     } catch {
-      (document.getElementById(id) as HTMLInputElement | null)?.select();
+      input.current?.select();
     }
   };
   return (
     <div class="secret" role="region" aria-label={`${label}, shown once`}>
-      <p>
+      <p id={`${id}-note`}>
         <strong>Copy it now: it is shown this once.</strong>
       </p>
       <label for={id}>{label}</label>
       <div class="row">
-        <input id={id} readOnly value={value} class="mono" onFocus={(e) => e.currentTarget.select()} />
+        <input id={id} ref={input} readOnly value={value} class="mono" aria-describedby={`${id}-note`} onFocus={(e) => e.currentTarget.select()} />
         <button type="button" onClick={copy}>
           {copied ? 'Copied' : 'Copy'}
         </button>

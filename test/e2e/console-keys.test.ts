@@ -57,7 +57,9 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   expect(receiver.received.at(-1)?.verifiedWith).toBe(secret);
   await cp.shot('keys-delivery-log');
 
+  // Both take a second step, as Revoke does: the old secret stops working, the webhook goes.
   await edited.getByRole('button', { name: 'Regenerate secret' }).click();
+  await edited.getByRole('button', { name: /^Confirm regenerate/ }).click();
   const regenerated = edited.getByLabel('Webhook secret of hooked and capped', { exact: true });
   // Polled from here: a string predicate of waitForFunction is evaluated in the page, which the
   // console's CSP (no unsafe-eval) refuses once Playwright has to poll it (a slow machine).
@@ -65,6 +67,7 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   expect(await regenerated.inputValue()).not.toBe(secret);
 
   await edited.getByRole('button', { name: 'Clear webhook' }).click();
+  await edited.getByRole('button', { name: 'Confirm clear webhook' }).click();
   const webhookFact = edited.locator('dt', { hasText: /^Webhook$/ }).locator('xpath=following-sibling::dd[1]');
   await webhookFact.getByText('none', { exact: true }).waitFor();
   expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0].webhook).toBeNull();
@@ -156,6 +159,78 @@ test('the daily cap: a disabled field is not read (a test key is created whateve
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('listitem', { name: 'Key odd caps' }).waitFor();
   expect((await stored()).find((k) => k.name === 'odd caps')?.dailySpendCap).toBe(2.5);
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});
+
+/** `read()` once it answers `expected`, or what it answers after 2 s: focus and title change in effects, after the render. */
+async function settled(read: () => Promise<string>, expected: string): Promise<string> {
+  let now = '';
+  for (let i = 0; i < 40 && (now = await read()) !== expected; i++) await new Promise((r) => setTimeout(r, 50));
+  return now;
+}
+/** What has the keyboard focus: its id, or its tag and text. */
+const focused = (page: import('playwright-core').Page, expected: string) =>
+  settled(() => page.evaluate('(() => { const e = document.activeElement; return e.id || `${e.tagName}:${e.textContent.trim().slice(0, 60)}`; })()'), expected);
+const titled = (page: import('playwright-core').Page, expected: string) => settled(() => page.title(), expected);
+
+test('keyboard and screen reader: the new secret takes focus, Done goes to the form, Revoke focuses its confirmation, Escape cancels, a revoke focuses the list; each view names the page', async () => {
+  const acct = await gw.newAccount(0);
+  await gw.newKey(acct, { name: 'kept' });
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  expect(await titled(page, 'Overview · svc console')).toBe('Overview · svc console');
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+  expect(await titled(page, 'Keys · svc console')).toBe('Keys · svc console');
+
+  await page.getByLabel('Name', { exact: true }).fill('focus key');
+  await page.getByLabel('Name', { exact: true }).press('Enter');
+  await page.getByLabel('New key secret', { exact: true }).waitFor();
+  expect(await focused(page, 'secret-new-key-secret')).toBe('secret-new-key-secret');
+  await cp.shot('keys-secret-focused');
+  await page.getByRole('button', { name: 'Done' }).press('Enter');
+  expect(await focused(page, 'key-name')).toBe('key-name');
+
+  const card = page.getByRole('listitem', { name: 'Key focus key' });
+  await card.getByRole('button', { name: 'Revoke' }).press('Enter');
+  expect(await focused(page, 'BUTTON:Confirm revoke')).toBe('BUTTON:Confirm revoke');
+  await page.keyboard.press('Escape');
+  await card.getByRole('button', { name: 'Confirm revoke' }).waitFor({ state: 'detached' });
+  expect(await focused(page, 'BUTTON:Revoke')).toBe('BUTTON:Revoke');
+  await page.keyboard.press('Enter');
+  expect(await focused(page, 'BUTTON:Confirm revoke')).toBe('BUTTON:Confirm revoke');
+  await page.keyboard.press('Enter');
+  await card.waitFor({ state: 'detached' });
+  expect(await focused(page, 'keys-heading')).toBe('keys-heading');
+  expect(await page.locator('#keys-heading').textContent()).toBe('Active keys (1 of 10)');
+
+  // The webhook's Save says what saving does to the secret; Clear asks first, Escape keeps it.
+  const kept = page.getByRole('listitem', { name: 'Key kept' });
+  await kept.getByRole('button', { name: 'Webhook' }).click();
+  await kept.getByText('Saving issues a signing secret, shown once.').waitFor();
+  await kept.getByLabel('Webhook URL (https)').fill('https://93.184.216.34/hooks');
+  await kept.getByRole('button', { name: 'Save webhook' }).click();
+  await kept.getByLabel('Webhook secret of kept', { exact: true }).waitFor();
+  expect(await focused(page, 'secret-webhook-secret-of-kept')).toBe('secret-webhook-secret-of-kept');
+  await kept.getByRole('button', { name: 'Done' }).click();
+  await kept.getByText('Saving issues a new signing secret, shown once: the current one stops working.').waitFor();
+  await kept.getByRole('button', { name: 'Clear webhook' }).click();
+  expect(await focused(page, 'BUTTON:Confirm clear webhook')).toBe('BUTTON:Confirm clear webhook');
+  await page.keyboard.press('Escape');
+  expect(await focused(page, 'BUTTON:Clear webhook')).toBe('BUTTON:Clear webhook');
+  expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0].webhook).not.toBeNull();
+  await cp.shot('keys-webhook-hint');
+
+  for (const [view, title] of [['Jobs', 'Jobs · svc console'], ['Models', 'Models · svc console']]) {
+    await page.getByRole('link', { name: view }).click();
+    await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+    expect(await titled(page, title)).toBe(title);
+  }
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Use API key' }).waitFor();
+  expect(await titled(page, 'Sign in · svc console')).toBe('Sign in · svc console');
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { CreateApiKeyMutation } from '../api/operations';
@@ -17,6 +17,7 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const nameInput = useRef<HTMLInputElement>(null);
   // A refusal such as "at most 10 active API keys" is stale once the list has changed (a key revoked).
   useEffect(() => setError(null), [keyCount]);
 
@@ -50,14 +51,20 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
     }
   };
 
+  // The secret box is gone: on to the form's first field, for another key.
+  const done = () => {
+    setSecret(null);
+    nameInput.current?.focus();
+  };
+
   return (
     <section class="card" aria-labelledby="create-heading">
       <h2 id="create-heading">New key</h2>
-      {secret && <SecretOnce label="New key secret" value={secret} onDone={() => setSecret(null)} />}
+      {secret && <SecretOnce label="New key secret" value={secret} onDone={done} />}
       <form onSubmit={submit} class="grid">
         <div class="field">
           <label for="key-name">Name</label>
-          <input id="key-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input id="key-name" ref={nameInput} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
         <fieldset class="field">
           <legend>Mode</legend>

@@ -1,10 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { RegenerateWebhookSecretMutation, SetWebhookMutation, WebhookDeliveriesQuery } from '../api/operations';
 import type { WebhookDeliveriesQuery as DeliveriesResult } from '../gql/graphql';
 import { ErrorNote, SecretOnce, when } from '../ui';
 import type { KeyRecord } from './key-edit';
+import { ConfirmButton } from './confirm-button';
 
 type Delivery = DeliveriesResult['webhookDeliveries'][number];
 
@@ -15,6 +16,7 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
   const [secret, setSecret] = useState<string | null>(null);
   const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const urlInput = useRef<HTMLInputElement>(null);
 
   const run = async (work: () => Promise<void>) => {
     setError(null);
@@ -38,6 +40,8 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
       setUrl('');
       setSecret(null);
       onChanged();
+      // Its buttons go with the webhook: focus to the field where a new one is set.
+      urlInput.current?.focus();
     });
   const regenerate = () =>
     run(async () => {
@@ -51,23 +55,31 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
       <form onSubmit={save} class="grid" aria-label={`Webhook of ${apiKey.name}`}>
         <div class="field">
           <label for={`hook-${id}`}>Webhook URL (https)</label>
-          <input id={`hook-${id}`} type="url" value={url} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input id={`hook-${id}`} ref={urlInput} type="url" value={url} aria-describedby={`hook-note-${id}`} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <p class="hint" id={`hook-note-${id}`}>
+            {apiKey.webhook ? 'Saving issues a new signing secret, shown once: the current one stops working.' : 'Saving issues a signing secret, shown once.'}
+          </p>
         </div>
         <div class="row">
           <button type="submit">Save webhook</button>
           {apiKey.webhook && (
             <>
-              <button type="button" class="secondary" onClick={regenerate}>
-                Regenerate secret
-              </button>
-              <button type="button" class="secondary" onClick={clear}>
-                Clear webhook
-              </button>
+              <ConfirmButton secondary label="Regenerate secret" confirmLabel="Confirm regenerate (the current secret stops working)" onConfirm={regenerate} />
+              <ConfirmButton secondary label="Clear webhook" confirmLabel="Confirm clear webhook" onConfirm={clear} />
             </>
           )}
         </div>
       </form>
-      {secret && <SecretOnce label={`Webhook secret of ${apiKey.name}`} value={secret} onDone={() => setSecret(null)} />}
+      {secret && (
+        <SecretOnce
+          label={`Webhook secret of ${apiKey.name}`}
+          value={secret}
+          onDone={() => {
+            setSecret(null);
+            urlInput.current?.focus();
+          }}
+        />
+      )}
       <ErrorNote message={error} />
       <div>
         <button type="button" class="secondary" onClick={showLog}>
