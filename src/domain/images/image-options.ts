@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors/domain-error';
+import { integerText } from '../shared/integer-text';
 
 export const IMAGE_OPTION_NAMES = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style'] as const;
 export type ImageOptionName = (typeof IMAGE_OPTION_NAMES)[number];
@@ -20,11 +21,10 @@ export interface ImageOptions {
 
 /**
  * An integer field: a JSON number in a JSON body (`n: "2"` is a 400, as OpenAI answers it); in a
- * multipart body, where every field is text, digits.
+ * multipart body, where every field is text, plain decimal digits (integerText: `04` is a 400).
  */
 export function integerField(multipart: boolean, min: number, max: number) {
-  const n = z.number().int().min(min).max(max);
-  return multipart ? z.string().regex(/^\d{1,10}$/, `must be an integer from ${min} to ${max}`).transform(Number).pipe(n) : n;
+  return multipart ? integerText(min, max) : z.number().int().min(min).max(max);
 }
 
 export function imageOptionFields(multipart: boolean) {

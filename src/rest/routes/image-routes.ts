@@ -9,6 +9,7 @@ import { callIdOf } from '../idempotency-middleware';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 import { jsonBody } from '../json-body';
+import { multipartTextFields, requireMultipart } from '../multipart-fields';
 
 /** Per file (OpenAI's own per-image figure for its older edit models). */
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
@@ -30,7 +31,7 @@ export function imageGenerationRoutes(images: ImageService, idempotency?: Reques
 /**
  * POST /v1/images/edits: multipart as the OpenAI SDK sends it (`image` or `image[]`, optional
  * `mask`). In this order, so each step costs a stranger less than the next: the key (already
- * authenticated by /v1), the image rate limit, the declared size, the Idempotency-Key (which
+ * authenticated by /v1), the Content-Type, the image rate limit, the declared size, the Idempotency-Key (which
  * reads the body to fingerprint it), then the upload itself, capped while it streams.
  */
 export function imageEditRoutes(images: ImageService, idempotency?: RequestHandler): Router {
@@ -55,12 +56,12 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
   };
   const toInput = (f: Express.Multer.File): InputFile => ({ data: f.buffer, filename: f.originalname, contentType: f.mimetype });
   const r = Router();
-  r.post('/images/edits', admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), parseUpload, async (req, res) => {
+  r.post('/images/edits', requireMultipart, admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), parseUpload, async (req, res) => {
     const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];
     const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-    sendImages(res, await images.edit(keyOf(res), req.body ?? {}, input, res.locals.rateHeaders as Record<string, string>, callIdOf(res)));
+    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string>, callIdOf(res)));
   });
   return r;
 }
