@@ -118,6 +118,29 @@ withPostgres('PostgreSQL outage', () => {
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
   });
 
+  test('stalled: a key this instance has not seen yet is a 503 with Retry-After within seconds, not a request held for the whole stall', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const res = await gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ type: 'service_unavailable', code: 'database_unavailable' });
+      expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      proxy.resume();
+    }
+    const back = await pollUntil(
+      () => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } }),
+      (r) => r.status === 200,
+      15_000,
+      200,
+    );
+    expect(back.status).toBe(200);
+  }, 40_000);
+
   /** A live key's streamed call to svc-chat-held, read until its first delta; `rest()` reads it to its end. */
   async function heldStream(secret: string) {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {

@@ -97,6 +97,13 @@ export const insufficientCredits = (message = 'Your credit balance does not cove
 export const contentPolicyViolation = (message = 'The prompt was rejected by the model provider on content-policy grounds.') =>
   new DomainError('content_policy_violation', message, { param: 'prompt' });
 
+/**
+ * The database did not answer in time (stalled, partitioned: no error comes, only silence). The
+ * same answer the infrastructure gives when it cannot reach the database at all.
+ */
+export const databaseTooSlow = () =>
+  new DomainError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', { code: 'database_unavailable', retryAfterSeconds: 5 });
+
 /** The model provider failed. The message shown to the caller never carries upstream internals. */
 export const upstreamError = (message = 'The model provider failed to answer.', cause?: unknown) =>
   new DomainError('upstream_error', message, { cause });

@@ -1,0 +1,13 @@
+/**
+ * `work`'s answer, or `tooLate()` thrown once `ms` have passed without one. For work that may be
+ * let go (a read): it goes on in the background and what it answers then is dropped.
+ */
+export function withinDeadline<T>(work: Promise<T>, ms: number, tooLate: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(tooLate()), ms);
+  });
+  // A late failure of the work, after the deadline answered, is nobody's to report.
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
