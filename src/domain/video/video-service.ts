@@ -17,7 +17,7 @@ import type { VideoJobSpec, VideoProviders } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
-import { motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
+import { DEFAULT_DURATION, DEFAULT_RESOLUTION, fieldNotTaken, motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
 export const MOTION_MODEL_ID = 'svc-v3-motion-control';
 
@@ -62,14 +62,20 @@ export class VideoService {
     if (v.model === MOTION_MODEL_ID) {
       const model = this.deps.catalog.require(v.model, 'motion-control');
       assertModelAllowed(key, model.id);
+      const notTaken = fieldNotTaken('motion-control', model.id, v);
+      if (notTaken) throw notTaken;
       if (v.duration_seconds === undefined) throw invalidRequest("Invalid 'duration_seconds': is required for motion control.", 'duration_seconds');
       const credits = motionCredits(model, v.duration_seconds);
-      return { model: model.id, duration: `${v.duration_seconds}s`, resolution: v.resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
+      return { model: model.id, duration: `${v.duration_seconds}s`, resolution: DEFAULT_RESOLUTION, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
     }
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
-    const credits = videoCredits(model, v.duration, v.resolution);
-    return { model: model.id, duration: v.duration, resolution: v.resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
+    const notTaken = fieldNotTaken('video', model.id, v);
+    if (notTaken) throw notTaken;
+    const duration = v.duration ?? DEFAULT_DURATION;
+    const resolution = v.resolution ?? DEFAULT_RESOLUTION;
+    const credits = videoCredits(model, duration, resolution);
+    return { model: model.id, duration, resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
   }
 
   /** `callId`, when the request has an Idempotency-Key, names the job (`vid_…`): see IdempotencyStart. */
