@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
+import { pollUntil } from '../support/poll';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { allCallsBilled } from '../support/billed';
@@ -307,6 +308,47 @@ describe('chat through an OpenAI-compatible upstream', () => {
 });
 
 describe('images through an OpenAI-compatible upstream', () => {
+  /** A generation whose client gives up after 300 ms, while the upstream holds its answer. */
+  const leaveEarly = (secret: string, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'flux-pro', prompt: 'left early', size: '64x64' }),
+      signal: AbortSignal.timeout(300),
+    }).then(
+      () => 'answered',
+      () => 'gave up',
+    );
+
+  test('a client that leaves before its images cancels the call: nothing charged (nobody could fetch them)', async () => {
+    const { acct, key } = await liveClient(20);
+    upstream.setMode('held-json');
+    expect(await leaveEarly(key.secret)).toBe('gave up');
+    await new Promise((r) => setTimeout(r, 200));
+    upstream.releaseHeld();
+    await new Promise((r) => setTimeout(r, 300));
+    await allCallsBilled(gw, acct.id);
+    expect(await gw.balance(acct)).toBe(20);
+  });
+
+  test('with an Idempotency-Key the call goes on: charged once, and the retry gets the images', async () => {
+    const { acct, key } = await liveClient(20);
+    upstream.setMode('held-json');
+    expect(await leaveEarly(key.secret, { 'Idempotency-Key': 'images-left-early' })).toBe('gave up');
+    upstream.releaseHeld();
+    const retry = await pollUntil(
+      () => gw.api('POST', '/v1/images/generations', { token: key.secret, headers: { 'Idempotency-Key': 'images-left-early' }, body: { model: 'flux-pro', prompt: 'left early', size: '64x64' } }),
+      (r) => r.status !== 409,
+      5_000,
+      100,
+    );
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body.data).toHaveLength(1);
+    expect(upstream.requests.filter((r) => r.path === '/v1/images/generations')).toHaveLength(1);
+    expect(await gw.balance(acct)).toBe(20 - FLUX_PRO_PRICE);
+  });
+
   test('generations are billed n × price, arrive as decodable PNGs, and the upstream got its model and key', async () => {
     const { acct, openai, key } = await liveClient(20);
     const res = await openai.images.generate({ model: 'flux-pro', prompt: 'a lighthouse at dusk', n: 2, size: '96x64', response_format: 'b64_json' });

@@ -154,6 +154,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':
+        if (mode === 'held-json') await held;
         return sendImages(res, (r.json?.n ?? 1) - (mode === 'fewer-images' ? 1 : 0), r.json?.size);
       case 'POST /v1/images/edits': {
         const hasImage = r.parts?.some((p) => p.name === 'image' || p.name === 'image[]');

@@ -56,7 +56,7 @@ export class ImageService {
   ) {}
 
   /** `callId`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotencyStart. */
-  async generate(key: KeyPrincipal, input: unknown, callId?: string): Promise<ImageResult> {
+  async generate(key: KeyPrincipal, input: unknown, callId?: string, signal?: AbortSignal): Promise<ImageResult> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
@@ -78,6 +78,7 @@ export class ImageService {
         creative: model.creative,
         options,
         user: v.user,
+        signal,
       }),
     );
   }
@@ -95,7 +96,7 @@ export class ImageService {
    * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, already
    * admitted by `admitEdit` (whose headers these are). Inputs are checked by their declared size.
    */
-  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string): Promise<ImageResult> {
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string, signal?: AbortSignal): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
@@ -116,6 +117,7 @@ export class ImageService {
         seed: v.seed,
         options,
         user: v.user,
+        signal,
       }),
     );
   }

@@ -10,6 +10,16 @@ import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 import { jsonBody } from '../json-body';
 import { multipartTextFields, requireMultipart } from '../multipart-fields';
+import { callLifetime } from '../sse/sse-writer';
+
+/**
+ * Cancels the provider call when the client leaves before its images (nothing is charged), as a
+ * plain chat call is: without an Idempotency-Key nobody could ever fetch what it would have paid
+ * for. With one, the call goes on, is charged once and its answer is stored for the retry.
+ */
+function leaveSignal(res: Response): AbortSignal | undefined {
+  return res.locals.idempotency ? undefined : callLifetime(res).signal;
+}
 
 /** Per file (OpenAI's own per-image figure for its older edit models). */
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
@@ -23,7 +33,7 @@ function sendImages(res: Response, out: ImageResult): void {
 export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
-    sendImages(res, await images.generate(keyOf(res), req.body, callIdOf(res)));
+    sendImages(res, await images.generate(keyOf(res), req.body, callIdOf(res), leaveSignal(res)));
   });
   return r;
 }
@@ -61,7 +71,7 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];
     const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string>, callIdOf(res)));
+    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string>, callIdOf(res), leaveSignal(res)));
   });
   return r;
 }
