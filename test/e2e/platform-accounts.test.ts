@@ -24,6 +24,10 @@ describe('operations', () => {
     expect(m.status).toBe(200);
     expect(m.headers.get('content-type')).toContain('text/plain');
     expect(m.body).toContain('svc_http_requests_total');
+    expect(m.body).toContain('process_cpu_seconds_total');
+    // Unauthenticated: nothing that names the runtime's version.
+    expect(m.body).not.toContain('nodejs_version_info');
+    expect(m.body).not.toContain(process.version);
   });
 
   test('metrics labels are route templates: a flood of random paths adds no series; a real 404 is labelled by its route', async () => {

@@ -54,6 +54,10 @@ export class Metrics {
   });
 
   constructor(collectDefaults = true) {
-    if (collectDefaults) collectDefaultMetrics({ register: this.registry });
+    if (collectDefaults) {
+      collectDefaultMetrics({ register: this.registry });
+      // /metrics is unauthenticated (CONTRACT): the runtime's exact version is no stranger's business.
+      this.registry.removeSingleMetric('nodejs_version_info');
+    }
   }
 }
