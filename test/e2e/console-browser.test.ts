@@ -65,6 +65,8 @@ test('dev sign-in, create a test key (secret shown once), queue a video from the
   expect((await sent).postDataJSON().variables.idempotencyKey).toMatch(UUID);
   const job = page.locator('li[data-job-id]').first();
   await job.getByText('PROCESSING', { exact: true }).waitFor();
+  // A test key's job moves no credit, and says so.
+  await job.getByText(/test key, free \(10 credits with a live key\)/).waitFor();
   const jobId = await job.getAttribute('data-job-id');
   expect(jobId).toMatch(/^vid_/);
   // No reload: the subscription turns it COMPLETED, and the video element loads the MP4.

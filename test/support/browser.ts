@@ -88,6 +88,8 @@ export async function videoPlays(page: Page, jobId: string): Promise<number> {
   // Polled from here with one-shot evaluations: waitForFunction polls a string predicate inside
   // the page, which the console's CSP (no unsafe-eval) refuses once it has to poll (a slow machine).
   const deadline = Date.now() + 30_000;
+  // Pressed play, as a viewer would: the page preloads only the metadata.
+  await page.evaluate(`(() => { const v = document.querySelector(${sel}); if (v) { v.muted = true; void v.play().catch(() => undefined); } })()`);
   while (((await page.evaluate(`document.querySelector(${sel})?.readyState ?? 0`)) as number) < 2) {
     if (Date.now() > deadline) throw new Error(`the video of ${jobId} decoded no frame in 30 s`);
     await page.waitForTimeout(100);

@@ -149,6 +149,7 @@ export const JobFieldsFragment = graphql(`
     model
     status
     creditsCharged
+    testMode
     creditsUsed
     url
     reason

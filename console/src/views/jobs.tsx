@@ -33,13 +33,15 @@ function JobCard({ job }: { job: Job }) {
         </span>
       </div>
       <p>
-        {job.model} · charged {credits(job.creditsCharged)}
-        {job.creditsUsed !== null && job.creditsUsed !== undefined ? ` · used ${credits(job.creditsUsed)}` : ''} · {when(job.createdAt)}
+        {/* A test key's job moves no credit: saying "charged" or "refunded" of it would be untrue. */}
+        {job.testMode ? `${job.model} · test key, free (${credits(job.creditsCharged)} with a live key)` : `${job.model} · charged ${credits(job.creditsCharged)}`}
+        {!job.testMode && job.creditsUsed !== null && job.creditsUsed !== undefined ? ` · used ${credits(job.creditsUsed)}` : ''} · {when(job.createdAt)}
       </p>
-      {job.status === 'COMPLETED' && job.url && <video controls preload="auto" playsInline src={job.url} aria-label={`Video of job ${job.id}`} />}
+      {/* Metadata only until played: a page of finished jobs must not download every video. */}
+      {job.status === 'COMPLETED' && job.url && <video controls preload="metadata" playsInline src={job.url} aria-label={`Video of job ${job.id}`} />}
       {job.status === 'FAILED' && (
         <p class="error">
-          Failed: {(job.reason ?? 'unknown reason').replace(/\.$/, '')}. Refunded {credits(job.creditsCharged)}.
+          Failed: {(job.reason ?? 'unknown reason').replace(/\.$/, '')}.{job.testMode ? '' : ` Refunded ${credits(job.creditsCharged)}.`}
         </p>
       )}
     </li>

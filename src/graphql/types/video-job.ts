@@ -15,7 +15,8 @@ export class VideoJobType {
   @Field(() => String) queueId!: string;
   @Field(() => String) model!: string;
   @Field(() => VideoJobStatus) status!: VideoJobStatus;
-  @Field(() => Float) creditsCharged!: number;
+  @Field(() => Float, { description: 'What the job costs; a test job (testMode) costs this and moves no credit.' }) creditsCharged!: number;
+  @Field(() => Boolean, { description: 'Queued with a test key: made by the simulator, and no credit moved (added beside CONTRACT).' }) testMode!: boolean;
   @Field(() => Float, { nullable: true }) creditsUsed!: number | null;
   @Field(() => String, { nullable: true, description: 'Present when COMPLETED: permanent, token-authenticated link.' }) url!: string | null;
   @Field(() => String, { nullable: true, description: 'Present when FAILED.' }) reason!: string | null;
@@ -31,6 +32,7 @@ export function toVideoJobType(job: VideoJob): VideoJobType {
     model: job.model,
     status: job.status as VideoJobStatus,
     creditsCharged: job.creditsCharged,
+    testMode: job.testMode,
     creditsUsed: job.creditsUsed,
     url: job.status === 'COMPLETED' ? job.url : null,
     reason: job.status === 'FAILED' ? job.reason : null,
