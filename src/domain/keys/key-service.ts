@@ -173,6 +173,8 @@ export class KeyService {
       await this.db.run(`update api_keys set webhook_secret = ? where id = ? and account_id = ?`, [secret, keyId, accountId]);
       return { url: current.webhookUrl, secret };
     }
+    // `regenerateSecret: false` (or any value but true) is a field sent wrong, named as such.
+    if ('regenerateSecret' in body) throw invalidRequest("Invalid 'regenerateSecret': must be true (send 'url': null to remove the webhook).", 'regenerateSecret');
     throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
   }
 

@@ -15,6 +15,10 @@ import { classifyAddress, type AddressCategory } from './address-policy';
 
 export const MAX_URL_LENGTH = 2048;
 
+/** ASCII control characters (C0 and DEL) and any whitespace, Unicode's included. */
+// eslint-disable-next-line no-control-regex
+const CONTROL_OR_SPACE = /[\u0000-\u001f\u007f]|\s/;
+
 /** How long acceptance waits for DNS before giving up and accepting the URL. */
 export const LOOKUP_TIMEOUT_MS = 2000;
 
@@ -70,6 +74,11 @@ export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Prom
     throw refuse('is not a valid absolute URL.');
   }
 
+  // The URL parser drops tabs and line breaks anywhere and trims spaces and control characters at
+  // the ends, so `https://example.com/x\r\nX-Injected: 1` was stored as another URL than the one
+  // sent (and `exa\tmple.com` as example.com). What the caller sent must be what is stored.
+  if (CONTROL_OR_SPACE.test(raw)) throw refuse('must not contain control characters or whitespace (write a space as %20).');
+
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && opts.allowHttp)) {
     throw refuse(opts.allowHttp ? 'must use the http or https scheme.' : 'must use the https scheme.');
   }
@@ -77,6 +86,8 @@ export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Prom
   // classic way to disguise the real host from a human reader.
   if (url.username !== '' || url.password !== '') throw refuse('must not contain a username or password.');
   if (url.hostname === '') throw refuse('must have a host.');
+  // Port 0 is no port anyone listens on: a connection to it can only fail.
+  if (url.port === '0') throw refuse('must not use port 0.');
 
   const normalised = url.href;
   // Normalisation can lengthen a URL (percent-encoding), so check again.

@@ -141,3 +141,31 @@ describe('checkCallerUrl', () => {
     expect((await refusal('http://a:b@127.0.0.1/', local)).param).toBe('url');
   });
 });
+
+describe('checkCallerUrl: what is sent is what is stored', () => {
+  it.each([
+    ['https://example.com/x\r\nX-Injected: 1'],
+    ['https://exa\tmple.com/x'],
+    ['https://example.com/a b'],
+    [' https://example.com/x'],
+    ['https://example.com/x\u0000'],
+    ['https://example.com/x\u007f'],
+    ['https://example.com/x\u00a0'],
+    ['https://example.com/x\u2028'],
+  ])('refuses %j: control characters and whitespace, which the URL parser drops or trims', async (raw) => {
+    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+      const err = await refusal(raw, opts);
+      expect([err.status, err.param]).toEqual([400, opts.param]);
+      expect(err.message).toMatch(/control characters or whitespace/);
+    }
+  });
+
+  it('refuses port 0, also where local addresses are allowed', async () => {
+    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+      const err = await refusal('https://example.com:0/x', opts);
+      expect([err.param, err.message]).toEqual([opts.param, `${opts.param} must not use port 0.`]);
+    }
+    await expect(checkCallerUrl('https://example.com:8443/x', webhook)).resolves.toBe('https://example.com:8443/x');
+    await expect(checkCallerUrl('https://example.com/a%20b', webhook)).resolves.toBe('https://example.com/a%20b');
+  });
+});
