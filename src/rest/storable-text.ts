@@ -7,7 +7,7 @@
  * would report as "received NaN".
  */
 import type { RequestHandler } from 'express';
-import { invalidRequest, notFound } from '../domain/errors/domain-error';
+import { invalidRequest, notFound, type DomainError } from '../domain/errors/domain-error';
 import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
 
 function decodedPath(path: string): string | null {
@@ -18,9 +18,24 @@ function decodedPath(path: string): string | null {
   }
 }
 
+/**
+ * The 404 a path that cannot exist gets: the one its route gives an id it does not know, so a
+ * NUL or a broken escape (`%00`, `%ED%A0%80`) in a media or key id reads like any other unknown id.
+ */
+const NOT_FOUND_BY_PREFIX: Array<[string, () => DomainError]> = [
+  ['/media/', () => notFound('No such media.', 'media_not_found')],
+  ['/account/api-keys/', () => notFound('No API key with that id.', 'key_not_found', 'id')],
+  ['/v1/responses/', () => notFound('No response with that id.', 'response_not_found', 'response_id')],
+];
+
+function unknownPath(path: string): DomainError {
+  const hit = NOT_FOUND_BY_PREFIX.find(([prefix]) => path.startsWith(prefix));
+  return hit ? hit[1]() : notFound('No such resource.', 'not_found');
+}
+
 export const storableText: RequestHandler = (req, _res, next) => {
   const path = decodedPath(req.path);
-  if (path === null || hasUnstorableText(path)) return next(notFound('No such resource.', 'not_found'));
+  if (path === null || hasUnstorableText(path)) return next(unknownPath(req.path));
   try {
     assertStorableText(req.query);
   } catch (err) {

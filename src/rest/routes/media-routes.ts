@@ -1,6 +1,8 @@
 import { Router, type Response } from 'express';
 import type { MediaLibrary } from '../../domain/media/media-library';
-import { notFound } from '../../domain/errors/domain-error';
+import { invalidRequest, notFound } from '../../domain/errors/domain-error';
+import { errorBody } from '../../infra/http/error-body';
+import { sendJson } from '../json-response';
 
 /** What stored media may be served as; anything else goes out as bytes a browser will not render. */
 const SERVABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'video/mp4']);
@@ -45,15 +47,19 @@ export function mediaRoutes(media: MediaLibrary): Router {
     const found = /^med_[A-Za-z0-9]+$/.test(req.params.id) ? await media.open(req.params.id, token) : null;
     if (!found) throw notFound('No such media.', 'media_not_found');
     const { blob } = found;
+    const range = parseByteRange(req.headers.range, blob.size);
+    if (range === 'unsatisfiable') {
+      // RFC 9110 makes this a 416 with the size in Content-Range; the body is the OpenAI error
+      // body every other refusal carries (it was empty). 416 is HTTP's, not a domain outcome with
+      // a type of its own in the status table, so it is written here with the shared body.
+      const err = invalidRequest(`The Range '${String(req.headers.range).slice(0, 64)}' is outside the file's ${blob.size} bytes.`, 'Range', 'range_not_satisfiable');
+      sendJson(res, 416, { 'Content-Range': `bytes */${blob.size}`, 'Accept-Ranges': 'bytes' }, errorBody(err));
+      return;
+    }
     res.setHeader('Content-Type', SERVABLE_TYPES.has(found.contentType) ? found.contentType : 'application/octet-stream');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
     res.setHeader('Accept-Ranges', 'bytes');
-    const range = parseByteRange(req.headers.range, blob.size);
-    if (range === 'unsatisfiable') {
-      res.status(416).setHeader('Content-Range', `bytes */${blob.size}`).end();
-      return;
-    }
     if (range) {
       res.status(206).setHeader('Content-Range', `bytes ${range.start}-${range.end}/${blob.size}`);
       res.setHeader('Content-Length', String(range.end - range.start + 1));
