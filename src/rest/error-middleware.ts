@@ -30,6 +30,16 @@ export function unsupportedContentType(expected: string): DomainError {
   return new DomainError('invalid_request_error', `The request body must be ${expected}.`, { code: 'unsupported_content_type' });
 }
 
+/**
+ * A JSON body labelled with a charset other than UTF-8 (`utf8` spelt so, us-ascii, iso-8859-1,
+ * utf-16): JSON on the wire is UTF-8 (RFC 8259), so it is the 400 `invalid_encoding` a body of
+ * bad bytes gets. body-parser answered some with a codeless "Unsupported body encoding." and
+ * decoded UTF-16 into something else.
+ */
+export function charsetNotUtf8(): DomainError {
+  return new DomainError('invalid_request_error', 'The request body must be UTF-8, sent as charset=utf-8 or with no charset.', { code: 'invalid_encoding' });
+}
+
 /** A JSON body that does not parse. */
 export function bodyNotJson(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
@@ -59,8 +69,9 @@ export function toDomainError(err: unknown): DomainError | null {
   if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE' || e?.code === 'LIMIT_FIELD_VALUE')
     return bodyTooLarge();
   if (e?.type === 'entity.parse.failed') return bodyNotJson();
-  if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported')
-    return new DomainError('invalid_request_error', 'Unsupported body encoding.');
+  if (e?.type === 'charset.unsupported') return charsetNotUtf8();
+  if (e?.type === 'encoding.unsupported')
+    return new DomainError('invalid_request_error', 'Unsupported Content-Encoding: send the body as it is, or gzip, deflate or br.', { code: 'unsupported_content_encoding' });
   if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) {
     const message = MULTIPART_LIMITS[e.code]?.(e.field) ?? 'The multipart body breaks a limit of this endpoint.';
     return new DomainError('invalid_request_error', message, { param: e.field ?? null });

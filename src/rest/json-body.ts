@@ -11,11 +11,11 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
-import { unsupportedContentType } from './error-middleware';
+import { bodyTooLarge, charsetNotUtf8, unsupportedContentType } from './error-middleware';
 import { clientGone } from './abandoned-answer';
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
-export const JSON_BODY_LIMIT = '1mb';
+export const JSON_BODY_LIMIT = 1024 * 1024;
 /** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
 export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
 
@@ -55,6 +55,9 @@ export function isJsonObject(body: unknown): boolean {
   return body !== null && typeof body === 'object' && !Array.isArray(body);
 }
 
+/** The charset parameter of a Content-Type, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
 /** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
 const NOT_UTF8 = Symbol('not utf-8');
 
@@ -82,7 +85,7 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
  * Content-Type (or none) used to be skipped by the parser, so the route ran on its defaults —
  * `{"mode":"test"}` sent as text/plain created a live key — now it is a 400 saying how to send it.
  */
-export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandler {
+export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
   const parse = express.json({
     limit,
     // Any JSON value parses; what is not an object is then refused in our words (bodyNotObject).
@@ -98,6 +101,14 @@ export function jsonBody(limit: number | string = JSON_BODY_LIMIT): RequestHandl
     if (res.destroyed || req.socket?.destroyed) return next(clientGone());
     if (sendsBody(req) && !req.is('application/json')) {
       return next(unsupportedContentType('JSON, sent with Content-Type: application/json'));
+    }
+    const charset = CHARSET.exec(req.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && charset.toLowerCase() !== 'utf-8') return next(charsetNotUtf8());
+    // A declared Content-Length over the limit is refused before a byte is read, with
+    // `Connection: close` (the rest is never read), as the JSON lane does: body-parser read it first.
+    if (Number(req.headers['content-length']) > limit) {
+      res.setHeader('Connection', 'close');
+      return next(bodyTooLarge());
     }
     parse(req, res, (err?: unknown) => {
       if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);

@@ -3,10 +3,11 @@ import type { Database } from '../ports/database';
 import type { KeyService } from '../keys/key-service';
 import { listDeliveries, type DeliveryRecord } from '../webhooks/delivery-log';
 import { parseInput } from '../shared/validate';
+import { integerTextOrNumber } from '../shared/integer-text';
 import { usageHistory, type UsageHistory } from './usage';
 import { ledgerEntries, type LedgerPage } from './ledger-entries';
 
-const deliveriesSchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
+const deliveriesSchema = z.object({ limit: integerTextOrNumber(1, 500).default(100) }).strict();
 
 /**
  * What an account owner reads about the past: usage, ledger entries, a key's webhook deliveries.

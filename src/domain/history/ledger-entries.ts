@@ -3,6 +3,7 @@ import type { SqlExecutor } from '../ports/database';
 import type { EntryKind } from '../credits/ledger';
 import { microToCredits } from '../shared/money';
 import { parseInput } from '../shared/validate';
+import { integerTextOrNumber } from '../shared/integer-text';
 
 /** One ledger entry as an owner may see it: signed credits, what it paid for, which key and model. */
 export interface LedgerEntry {
@@ -27,7 +28,7 @@ export const DEFAULT_LEDGER_PAGE = 20;
 
 const pageSchema = z
   .object({
-    first: z.coerce.number().int().min(1).max(MAX_LEDGER_PAGE).default(DEFAULT_LEDGER_PAGE),
+    first: integerTextOrNumber(1, MAX_LEDGER_PAGE).default(DEFAULT_LEDGER_PAGE),
     after: z.string().regex(/^\d{1,18}$/, 'must be the cursor of an entry').optional(),
   })
   .strict();

@@ -1,8 +1,12 @@
+import { z } from 'zod';
 import { Router } from 'express';
 import type { Database } from '../../domain/ports/database';
 import type { AccountHistory } from '../../domain/history/account-history';
 import { listDeliveries } from '../../domain/webhooks/delivery-log';
 import { accountIdOf } from '../auth';
+import { parseInput } from '../../domain/shared/validate';
+
+const adminQuery = z.object({ keyId: z.string().max(100).optional(), jobId: z.string().max(100).optional() }).strict();
 
 /** The delivery log: owners see their key's; operators filter by key and/or job. */
 export function accountDeliveryRoutes(history: AccountHistory): Router {
@@ -16,10 +20,9 @@ export function accountDeliveryRoutes(history: AccountHistory): Router {
 export function adminDeliveryRoutes(db: Database): Router {
   const r = Router();
   r.get('/admin/webhook-deliveries', async (req, res) => {
-    const q = req.query as Record<string, unknown>;
-    const keyId = typeof q.keyId === 'string' && q.keyId ? q.keyId : undefined;
-    const jobId = typeof q.jobId === 'string' && q.jobId ? q.jobId : undefined;
-    res.json({ object: 'list', data: await listDeliveries(db, { keyId, jobId, limit: 500 }) });
+    // Strict as /account's queries are: a misspelt filter (`keyid=`) listed every delivery.
+    const q = parseInput(adminQuery, { ...req.query });
+    res.json({ object: 'list', data: await listDeliveries(db, { keyId: q.keyId || undefined, jobId: q.jobId || undefined, limit: 500 }) });
   });
   return r;
 }
