@@ -5,7 +5,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { DomainError, unauthenticated } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
-import { bearerToken } from '../infra/http/bearer-token';
+import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, missingCredential, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, PARSE_OPTIONS, costError, documentLimitError, nestingError } from './limits';
@@ -118,10 +118,11 @@ export async function createHttpDoor(deps: {
   // A bad credential answers 401 at once; none at all is refused once the operation is known
   // (operationLimitsPlugin), so that reading the schema needs none.
   const context = async ({ req }: { req: express.Request }): Promise<GraphQLContext> => {
-    const header = req.headers.authorization;
-    if (!header) return { principal: null, services: deps.services };
-    const token = bearerToken(header);
     try {
+      // Two headers are refused, as on REST: Node keeps the first, a proxy in front may keep the last.
+      const header = authorizationHeader(req);
+      if (!header) return { principal: null, services: deps.services };
+      const token = bearerToken(header);
       if (!token) throw unauthenticated('Malformed Authorization header; expected "Bearer <API key or ID token>".');
       return { principal: await authenticateBearer(token, deps.services), services: deps.services };
     } catch (err) {

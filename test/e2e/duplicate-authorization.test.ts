@@ -54,3 +54,18 @@ test('each door refuses a second Authorization header with a 400 naming it; one 
   await allCallsBilled(gw, acct.id);
   expect(await gw.balance(acct)).toBeCloseTo(10 - spent, 6);
 });
+
+test('GraphQL over HTTP refuses a second Authorization header too, in the GraphQL shape', async () => {
+  const acct = await gw.newAccount(0);
+  const key = await gw.newKey(acct);
+  const body = JSON.stringify({ query: '{ models { id } }' });
+  const head = (auth: string[]) => ['POST /graphql HTTP/1.1', 'Host: x', ...auth.map((a) => `Authorization: Bearer ${a}`), 'Content-Type: application/json'];
+  expect((await rawRequest(gw.url, head([key.secret]), body)).status).toBe(200);
+  for (const pair of [[key.secret, 'nope'], ['nope', key.secret], [key.secret, acct.idToken]]) {
+    const two = await rawRequest(gw.url, head(pair), body);
+    expect(two.status).toBe(400);
+    const errors = JSON.parse(two.body).errors;
+    expect(errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'Authorization' });
+    expect(errors[0].message).toContain("'Authorization' header is given more than once");
+  }
+});
