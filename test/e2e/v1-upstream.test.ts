@@ -307,6 +307,19 @@ describe('chat through an OpenAI-compatible upstream', () => {
   });
 });
 
+test("an upstream's 429 is the client's 502 with the upstream's Retry-After, plain and streamed; nothing charged", async () => {
+  const { acct, key } = await liveClient(10);
+  upstream.setMode('rate-limited');
+  for (const stream of [false, true]) {
+    const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { ...chatBody, stream } });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('retry-after')).toBe('7');
+    expect(res.body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_rate_limited' });
+  }
+  await allCallsBilled(gw, acct.id);
+  expect(await gw.balance(acct)).toBe(10);
+});
+
 describe('images through an OpenAI-compatible upstream', () => {
   /** A generation whose client gives up after 300 ms, while the upstream holds its answer. */
   const leaveEarly = (secret: string, headers: Record<string, string> = {}) =>

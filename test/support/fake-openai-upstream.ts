@@ -19,6 +19,8 @@ export type FakeOpenAIMode =
   | 'error-500'
   /** 200 with a body that is not JSON (and echoes the Authorization header). */
   | 'malformed-json'
+  /** 429 with `Retry-After: 7`, as OpenAI answers past a rate limit. */
+  | 'rate-limited'
   /** Reads the request, never answers. */
   | 'hang'
   /** Destroys the socket without answering. */
@@ -115,6 +117,10 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   async function handle(r: RecordedRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (r.method === 'GET' && r.path.startsWith('/v1/files/')) return sendPng(res, 16, 16);
     if (mode === 'hang') return;
+    if (mode === 'rate-limited') {
+      res.setHeader('Retry-After', '7');
+      return sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } });
+    }
     if (mode === 'reset' || (mode === 'die-mid-stream' && !r.json?.stream)) return void req.socket.destroy();
     if (mode === 'error-500') {
       return sendJson(res, 500, { error: { message: `Internal error for ${r.headers.authorization}`, type: 'server_error' } });

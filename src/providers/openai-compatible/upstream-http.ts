@@ -110,7 +110,8 @@ export class UpstreamHttp {
     }
     if (response.status < 200 || response.status >= 300) {
       const text = await readText(response.body, MAX_ERROR_BODY_BYTES, true).catch(() => '');
-      throw errorForStatus(response.status, text, this.scrubFor(model));
+      const retryAfter = response.headers['retry-after'];
+      throw errorForStatus(response.status, text, this.scrubFor(model), Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
     }
     return { body: response.body, contentType: String(response.headers['content-type'] ?? '') };
   }
@@ -146,7 +147,7 @@ export class UpstreamHttp {
     } catch (err) {
       throw asUpstreamError(err, err instanceof CallTimedOut);
     }
-    if (response.status < 200 || response.status >= 300) throw errorForStatus(response.status, response.text, this.scrubFor(model));
+    if (response.status < 200 || response.status >= 300) throw errorForStatus(response.status, response.text, this.scrubFor(model), response.retryAfter);
     try {
       return JSON.parse(response.text) as unknown;
     } catch (err) {

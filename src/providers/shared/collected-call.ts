@@ -14,6 +14,8 @@ import type { Dispatcher } from 'undici';
 export interface CollectedResponse {
   status: number;
   text: string;
+  /** The upstream's Retry-After on a failure (a 429 or 503 saying when to come back). */
+  retryAfter?: string;
 }
 
 export class CallTimedOut extends Error {
@@ -58,20 +60,25 @@ export function collectedCall(
     const chunks: Buffer[] = [];
     const finish = () => {
       done();
-      resolve({ status, text: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') });
+      resolve({ status, text: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'), retryAfter });
     };
     let size = 0;
     let status = 0;
     let limit = bounds.limitBytes;
     let truncated = false;
+    let retryAfter: string | undefined;
     dispatcher.dispatch(options, {
       onRequestStart(c) {
         controller = c;
         if (pendingAbort) c.abort(pendingAbort);
       },
-      onResponseStart(_c, statusCode) {
+      onResponseStart(_c, statusCode, headers) {
         status = statusCode;
-        if (statusCode < 200 || statusCode >= 300) limit = bounds.errorLimitBytes;
+        if (statusCode < 200 || statusCode >= 300) {
+          limit = bounds.errorLimitBytes;
+          const value = headers['retry-after'];
+          retryAfter = Array.isArray(value) ? value[0] : value;
+        }
       },
       onResponseData(c, chunk) {
         if (truncated) return;

@@ -97,9 +97,32 @@ export function scrubUpstreamText(text: string, scrub: ErrorScrub): string {
   return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
 }
 
-export function errorForStatus(status: number, bodyText: string, scrub?: ErrorScrub): DomainError {
+/** The longest back-off passed on from an upstream: past it a client is better off trying again. */
+const MAX_RETRY_AFTER_SECONDS = 60;
+
+/** An upstream's Retry-After (delta-seconds or an HTTP date) as whole seconds from now, within 1–60; undefined when absent or unreadable. */
+export function retryAfterSecondsOf(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  const seconds = /^\d{1,9}$/.test(text) ? Number(text) : (Date.parse(text) - now) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
+}
+
+export function errorForStatus(status: number, bodyText: string, scrub?: ErrorScrub, retryAfter?: string): DomainError {
   if (isContentPolicyRejection(status, bodyText)) return contentPolicyViolation();
   const cause = new UpstreamHttpError(status, bodyText.slice(0, 1024));
+  if (status === 429 || status === 503) {
+    // Still the provider's failure (502, CONTRACT), but one that says when to come back: the
+    // client is told so, and the SDKs' retries wait that long instead of hammering it.
+    const retryAfterSeconds = retryAfterSecondsOf(retryAfter);
+    const busy = status === 429 ? 'is limiting the rate of requests' : 'is temporarily unavailable';
+    return new DomainError('upstream_error', `The model provider ${busy}; retry ${retryAfterSeconds ? `after ${retryAfterSeconds} s` : 'shortly'}.`, {
+      code: status === 429 ? 'upstream_rate_limited' : 'upstream_unavailable',
+      retryAfterSeconds,
+      cause,
+    });
+  }
   if (scrub && CLIENT_FAULT.has(status)) {
     // The request was at fault (a schema the model rejects, a tool turn out of order, …): the
     // client gets a 4xx it can read and act on, and an SDK does not retry it.

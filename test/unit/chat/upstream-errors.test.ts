@@ -1,4 +1,4 @@
-import { errorForStatus, scrubUpstreamText } from '../../../src/providers/shared/upstream-errors';
+import { errorForStatus, retryAfterSecondsOf, scrubUpstreamText } from '../../../src/providers/shared/upstream-errors';
 
 const scrub = { secrets: ['https://api.upstream.example/v1', 'api.upstream.example', 'sk-live-upstream-secret'], model: { upstream: 'gpt-4o-2024-08-06', public: 'svc-chat-1' } };
 
@@ -29,5 +29,22 @@ describe('upstream errors', () => {
 
   test('long messages are bounded', () => {
     expect(scrubUpstreamText('x'.repeat(5000), scrub).length).toBeLessThanOrEqual(501);
+  });
+});
+
+describe('an upstream that says when to come back (429, 503)', () => {
+  test('stays a 502 upstream_error (the provider failed) with its own code and the Retry-After it gave, within 1–60 s', () => {
+    expect(errorForStatus(429, '{}', undefined, '7')).toMatchObject({ status: 502, type: 'upstream_error', code: 'upstream_rate_limited', retryAfterSeconds: 7 });
+    expect(errorForStatus(503, '{}', undefined, '3600')).toMatchObject({ status: 502, code: 'upstream_unavailable', retryAfterSeconds: 60 });
+    expect(errorForStatus(429, '{}', undefined, '0').retryAfterSeconds).toBe(1);
+    expect(errorForStatus(429, '{}').retryAfterSeconds).toBeUndefined();
+    expect(errorForStatus(429, '{}', undefined, 'soon').retryAfterSeconds).toBeUndefined();
+    expect(errorForStatus(500, '{}', undefined, '7').retryAfterSeconds).toBeUndefined();
+  });
+
+  test('an HTTP date is read as seconds from now', () => {
+    const now = Date.parse('2026-11-24T10:00:00Z');
+    expect(retryAfterSecondsOf('Tue, 24 Nov 2026 10:00:12 GMT', now)).toBe(12);
+    expect(retryAfterSecondsOf('Tue, 24 Nov 2026 09:00:00 GMT', now)).toBe(1);
   });
 });
