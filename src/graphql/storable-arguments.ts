@@ -7,6 +7,7 @@
 import { GraphQLError, Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
 import { DomainError, invalidRequest } from '../domain/errors/domain-error';
 import { assertStorableText, hasUnstorableText, paramOf } from '../domain/shared/validate';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
 import { asGraphQLError } from './errors';
 import { perDocument } from './per-document';
 
@@ -66,6 +67,11 @@ const scanOnce = perDocument(scanArguments);
 export function unstorableArgumentError(document: DocumentNode, variables: Record<string, unknown> | null | undefined): GraphQLError | null {
   const { uses, literal } = scanOnce(document);
   try {
+    // First, as a REST body is: every later walk of the variables (the cost's cache key, their
+    // coercion) recurses, and 5,000 levels of [[[…]]] overflowed the stack into a 500.
+    if (jsonDepthExceeds(variables)) {
+      throw invalidRequest(`The variables nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, 'variables', 'body_too_deep');
+    }
     for (const [name, value] of Object.entries(variables ?? {})) {
       if (hasUnstorableText(name)) throw invalidRequest('Variable names must not contain NUL characters or unpaired UTF-16 surrogates.');
       // A variable the document never passes is named as itself.

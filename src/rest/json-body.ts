@@ -13,19 +13,14 @@ import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
 import { bodyTooLarge, charsetNotUtf8, unsupportedContentType } from './error-middleware';
 import { clientGone } from './abandoned-answer';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
+
+export { jsonDepthExceeds, MAX_JSON_DEPTH };
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 /** Chat and Responses bodies carry base64 images, audio and files (OpenAI takes 20 MB images). */
 export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
-
-/**
- * Objects and arrays nested inside one another. No request of this API needs more than a few
- * levels (a JSON Schema in `response_format` or a tool's `parameters` perhaps a dozen); every
- * recursive walk after parsing (the idempotency fingerprint, the text checks, serialising the
- * upstream request, the simulator's sampler) is then safe from a stack overflow, whatever arrives.
- */
-export const MAX_JSON_DEPTH = 64;
 
 export function bodyTooDeep(): DomainError {
   return new DomainError('invalid_request_error', `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, {
@@ -60,18 +55,6 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
 /** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
 const NOT_UTF8 = Symbol('not utf-8');
-
-/** True when `value` nests objects/arrays deeper than `max`. An explicit stack: no recursion. */
-export function jsonDepthExceeds(value: unknown, max = MAX_JSON_DEPTH): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  const stack: Array<{ node: object; depth: number }> = [{ node: value, depth: 1 }];
-  for (let top = stack.pop(); top; top = stack.pop()) {
-    if (top.depth > max) return true;
-    const children = Array.isArray(top.node) ? top.node : Object.values(top.node);
-    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ node: child, depth: top.depth + 1 });
-  }
-  return false;
-}
 
 /** A POST, PUT or PATCH that carries bytes (a GET's or DELETE's body is never read). */
 function sendsBody(req: { method: string; headers: { 'content-length'?: string; 'transfer-encoding'?: string } }): boolean {

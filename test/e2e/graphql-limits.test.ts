@@ -92,3 +92,30 @@ test('introspection is on outside production', async () => {
   const res = await post({ query: '{ __schema { queryType { name } subscriptionType { name } } }' });
   expect(res.body.data.__schema).toEqual({ queryType: { name: 'Query' }, subscriptionType: { name: 'Subscription' } });
 });
+
+test('variables nested past 64 levels are a 400 naming them, over HTTP and WebSocket (5,000 levels overflowed the stack into a 500)', async () => {
+  // Written as text: JSON.stringify itself would overflow on this value.
+  const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+  for (const query of ['query { models { id } }', 'mutation { revokeApiKey(id: "key_x") }']) {
+    const res = await gw.api('POST', '/graphql', { token: key, rawBody: `{"query":${JSON.stringify(query)},"variables":{"a":${deep}}}`, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'variables' });
+  }
+  const WebSocket = (await import('ws')).default;
+  const socket = new WebSocket(gw.url.replace('http', 'ws') + '/graphql', 'graphql-transport-ws');
+  const frames: any[] = [];
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data));
+    frames.push(frame);
+    if (frame.type === 'connection_ack') socket.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { videoJobsUpdated { id } }","variables":{"a":${deep}}}}`);
+    if (frame.type === 'error') socket.close(1000);
+  });
+  await new Promise((resolve) => socket.on('open', resolve));
+  socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
+  expect(await closed).toBe(1000);
+  const error = frames.find((f) => f.type === 'error');
+  expect(error?.payload?.[0]?.extensions).toMatchObject({ code: 'invalid_request_error', param: 'variables' });
+  // The gateway serves on.
+  expect((await post({ query: '{ models { id } }' })).status).toBe(200);
+});
