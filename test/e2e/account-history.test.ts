@@ -103,9 +103,20 @@ describe('usage history from the ledger', () => {
     expect((await rest('from=2026-11-02&to=2026-11-01')).body.error.param).toBe('from');
     expect((await rest('from=2020-01-01&to=2026-01-01')).status).toBe(400);
     expect((await rest('colour=blue')).body.error.param).toBe('colour');
+    // The ends of the calendar (the day after 9999-12-31 was a 500 with the SQL in the log).
+    for (const [qs, param] of [['from=9999-12-31&to=9999-12-31', 'from'], ['from=0000-01-01&to=0000-01-01', 'from'], ['to=0001-01-05', 'to']]) {
+      const res = await rest(qs);
+      expect([qs, res.status, res.body.error?.param]).toEqual([qs, 400, param]);
+    }
+    const early = await rest('to=1970-01-05');
+    expect(early.status).toBe(200);
+    expect(early.body).toMatchObject({ from: '1970-01-01', to: '1970-01-05' });
+    expect((await rest('from=9999-12-01&to=9999-12-30')).status).toBe(200);
 
     const g = await gql(`{ usage(from: "2026-02-30") { from } }`, acct.idToken);
     expect(g.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'from' });
+    const end = await gql(`{ usage(from: "9999-12-31", to: "9999-12-31") { from } }`, acct.idToken);
+    expect(end.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'from' });
     const { secret } = await gw.newKey(acct);
     const asKey = await gql(`{ usage { from } }`, secret);
     expect(asKey.body.errors[0].extensions.code).toBe('permission_error');

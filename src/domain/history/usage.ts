@@ -26,10 +26,19 @@ export const MAX_USAGE_DAYS = 366;
 export const DEFAULT_USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
+/**
+ * The days a range may name. The query reads up to the day after `to`, and PostgreSQL's
+ * timestamps end with year 9999 (9999-12-31 + 1 day was a 500 with the SQL in the log); nothing
+ * was charged before 1970.
+ */
+const FIRST_DAY = '1970-01-01';
+const LAST_DAY = '9999-12-30';
+
 const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
-  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && utcDay(new Date(`${v}T00:00:00Z`)) === v, 'must be a real date');
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && utcDay(new Date(`${v}T00:00:00Z`)) === v, 'must be a real date')
+  .refine((v) => v >= FIRST_DAY && v <= LAST_DAY, `must be a day from ${FIRST_DAY} to ${LAST_DAY}`);
 
 const usageSchema = z
   .object({
@@ -43,7 +52,8 @@ const usageSchema = z
 export function parseUsageQuery(input: unknown, now = new Date()): { from: string; to: string; groupBy: UsageGroupBy } {
   const v = parseInput(usageSchema, input);
   const to = v.to ?? utcDay(now);
-  const from = v.from ?? utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
+  const defaultFrom = utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
+  const from = v.from ?? (defaultFrom < FIRST_DAY ? FIRST_DAY : defaultFrom);
   const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
   if (span < 1) throw invalidRequest("Invalid 'from': must not be after 'to'.", 'from');
   if (span > MAX_USAGE_DAYS) throw invalidRequest(`Invalid 'from': the range is at most ${MAX_USAGE_DAYS} days.`, 'from');
