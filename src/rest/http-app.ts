@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type Router } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
@@ -44,6 +44,17 @@ export function routeLabel(req: Request, status: number): string {
   return status === 404 ? 'unmatched' : 'unrouted';
 }
 
+/**
+ * Answers for a credential are nobody else's: a key's secret shown once, a webhook secret, the
+ * account, stored responses. No cache (a proxy's, the browser's disk) may keep them. The JSON
+ * lane sets the same; media (token-authenticated, immutable) keeps its own caching.
+ */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', NO_STORE);
+  next();
+};
+export const NO_STORE = 'no-store';
+
 export function createHttpApp(deps: {
   logger: Logger;
   metrics: Metrics;
@@ -70,16 +81,16 @@ export function createHttpApp(deps: {
   // that take a body parse it themselves (rest/json-body.ts), so a path without a route is a 404
   // whatever its Content-Type.
   const v1 = express.Router();
-  v1.use(requireApiKey(deps.keys));
+  v1.use(noStore, requireApiKey(deps.keys));
   for (const r of deps.doors.v1Raw ?? []) v1.use(r);
   v1.use(...deps.doors.v1);
   app.use('/v1', v1);
 
   for (const r of deps.doors.open) app.use(r);
   deps.graphql?.(app);
-  app.use('/account', requireIdToken(deps.accounts));
+  app.use('/account', noStore, requireIdToken(deps.accounts));
   for (const r of deps.doors.account) app.use(r);
-  app.use('/admin', requireAdmin(deps.adminToken));
+  app.use('/admin', noStore, requireAdmin(deps.adminToken));
   for (const r of deps.doors.admin) app.use(r);
 
   app.use(notFoundHandler);

@@ -18,6 +18,7 @@ import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
 import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
 import { clientGone } from './abandoned-answer';
+import { NO_STORE } from './http-app';
 import { observeRequest } from './request-metrics';
 import { bodyNotObject, bodyNotUtf8, bodyTooDeep, isJsonObject, jsonDepthExceeds } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
@@ -52,6 +53,8 @@ export function withJsonLane(
 }
 
 async function serve(deps: { keys: KeyAuthenticator }, route: JsonLaneRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // As every /v1 answer on the Express side (http-app.ts, noStore).
+  res.setHeader('Cache-Control', NO_STORE);
   // Authenticated before the body is read, as on the Express side: a stranger cannot make us read 25 MB.
   const token = bearerToken(authorizationHeader(req));
   if (!token) throw unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".');

@@ -57,6 +57,22 @@ describe('operations', () => {
     expect(((await gw.api('GET', '/metrics')).body as string)).toContain('svc_http_requests_total{route="/v1/responses/:id",status="404"}');
   });
 
+  test('answers for a credential are not stored by any cache: secrets, the account, /v1 (both lanes), /admin, refusals too', async () => {
+    const acct = await gw.newAccount(1);
+    const created = await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name: 'cache' } });
+    expect(created.status).toBe(201);
+    const answers = [
+      created,
+      await gw.api('GET', '/account', { token: acct.idToken }),
+      await gw.api('GET', '/v1/models', { token: created.body.key }),
+      await gw.api('POST', '/v1/chat/completions', { token: created.body.key, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] } }),
+      await gw.api('POST', '/v1/chat/completions', { token: created.body.key, body: { model: 'nope', messages: [] } }),
+      await gw.api('GET', '/account', { token: 'nope' }),
+      await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 1, reason: 'cache' } }),
+    ];
+    expect(answers.map((res) => [res.status, res.headers.get('cache-control')])).toEqual(answers.map((res) => [res.status, 'no-store']));
+  });
+
   test('unknown route is a 404 in the OpenAI error shape', async () => {
     expectError(await gw.api('GET', '/nope'), 404, 'not_found_error');
   });
