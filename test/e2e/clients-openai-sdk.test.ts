@@ -161,6 +161,8 @@ test.each([
   ['5 stop sequences', { messages: [{ role: 'user', content: 'hi' }], stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
   ['n far past its range', { messages: [{ role: 'user', content: 'hi' }], n: 2 ** 64 }, 'n'],
   ['audio output asked through modalities', { messages: [{ role: 'user', content: 'hi' }], modalities: ['text', 'audio'] }, 'modalities[1]'],
+  ['stream_options without stream', { messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }, 'stream_options'],
+  ['two tools of one name', { messages: [{ role: 'user', content: 'hi' }], tools: [...tools, ...tools] }, 'tools[1].function.name'],
   ['an image data URL whose payload is not base64', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,!!!!' } }] }] }, 'messages[0].content[0].image_url.url'],
 ])('%s is a 400 naming the field; nothing is charged and the upstream is not called', async (_name, body, param) => {
   const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });
@@ -262,6 +264,17 @@ describe('the Responses API', () => {
     expect(final.output_text).toBe('Answer 0');
     expect(rig.chatRequests()[1].max_completion_tokens).toBe(50);
     await rig.expectCharged(2);
+  });
+
+  test('metadata is held to what chat takes (16 pairs): a 400 naming it, nothing stored or charged', async () => {
+    const res = await rig.gw.api('POST', '/v1/responses', {
+      token: rig.live.secret,
+      body: { model: 'svc-chat-1', input: 'hi', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'metadata' });
+    expect(rig.chatRequests()).toHaveLength(0);
+    await rig.expectCharged(0);
   });
 
   test('another account cannot read or continue a stored response', async () => {

@@ -38,6 +38,10 @@ export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall 
   }
   checkTools(body, model);
   checkStructuredOutput(body, model);
+  // As OpenAI answers it: the options of a stream that was not asked for are a mistake worth saying.
+  if (body.stream_options != null && body.stream !== true) {
+    throw invalidRequest("Invalid 'stream_options': only allowed when 'stream' is true.", 'stream_options');
+  }
   if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
     throw invalidRequest("Invalid 'top_logprobs': requires 'logprobs' to be true.", 'top_logprobs');
   }
@@ -59,6 +63,12 @@ export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall 
 }
 
 function checkTools(body: ChatRequestBody, model: ChatModel): void {
+  // Two tools of one name: the model's call could not say which it meant.
+  const seen = new Set<string>();
+  (body.tools ?? []).forEach((t, i) => {
+    if (seen.has(t.function.name)) throw invalidRequest(`Invalid 'tools[${i}].function.name': '${t.function.name}' names another tool too.`, `tools[${i}].function.name`);
+    seen.add(t.function.name);
+  });
   const usesTools = (body.tools?.length ?? 0) > 0 || body.messages.some((m) => m.role === 'tool' || (m.role === 'assistant' && m.tool_calls?.length));
   if (usesTools && !model.tools) throw invalidRequest(`The model '${model.id}' does not support tools.`, 'tools');
   const choice = body.tool_choice;

@@ -77,6 +77,11 @@ export const responseFormat = z.discriminatedUnion('type', [
 
 const unsupported = (what: string) => z.never({ message: what });
 
+/** OpenAI's metadata, on chat and Responses alike: at most 16 pairs, keys to 64 characters, values to 512. */
+export const metadataSchema = z
+  .record(z.string().max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, 'at most 16 key-value pairs');
+
 export const chatRequestSchema = z.strictObject({
   model: z.string().min(1).max(100),
   messages: z.array(message).min(1).max(2000),
@@ -100,11 +105,7 @@ export const chatRequestSchema = z.strictObject({
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),
   user: z.string().max(256).optional(),
-  metadata: z
-    .record(z.string().max(64), z.string().max(512))
-    .refine((m) => Object.keys(m).length <= 16, 'at most 16 key-value pairs')
-    .nullable()
-    .optional(),
+  metadata: metadataSchema.nullable().optional(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
   store: z.boolean().nullable().optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonSchemaObject } from '../json-schema-types';
+import { metadataSchema } from '../chat-request';
 
 /**
  * The OpenAI Responses API request, as far as a chat model can serve it. Strict: a field or an
@@ -106,7 +107,7 @@ export const responsesRequestSchema = z.strictObject({
   stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).nullable().optional(),
   store: z.boolean().nullable().optional(),
   previous_response_id: z.string().max(256).nullable().optional(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+  metadata: metadataSchema.nullable().optional(),
   user: z.string().max(256).optional(),
   safety_identifier: z.string().max(256).optional(),
   prompt_cache_key: z.string().max(1024).optional(),
