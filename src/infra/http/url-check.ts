@@ -107,6 +107,11 @@ export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Prom
   if (host === 'localhost' || host.endsWith('.localhost')) {
     throw refuse('must not point to the local machine (localhost).');
   }
+  // Names that only mean something inside a network. A name that does not resolve here is
+  // accepted (see the file comment), and for image URLs the provider fetches, nothing re-checks
+  // it later: these are refused by their form.
+  const internal = internalNameReason(host.toLowerCase());
+  if (internal) throw refuse(`must not point to ${internal}.`);
 
   const addresses = await resolveOrGiveUp(host, opts.lookup ?? systemLookup, opts.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS);
   // Refuse if ANY address is forbidden: the client may pick any of them when it connects.
@@ -137,4 +142,22 @@ async function resolveOrGiveUp(host: string, lookup: HostLookup, timeoutMs: numb
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Suffixes reserved for, or used by convention for, names inside a private network (RFC 6762, RFC 8375, cloud and cluster DNS). */
+const INTERNAL_SUFFIXES = ['.internal', '.local', '.localdomain', '.home.arpa', '.lan', '.intranet', '.corp', '.svc', '.cluster.local'];
+
+/** Why `host` (a name, lower case, no trailing dot) can only be an inside name; null for a public-looking one. */
+export function internalNameReason(host: string): string | null {
+  // A public host has a dot: `metadata`, `vm`, `printer` are names a local resolver completes.
+  if (!host.includes('.')) return 'a name without a domain (a local network name)';
+  if (INTERNAL_SUFFIXES.some((suffix) => host.endsWith(suffix) || host === suffix.slice(1))) return 'a private network name';
+  // Wildcard DNS services answer the address written in the name (127.0.0.1.nip.io, 10-0-0-1.sslip.io).
+  const embedded = /(?:^|[.-])(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})(?=[.-])/.exec(host);
+  if (embedded) {
+    const address = embedded.slice(1, 5).join('.');
+    const category = isIP(address) ? classifyAddress(address) : null;
+    if (category) return `a name that spells ${DESCRIBE[category]} address`;
+  }
+  return null;
 }

@@ -169,3 +169,25 @@ describe('checkCallerUrl: what is sent is what is stored', () => {
     await expect(checkCallerUrl('https://example.com/a%20b', webhook)).resolves.toBe('https://example.com/a%20b');
   });
 });
+
+describe('names that only mean something inside a network (refused though they do not resolve here)', () => {
+  test.each([
+    'http://metadata/computeMetadata/v1/',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://host.docker.internal/',
+    'http://kubernetes.default.svc/',
+    'http://api.default.svc.cluster.local/',
+    'http://localhost.localdomain/',
+    'http://printer.local/',
+    'http://nas.home.arpa/',
+    'http://127.0.0.1.nip.io/',
+    'http://10-0-0-1.sslip.io/x',
+    'http://app.169.254.169.254.nip.io/',
+  ])('%s', async (url) => {
+    await expect(checkCallerUrl(url, media)).rejects.toMatchObject({ type: 'invalid_request_error', param: 'image_url' });
+  });
+
+  test.each(['https://example.com/cat.png', 'https://cdn.example.org/a.png', 'https://8.8.8.8.nip.io/x', 'https://img-2024.example.net/x'])('%s passes', async (url) => {
+    await expect(checkCallerUrl(url, media)).resolves.toBe(new URL(url).href);
+  });
+});
