@@ -8,12 +8,13 @@ import { z } from 'zod';
 import { invalidRequest } from '../../errors/domain-error';
 import { parseInput } from '../../shared/validate';
 import { newItemId } from './response-object';
+import { integerTextOrNumber } from '../../shared/integer-text';
 import type { ResponsesInputItem } from './responses-request';
 
-/** Query strings carry text: `limit` is read as an integer, as OpenAI reads it. */
+/** Query strings carry text: `limit` is an integer in plain decimal digits, as on every other route. */
 export const inputItemsQuerySchema = z.strictObject({
   after: z.string().min(1).max(256).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: integerTextOrNumber(1, 100).default(20),
   order: z.enum(['asc', 'desc']).default('desc'),
   // Accepted for the SDK's sake; what it could add (image URLs, logprobs) is in the items already.
   include: z.union([z.string().max(100), z.array(z.string().max(100)).max(10)]).optional(),
