@@ -54,6 +54,18 @@ test('the Responses API names the input_image it refused', async () => {
   });
   expect(res.status).toBe(400);
   expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'input[0].content[0].image_url' });
+  // In the Responses request's own words: no chat field names in the message either.
+  expect(res.body.error.message).toMatch(/^input\[0\]\.content\[0\]\.image_url must not point/);
+  for (const [body, param, word] of [
+    [{ input: [] }, 'input', 'input'],
+    [{ input: 'hi', max_output_tokens: 1e9 }, 'max_output_tokens', 'max_output_tokens'],
+  ] as const) {
+    const refused = await rig.gw.api('POST', '/v1/responses', { token: rig.live.secret, body: { model: 'svc-chat-1', ...body } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe(param);
+    expect(refused.body.error.message).toContain(word);
+    expect(refused.body.error.message).not.toMatch(/messages|max_completion_tokens/);
+  }
   expect(rig.chatRequests()).toHaveLength(0);
   await rig.expectCharged(0);
 });

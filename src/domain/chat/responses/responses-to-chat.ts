@@ -119,6 +119,8 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
 
 /** Chat parameter names as the Responses request calls them, for errors. */
 const PARAM_NAMES: Record<string, string> = {
+  // The conversation as a whole (too few or too many items): `input`, with any previous turns.
+  messages: 'input',
   max_completion_tokens: 'max_output_tokens',
   response_format: 'text.format',
   verbosity: 'text.verbosity',
