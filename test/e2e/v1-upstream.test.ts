@@ -320,6 +320,27 @@ test("an upstream's 429 is the client's 502 with the upstream's Retry-After, pla
   expect(await gw.balance(acct)).toBe(10);
 });
 
+test('an upstream that streams far past max_tokens is cut with an error event, and charged no more than the call allowed', async () => {
+  const { acct, key } = await liveClient(10);
+  upstream.setMode('runaway-stream');
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...chatBody, max_tokens: 10, stream: true }),
+  });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  // Cut after about 64 characters a token allowed, not 2 MB later.
+  expect(text.length).toBeLessThan(20_000);
+  const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  expect(JSON.parse(events.at(-1)!).error).toMatchObject({ type: 'upstream_error' });
+  await allCallsBilled(gw, acct.id);
+  // At 1 credit per 10k tokens: the prompt (a few tokens) and the 10 tokens allowed, not the 2 MB.
+  const charged = 10 - (await gw.balance(acct));
+  expect(charged).toBeGreaterThan(0);
+  expect(charged).toBeLessThan(0.01);
+});
+
 describe('images through an OpenAI-compatible upstream', () => {
   /** A generation whose client gives up after 300 ms, while the upstream holds its answer. */
   const leaveEarly = (secret: string, headers: Record<string, string> = {}) =>

@@ -21,6 +21,8 @@ export type FakeOpenAIMode =
   | 'malformed-json'
   /** 429 with `Retry-After: 7`, as OpenAI answers past a rate limit. */
   | 'rate-limited'
+  /** Streams: 2 MB of content whatever max_tokens said, then finishes without a usage report. */
+  | 'runaway-stream'
   /** Reads the request, never answers. */
   | 'hang'
   /** Destroys the socket without answering. */
@@ -186,6 +188,12 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       return void res.socket?.destroy();
     }
     if (mode === 'stall-mid-stream') return void res.write(head + deltas[0]);
+    if (mode === 'runaway-stream') {
+      res.write(head);
+      const piece = chunk({ index: 0, delta: { content: 'word '.repeat(200) }, finish_reason: null });
+      for (let i = 0; i < 2000 && !res.destroyed; i++) if (!res.write(piece)) await new Promise((r) => res.once('drain', r));
+      return void res.end(chunk({ index: 0, delta: {}, finish_reason: 'stop' }) + 'data: [DONE]\n\n');
+    }
     if (mode === 'endless-line') {
       res.write('data: ');
       for (let i = 0; i < 6 && !res.destroyed; i++) res.write('x'.repeat(1024 * 1024));

@@ -26,7 +26,10 @@ const isCount = (n: number) => Number.isFinite(n) && n >= 0;
 
 export function billableUsage(reported: ChatUsage | undefined, fallback: () => ChatUsage, bounds: UsageBounds): ChatUsage {
   if (!reported || !isCount(reported.promptTokens) || !isCount(reported.completionTokens) || reported.promptTokens + reported.completionTokens === 0) {
-    return fallback();
+    // What was relayed, within what the call allowed: an upstream that writes on past its max
+    // tokens is not the client's bill (20 MB relayed for max_tokens 60 cost 64 credits).
+    const estimate = fallback();
+    return estimate.completionTokens > bounds.maxCompletion ? { ...estimate, completionTokens: bounds.maxCompletion } : estimate;
   }
   const maxPrompt = bounds.promptEstimate * PROMPT_BOUND_FACTOR + PROMPT_BOUND_SLACK;
   const promptTokens = Math.min(Math.ceil(reported.promptTokens), maxPrompt);

@@ -7,6 +7,7 @@ import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import { randomIdText } from '../shared/ids';
 import { parseInput } from '../shared/validate';
+import { upstreamError } from '../errors/domain-error';
 import { chatCostMicro, microToCredits } from '../shared/money';
 import type { ChatProvider, ChatRequest, ChatResult, ChatUsage, ChoiceDelta } from './chat-port';
 import { textOfChoices, textOfDelta } from './chat-port';
@@ -61,6 +62,17 @@ function usageBounds(call: PreparedCall): UsageBounds {
   const { maxTokens, n } = call.request;
   return { promptEstimate: call.promptEstimate, maxCompletion: maxTokens * n };
 }
+
+/** The prompt and what was relayed, the completion within what the call allowed: what a cut stream owes. */
+function relayedUsage(call: PreparedCall, sent: string): ChatUsage {
+  return { promptTokens: call.promptEstimate, completionTokens: Math.min(countTokens(sent), usageBounds(call).maxCompletion) };
+}
+
+/**
+ * Characters a stream may relay per token it allowed (a token is a few characters; 64 is far past
+ * any tokenizer). An upstream that writes on past that is cut: 20 MB relayed for max_tokens 60.
+ */
+const MAX_CHARS_PER_TOKEN = 64;
 
 /** POST /v1/chat/completions (and the Responses API over it): authorise, hold, call, charge the usage. */
 export class ChatService {
@@ -171,13 +183,19 @@ export class ChatService {
             // The 200 goes out with this first event: from here the call is charged its prompt and
             // what was sent, as a client that leaves is, whatever happens to this instance.
             answering = true;
-            this.billing.streaming(call.hold, () => chatCostMicro(call.promptEstimate + countTokens(sent), call.model.creditsPer10kTokens));
+            this.billing.streaming(call.hold, () => {
+              const owed = relayedUsage(call, sent);
+              return chatCostMicro(owed.promptTokens + owed.completionTokens, call.model.creditsPer10kTokens);
+            });
           }
           sent += textOfDelta(event.choices);
+          if (sent.length > usageBounds(call).maxCompletion * MAX_CHARS_PER_TOKEN + 1024) {
+            throw upstreamError('The model provider wrote far past the max tokens of the request; the stream was cut.');
+          }
           yield event;
           continue;
         }
-        const usage = billableUsage(event.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(sent) }), usageBounds(call));
+        const usage = billableUsage(event.usage, () => relayedUsage(call, sent), usageBounds(call));
         const costCredits = await this.charge(call, usage);
         settled = true;
         yield { type: 'finish', usage, costCredits };
@@ -193,7 +211,7 @@ export class ChatService {
     } finally {
       // The client left, or the provider died after relaying part of the answer: charge the
       // prompt and what was sent.
-      if (!settled) await this.charge(call, { promptTokens: call.promptEstimate, completionTokens: countTokens(sent) });
+      if (!settled) await this.charge(call, relayedUsage(call, sent));
     }
   }
 }

@@ -27,3 +27,8 @@ test('fractions round up; counts past what the call allowed are cut to it, and t
     completionTokens: 200,
   });
 });
+
+test('without a report, what was relayed is charged within what the call allowed (an upstream writing past max_tokens is not the bill)', () => {
+  expect(billableUsage(undefined, () => ({ promptTokens: 10, completionTokens: 5_000_000 }), bounds)).toEqual({ promptTokens: 10, completionTokens: 200 });
+  expect(billableUsage(undefined, fallback, bounds)).toEqual(fallback());
+});
