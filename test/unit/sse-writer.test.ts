@@ -113,3 +113,41 @@ test('a hold is bounded: past 64 KB held, events are written as they come', asyn
   const text = await client.ended;
   expect(text.match(/data: /g)).toHaveLength(80);
 });
+
+test('a slow reader makes the stream wait many times, and no wait leaves a listener behind', async () => {
+  let listeners = -1;
+  let waits = 0;
+  const done = new Promise<void>((resolveDone) => {
+    handler = async (res) => {
+      startEventStream(res, {});
+      const big = 'x'.repeat(256 * 1024);
+      for (let i = 0; i < 80; i++) {
+        // A turn between events, as between an upstream's reads: the queued event is written.
+        await new Promise((r) => setImmediate(r));
+        const full = writeEvent(res, big);
+        if (full) {
+          waits++;
+          await full;
+        }
+      }
+      listeners = res.listenerCount('close') + res.listenerCount('drain');
+      endEventStream(res);
+      resolveDone();
+    };
+  });
+  // The client reads slowly: paused a while, then drained.
+  await new Promise<void>((resolve, reject) => {
+    get(origin, (res) => {
+      // A trickle: each chunk read, then a pause.
+      res.on('data', () => {
+        res.pause();
+        setTimeout(() => res.resume(), 2);
+      });
+      res.on('end', resolve);
+    }).on('error', reject);
+  });
+  await done;
+  expect(waits).toBeGreaterThanOrEqual(3);
+  // node:http's own listeners only; each wait used to add a 'close' one.
+  expect([waits, listeners]).toEqual([waits, 0]);
+});

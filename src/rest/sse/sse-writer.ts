@@ -43,7 +43,11 @@ function flush(res: ServerResponse, p: Pending): void {
   p.text = '';
   if (res.write(text) || res.destroyed) return;
   p.full = new Promise<void>((resolve) => {
+    // Both listeners go with the first: a long stream to a slow reader waits many times, and each
+    // wait used to leave its 'close' listener behind (MaxListenersExceededWarning on the console).
     const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
       p.full = undefined;
       resolve();
     };
