@@ -140,3 +140,23 @@ test('input tokens: counted as the call would count its prompt, conversation inc
   const unknownPrevious = await gw.api('POST', '/v1/responses/input_tokens', { token: openai.apiKey as string, body: { model: MODEL, input: 'hi', previous_response_id: 'resp_gone' } });
   expect([unknownPrevious.status, unknownPrevious.body.error.param]).toEqual([404, 'previous_response_id']);
 });
+
+test('a conversation is bounded: one stored item referenced twice, or previous turns and input past 25 MB, is a 400 naming where', async () => {
+  const token = (await gw.newKey(account, { mode: 'test' })).secret;
+  const post = (body: object) => gw.api('POST', '/v1/responses', { token, body: { model: MODEL, max_output_tokens: 16, ...body } });
+  const first = await post({ input: 'Name a colour.' });
+  expect(first.status).toBe(200);
+  const itemId = first.body.output[0].id as string;
+  const twice = await post({ input: [{ type: 'item_reference', id: itemId }, { type: 'item_reference', id: itemId }] });
+  expect(twice.status).toBe(400);
+  expect(twice.body.error).toMatchObject({ type: 'invalid_request_error', param: 'input[1].id' });
+  expect((await post({ input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'and again?' }] })).status).toBe(200);
+
+  // Two turns of 13 MB: each request fits a body, the conversation does not.
+  const big = Array.from({ length: 20 }, () => ({ role: 'user', content: 'word '.repeat(140_000) }));
+  const large = await post({ input: big });
+  expect(large.status).toBe(200);
+  const next = await post({ input: big, previous_response_id: large.body.id });
+  expect(next.status).toBe(400);
+  expect(next.body.error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'previous_response_id' });
+}, 60_000);

@@ -107,6 +107,7 @@ export class ResponsesService {
     const history = request.previous_response_id ? await this.history(key, request.previous_response_id) : [];
     const items: ResponsesInputItem[] = typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : request.input;
     const resolved = await this.resolveReferences(key, items);
+    checkConversationSize(history, resolved);
     const { body, origins } = responsesToChat(request, history, resolved);
     const frame: ResponseFrame = { id: newItemId('resp'), createdAt: Math.floor(Date.now() / 1000), model: request.model, request, store: request.store !== false };
     // Every item kept with an id, as OpenAI's are (GET …/input_items lists them by it).
@@ -123,8 +124,12 @@ export class ResponsesService {
     const ids = items.flatMap((i) => (i.type === 'item_reference' ? [i.id] : []));
     if (ids.length === 0) return items;
     const found = await this.store.items(key.accountId, ids);
+    const referenced = new Set<string>();
     return items.map((item, i) => {
       if (item.type !== 'item_reference') return item;
+      // One item once: repeats of one stored item multiplied a small request into a huge conversation.
+      if (referenced.has(item.id)) throw invalidRequest(`Invalid 'input[${i}].id': the item '${item.id}' is referenced more than once.`, `input[${i}].id`);
+      referenced.add(item.id);
       const stored = found.get(item.id);
       if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${i}].id`);
       return stored;
@@ -150,4 +155,18 @@ export class ResponsesService {
     const outputAsInput = output.map(({ status: _status, ...item }) => item) as unknown as ResponsesInputItem[];
     await this.store.save(key.accountId, p.frame.id, [...p.conversation, ...outputAsInput], output, response);
   }
+}
+
+/**
+ * A conversation (the previous turns and this input, references expanded) is held to what one chat
+ * request may carry (CHAT_BODY_LIMIT): each stored response keeps its whole conversation, so a
+ * chain of large turns grew storage quadratically, and a small request could name megabytes.
+ */
+const MAX_CONVERSATION_CHARS = 25 * 1024 * 1024;
+
+function checkConversationSize(history: readonly ResponsesInputItem[], input: readonly ResponsesInputItem[]): void {
+  const size = JSON.stringify(history).length + JSON.stringify(input).length;
+  if (size <= MAX_CONVERSATION_CHARS) return;
+  const param = history.length > 0 ? 'previous_response_id' : 'input';
+  throw invalidRequest(`The conversation (previous turns and this input) is larger than ${MAX_CONVERSATION_CHARS / (1024 * 1024)} MB; start a new one or send less.`, param, 'context_length_exceeded');
 }
