@@ -172,6 +172,7 @@ export async function buildServices(deps: {
     events,
     timeoutSeconds: config.videoJobTimeoutSeconds,
     nudge: () => worker.nudge(),
+    leases: leaseBook,
   });
 
   return {

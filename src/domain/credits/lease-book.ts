@@ -262,7 +262,7 @@ export class LeaseBook {
    * the account is open, the caller gets a 402 with Retry-After: 1, and a retry a moment later
    * finds the credits; with none open, the plain 402.
    */
-  private async afterShortfall(accountId: string, request: () => Promise<{ id: string; amountMicro: number }>, shortfall: DomainError) {
+  private async afterShortfall<T>(accountId: string, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
     if (await this.returnIdleOf(accountId)) {
       const grant = await request().catch(() => undefined);
       if (grant) return grant;
@@ -273,6 +273,20 @@ export class LeaseBook {
     this.recall(accountId);
     if (elsewhere > 0) await this.recalls.publish(accountId);
     throw creditsInFlight();
+  }
+
+  /**
+   * A charge made straight to the balance (a video job's): when the balance is short while the
+   * account's credits sit in leases, they are called back as for a lease (afterShortfall), so the
+   * caller gets the charge on a retry a second later, not a 402 for as long as other calls run.
+   */
+  async chargeBeside<T>(accountId: string, charge: () => Promise<T>): Promise<T> {
+    try {
+      return await charge();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
+      return this.afterShortfall(accountId, charge, err);
+    }
   }
 
   /** Closes this instance's unused leases (of one account, or all); answers whether any went back. */

@@ -54,6 +54,8 @@ export class VideoService {
       timeoutSeconds: number;
       /** Wakes the local worker after a job row is written. */
       nudge: () => void;
+      /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
+      leases?: { chargeBeside<T>(accountId: string, charge: () => Promise<T>): Promise<T> };
     },
   ) {}
 
@@ -140,7 +142,7 @@ export class VideoService {
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
-    const job = await this.deps.db.transaction(async (tx) => {
+    const commit = () => this.deps.db.transaction(async (tx) => {
       if (key.mode === 'live') {
         await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id, model: model.id });
       }
@@ -149,6 +151,7 @@ export class VideoService {
       await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
       return inserted;
     });
+    const job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key.accountId, commit) : await commit();
     this.deps.nudge();
     // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a
     // publish that fails is delivered to this instance's subscribers; the others re-read on return).
