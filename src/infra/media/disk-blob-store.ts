@@ -1,7 +1,16 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobHandle, BlobStore } from '../../domain/ports/blob-store';
+import { DomainError } from '../../domain/errors/domain-error';
+
+/** The disk cannot take the file (full, out of inodes or quota, read-only): the store's failure, not the request's. */
+const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
+
+/** What a call whose media could not be stored answers: 503 with Retry-After (nothing is charged: the charge comes after). */
+export function storageUnavailable(cause: unknown): DomainError {
+  return new DomainError('service_unavailable', 'Media storage is temporarily unavailable; retry shortly.', { code: 'storage_unavailable', retryAfterSeconds: 30, cause });
+}
 
 /** Media on disk under `<DATA_DIR>/media`, fanned out by a prefix; writes are atomic (tmp + rename). */
 export class DiskBlobStore implements BlobStore {
@@ -15,10 +24,17 @@ export class DiskBlobStore implements BlobStore {
 
   async put(key: string, data: Buffer): Promise<void> {
     const { dir, file } = this.path(key);
-    await mkdir(dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    await writeFile(tmp, data);
-    await rename(tmp, file);
+    try {
+      await mkdir(dir, { recursive: true });
+      await writeFile(tmp, data);
+      await rename(tmp, file);
+    } catch (err) {
+      // A half-written file is not left behind (a full disk left one per failed image).
+      await rm(tmp, { force: true }).catch(() => undefined);
+      if (STORAGE_FULL.has(String((err as NodeJS.ErrnoException).code))) throw storageUnavailable(err);
+      throw err;
+    }
   }
 
   async open(key: string): Promise<BlobHandle | null> {

@@ -1,0 +1,55 @@
+/**
+ * A disk that cannot take a media file (full, out of quota, read-only) is the store's failure: a
+ * 503 storage_unavailable with Retry-After, not an internal error, and no half-written file left.
+ * The failing rename stands in for a full disk (the tmp file is written, the step after fails).
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const failNext: { code?: string } = {};
+jest.mock('node:fs/promises', () => {
+  const real = jest.requireActual('node:fs/promises');
+  return {
+    ...real,
+    rename: async (from: string, to: string) => {
+      const code = failNext.code;
+      failNext.code = undefined;
+      if (code) throw Object.assign(new Error(`${code}: no space left on device`), { code });
+      return real.rename(from, to);
+    },
+  };
+});
+
+import { DiskBlobStore } from '../../../src/infra/media/disk-blob-store';
+import { DomainError } from '../../../src/domain/errors/domain-error';
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'blobs-'));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+
+test.each(['ENOSPC', 'EDQUOT', 'EROFS'])('%s: 503 storage_unavailable with Retry-After, and no tmp file left', async (code) => {
+  const store = new DiskBlobStore(root);
+  failNext.code = code;
+  const err = await store.put('med_abc12', Buffer.alloc(1024, 1)).catch((e) => e);
+  expect(err).toBeInstanceOf(DomainError);
+  expect(err).toMatchObject({ type: 'service_unavailable', code: 'storage_unavailable', status: 503 });
+  expect(err.retryAfterSeconds).toBeGreaterThan(0);
+  expect(filesUnder(root)).toEqual([]);
+  // The next write, with room again, lands.
+  await store.put('med_abc12', Buffer.alloc(1024, 1));
+  expect(filesUnder(root)).toEqual(['med_abc12']);
+});
+
+test('another failure stays what it is (not dressed as full storage), and leaves no tmp file either', async () => {
+  const store = new DiskBlobStore(root);
+  failNext.code = 'EIO';
+  const err = await store.put('med_abc34', Buffer.alloc(10)).catch((e) => e);
+  expect(err).not.toBeInstanceOf(DomainError);
+  expect(err.code).toBe('EIO');
+  expect(filesUnder(root)).toEqual([]);
+});
