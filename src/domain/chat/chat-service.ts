@@ -175,6 +175,8 @@ export class ChatService {
   private async *run(call: PreparedCall, signal: AbortSignal): AsyncGenerator<ChatStreamItem> {
     let sent = '';
     let settled = false;
+    // Past this much relayed text the upstream has run away from the call's max tokens.
+    const maxChars = usageBounds(call).maxCompletion * MAX_CHARS_PER_TOKEN + 1024;
     let answering = false;
     try {
       for await (const event of call.provider.stream({ ...call.request, signal })) {
@@ -189,7 +191,7 @@ export class ChatService {
             });
           }
           sent += textOfDelta(event.choices);
-          if (sent.length > usageBounds(call).maxCompletion * MAX_CHARS_PER_TOKEN + 1024) {
+          if (sent.length > maxChars) {
             throw upstreamError('The model provider wrote far past the max tokens of the request; the stream was cut.');
           }
           yield event;

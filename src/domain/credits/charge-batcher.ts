@@ -10,6 +10,7 @@
  * other rather than deadlock; a rare cycle through an account row (charges above their lease) is
  * aborted by PostgreSQL and retried.
  */
+import { withinDeadline } from '../shared/deadline';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
 import { retryOnLockConflict } from './lock-conflict';
 
@@ -71,13 +72,8 @@ export class ChargeBatcher {
 
   private withinDeadline<T>(work: Promise<T>): Promise<T> {
     if (this.answerWithinMs <= 0) return work;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ChargeDeadlineExceeded(this.answerWithinMs)), this.answerWithinMs);
-    });
     // A transaction given up on settles later, unobserved: its outcome is the database's to keep.
-    work.catch(() => undefined);
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    return withinDeadline(work, this.answerWithinMs, () => new ChargeDeadlineExceeded(this.answerWithinMs));
   }
 
   private async flush(): Promise<void> {

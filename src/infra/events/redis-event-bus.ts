@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { watchLiveness } from '../redis/redis-client';
+import { subscriberOf } from '../redis/redis-client';
 import type { JobEvent, JobEventBus, JobEventScope } from '../../domain/events/job-events';
 import type { VideoJob } from '../../domain/video/video-job';
 import { LocalJobEventBus } from './local-event-bus';
@@ -46,9 +46,7 @@ export class RedisJobEventBus implements JobEventBus {
     private readonly publisher: Redis,
     private readonly onPublishFailed: (err: unknown) => void = () => undefined,
   ) {
-    // Subscribing may wait for the connection (offline queue), unlike commands.
-    this.subscriber = publisher.duplicate({ connectionName: 'svc-gateway-events', enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
-    this.stopWatching = watchLiveness(this.subscriber);
+    ({ connection: this.subscriber, stop: this.stopWatching } = subscriberOf(publisher, 'svc-gateway-events'));
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel !== CHANNEL) return;

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { watchLiveness } from '../redis/redis-client';
+import { subscriberOf } from '../redis/redis-client';
 import type { TopicFeed } from '../../domain/ports/topic-feed';
 
 /**
@@ -19,8 +19,7 @@ export class RedisTopicFeed implements TopicFeed {
     private readonly publisher: Redis,
     private readonly channel: string,
   ) {
-    this.subscriber = publisher.duplicate({ connectionName: `svc-gateway-${channel.replace(/\W+/g, '-')}`, enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
-    this.stopWatching = watchLiveness(this.subscriber);
+    ({ connection: this.subscriber, stop: this.stopWatching } = subscriberOf(publisher, `svc-gateway-${channel.replace(/\W+/g, '-')}`));
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, id: string) => {
       if (channel === this.channel) for (const l of this.listeners) l(id);

@@ -69,3 +69,12 @@ export function watchLiveness(connection: Redis, everyMs = 1_000, timeoutMs = 1_
   timer.unref();
   return () => clearInterval(timer);
 }
+
+/**
+ * A pub/sub connection beside `publisher`: subscribing may wait for the connection (offline queue,
+ * no command deadline, unlike commands), and it is watched for silence (watchLiveness).
+ */
+export function subscriberOf(publisher: Redis, connectionName: string): { connection: Redis; stop: () => void } {
+  const connection = publisher.duplicate({ connectionName, enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+  return { connection, stop: watchLiveness(connection) };
+}
