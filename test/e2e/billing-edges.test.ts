@@ -94,6 +94,38 @@ test('across many calls, the sum of x-svc-credits is exactly what the balance mo
   expect(Math.round((50 - (await gw.balance(acct))) * 1e6)).toBe(reported);
 });
 
+test("concurrent calls each far above their hold stop at the key's daily cap: x-svc-credits is what moved, the rest uncollected", async () => {
+  upstream.setMode('huge-usage'); // 1.61 credits of usage each, for holds of about 0.01
+  const acct = await gw.newAccount(50);
+  const key = await gw.newKey(acct, { dailySpendCap: 2 });
+  const openai = new OpenAI({ apiKey: key.secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  let reported = 0;
+  const statuses = await Promise.all(
+    Array.from({ length: 12 }, async (_, i) => {
+      try {
+        const { response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 100 }).withResponse();
+        reported += Math.round(Number(response.headers.get('x-svc-credits')) * 1e6);
+        return response.status;
+      } catch (err) {
+        return (err as { status?: number }).status;
+      }
+    }),
+  );
+  await settled(acct.id);
+  upstream.setMode('ok');
+  // Every call admitted before the cap filled was answered; the cap refused the others (429).
+  expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(1);
+  expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+  const db = gw.gateway.database.db;
+  const spent = await db.one<{ s: string }>(`select sum(spent_micro)::text as s from key_daily_spend where api_key_id = ?`, [key.id]);
+  expect(Number(spent!.s)).toBeLessThanOrEqual(2_000_000);
+  expect(Math.round((50 - (await gw.balance(acct))) * 1e6)).toBe(reported);
+  expect(reported).toBeLessThanOrEqual(2_000_000);
+  const waived = await db.all<{ reason: string }>(`select reason from uncollected_charges where account_id = ?`, [acct.id]);
+  expect(waived.length).toBeGreaterThan(0);
+  expect(new Set(waived.map((w) => w.reason))).toEqual(new Set(['daily_cap']));
+});
+
 test('a call refused before the upstream is reached leaves nothing reserved and charges nothing', async () => {
   const acct = await gw.newAccount(10);
   const key = await gw.newKey(acct);

@@ -160,3 +160,38 @@ test('usage above the lease: the excess from the balance as far as it goes, the 
   expect(await spent(leases[0]!)).toBe(creditsToMicro(1));
   await expectLedgerInvariants(db());
 });
+
+test("usage above the lease stops at the key's daily cap, however many calls are charged together: the rest is uncollected, for the cap", async () => {
+  const account: TestAccount = await gw.newAccount(100);
+  const { id: keyId } = await gw.newKey(account, { dailySpendCap: 5 });
+  const day = new Date().toISOString().slice(0, 10);
+  // Two leases of 2 credits (two instances' each): 4 of the 5-credit cap taken.
+  const leases = await Promise.all(
+    [0, 1].map(async () => {
+      const id = uniqueId('lease');
+      await store.take({ id, accountId: account.id, keyId, capMicro: creditsToMicro(5), minMicro: creditsToMicro(2), wantMicro: creditsToMicro(2), day, instanceId: 'inst_cap_test', now: new Date() });
+      return id;
+    }),
+  );
+  const before = await gw.balance(account);
+  // Each lease's calls come back at 3 credits above it: 6 credits of excess on 1 credit of cap left.
+  const rows: ChargeRow[] = leases.flatMap((leaseId) =>
+    [0, 1].map(() => ({ requestId: uniqueId('chatcmpl'), leaseId, accountId: account.id, keyId, model: 'svc-chat-1', leaseMicro: creditsToMicro(1), excessMicro: creditsToMicro(1.5) })),
+  );
+  // The two instances' batches at once.
+  const outcomes = (await Promise.all([store.record(rows.slice(0, 2)), store.record(rows.slice(2))])).flat();
+  const charged = outcomes.reduce((sum, o) => sum + o.chargedMicro, 0);
+  expect(charged).toBe(creditsToMicro(5));
+  const daySpend = Number((await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ? and day = ?`, [keyId, day]))!.s);
+  expect(daySpend).toBe(creditsToMicro(5));
+  const uncollected = await db().all<{ amount_micro: string; reason: string }>(
+    `select amount_micro, reason from uncollected_charges where request_id in (${rows.map(() => '?').join(',')})`,
+    rows.map((r) => r.requestId),
+  );
+  expect(uncollected.reduce((sum, u) => sum + Number(u.amount_micro), 0)).toBe(creditsToMicro(5));
+  expect(new Set(uncollected.map((u) => u.reason))).toEqual(new Set(['daily_cap']));
+  // The leases' 4 credits and the one credit of cap left went; nothing more (a lease's unspent part counts in the balance shown).
+  for (const id of leases) await store.close(id);
+  expect(await gw.balance(account)).toBeCloseTo(before - 5, 9);
+  await expectLedgerInvariants(db());
+});

@@ -11,6 +11,7 @@ import { Migration20261124000000 } from './Migration20261124000000';
 import { Migration20261125000000 } from './Migration20261125000000';
 import { Migration20261126000000 } from './Migration20261126000000';
 import { Migration20261127000000 } from './Migration20261127000000';
+import { Migration20261128000000 } from './Migration20261128000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261125000000', class: Migration20261125000000 },
   { name: 'Migration20261126000000', class: Migration20261126000000 },
   { name: 'Migration20261127000000', class: Migration20261127000000 },
+  { name: 'Migration20261128000000', class: Migration20261128000000 },
 ];
