@@ -72,7 +72,8 @@ shared('an instance killed under load', () => {
     const { db, close } = await openDatabase({ databaseUrl: scratch.url, dataDir });
     try {
       // The survivor closes the dead instance's leases once they are 2 s stale, and its own when idle.
-      await pollUntil(() => db.one<{ n: string }>(`select count(*) as n from credit_leases where closed_at is null`), (r) => Number(r!.n) === 0, 20_000, 200);
+      const open = await pollUntil(() => db.one<{ n: string }>(`select count(*) as n from credit_leases where closed_at is null`), (r) => Number(r!.n) === 0, 20_000, 200);
+      expect(Number(open!.n)).toBe(0);
       b = await startChildGateway(env, Number(new URL(b!.url).port));
       const charges = new Map((await db.all<{ request_id: string; amount_micro: string }>(`select request_id, amount_micro from lease_charges`)).map((r) => [r.request_id, Number(r.amount_micro)]));
       for (const [id, credits] of answered) expect([id, charges.get(id)]).toEqual([id, credits]);

@@ -141,6 +141,40 @@ withPostgres('PostgreSQL outage', () => {
     expect(back.status).toBe(200);
   }, 40_000);
 
+  test("stalled: a known key's call that needs a new credit lease is a 503 within seconds; the lease taken when the database wakes is used, then returned", async () => {
+    const acct = await gw.newAccount(10);
+    const key = await gw.newKey(acct);
+    const chat = () => gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+    // The key's record is cached; its lease goes back, so its next call must take one.
+    expect((await chat()).status).toBe(200);
+    const book = gw.gateway.services.leaseBook;
+    await book.returnIdleNow();
+    const db = gw.gateway.database.db;
+    const openLeases = async () => Number((await db.one<{ n: string }>(`select count(*) as n from credit_leases where api_key_id = ? and closed_at is null`, [key.id]))!.n);
+    expect(await openLeases()).toBe(0);
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const [first, second] = await Promise.all([chat(), chat()]);
+      for (const res of [first, second]) {
+        expect(res.status).toBe(503);
+        expect(res.body.error).toMatchObject({ type: 'service_unavailable', code: 'database_unavailable' });
+        expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      }
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      proxy.resume();
+    }
+    // The take went on and landed: one lease, this instance's, which the next calls use.
+    expect(await pollUntil(openLeases, (n) => n === 1, 15_000, 100)).toBe(1);
+    const back = await pollUntil(chat, (r) => r.status === 200, 15_000, 200);
+    expect(back.status).toBe(200);
+    expect(await openLeases()).toBe(1);
+    await book.returnIdleNow();
+    expect(await openLeases()).toBe(0);
+    await expectLedgerInvariants(db);
+  }, 60_000);
+
   /** A live key's streamed call to svc-chat-held, read until its first delta; `rest()` reads it to its end. */
   async function heldStream(secret: string) {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -190,9 +224,9 @@ withPostgres('PostgreSQL outage', () => {
     expect(ended.last).toBe('[DONE]');
     expect(ended.chunks.filter((c) => c.error)).toEqual([]);
     const id: string = ended.chunks[0].id;
-    await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200);
+    expect(await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200)).toBe(1);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - cost, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 
@@ -220,9 +254,9 @@ withPostgres('PostgreSQL outage', () => {
 
     // Back: recorded once (its lease may have been closed meanwhile: then from the balance directly).
     const db = gw.gateway.database.db;
-    await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200);
+    expect(await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200)).toBe(1);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200);
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - cost, 9);
     expect(readdirSync(journalDir)).toEqual([]);
     await expectLedgerInvariants(db);
   }, 60_000);
@@ -244,8 +278,8 @@ withPostgres('PostgreSQL outage', () => {
     expect(answered.status).toBe(200);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
     expect(Number(answered.headers.get('x-svc-credits'))).toBeCloseTo(cost, 9);
-    await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200);
-    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200);
+    expect(await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - 2 * cost, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 
@@ -276,8 +310,38 @@ withPostgres('PostgreSQL outage', () => {
     expect(retry.body.id).toBe(first.body.id);
     expect(upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'once only')).toHaveLength(2);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200);
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - 2 * cost, 9);
     expect(gw.gateway.services.idempotency.unwrittenCount).toBe(0);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  }, 60_000);
+  test('stalled: an Idempotency-Key claim is a 503 within seconds; the claim that lands when the database wakes is freed, so the retry runs once', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    const body = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'claimed in a stall' }], max_tokens: 5 };
+    const call = (key: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body, headers: { 'Idempotency-Key': key } });
+    const warm = await call('warm-up');
+    expect(warm.status).toBe(200); // the key's record cached, its credit lease taken
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const res = await call('stalled-claim');
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ type: 'service_unavailable', code: 'database_unavailable' });
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      proxy.resume();
+    }
+    // Not a 409 "in use" held by a claim nobody answers: the retry runs, is charged once, and replays after.
+    const retry = await pollUntil(() => call('stalled-claim'), (r) => r.status !== 409 && r.status !== 503, 15_000, 250);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    const again = await call('stalled-claim');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(retry.body.id);
+    // Two calls charged, the 503 nothing.
+    const charged = [warm, retry].map((r) => Number(r.headers.get('x-svc-credits')));
+    expect(charged.every((c) => c > 0)).toBe(true);
+    expect(await gw.balance(acct)).toBeCloseTo(10 - charged[0]! - charged[1]!, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 });

@@ -7,7 +7,8 @@
  * heartbeating is closed by any instance. The database is the truth: closing a lease returns
  * amount − Σ recorded charges, whatever this memory believed.
  */
-import { DomainError } from '../errors/domain-error';
+import { DomainError, databaseTooSlow } from '../errors/domain-error';
+import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
 import { utcDay } from '../shared/time';
@@ -30,6 +31,8 @@ export interface LeaseBookOptions extends KeptChargesOptions {
   minWantMicro: number;
   /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
   journalReplayMs?: number;
+  /** How long a call waits for a lease take (default DATABASE_ANSWER_DEADLINE_MS), then 503. */
+  takeDeadlineMs?: number;
 }
 
 interface Lease {
@@ -216,17 +219,28 @@ export class LeaseBook {
     return close;
   }
 
-  /** One take per key at a time; a call that finds one running waits for it and looks again. */
+  /**
+   * One take per key at a time; a call that finds one running waits for it and looks again.
+   * Nobody waits for a take longer than the database deadline: a stalled database (no error, only
+   * silence) is a 503 within seconds instead of requests held for the whole stall. The take
+   * itself cannot be let go (it may commit when the database wakes), so it goes on, and the
+   * lease it brings then is this instance's like any other: in the book, heartbeated, used by
+   * the key's next calls, returned when idle. Until it settles, the key's calls wait on it.
+   */
   private async takeFor(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
     const running = this.taking.get(key.keyId);
-    if (running) return running.catch(() => undefined);
-    const take = this.take(key, amountMicro, now);
-    this.taking.set(key.keyId, take);
-    try {
-      await take;
-    } finally {
-      this.taking.delete(key.keyId);
+    const take = running ?? this.take(key, amountMicro, now);
+    if (!running) {
+      this.taking.set(key.keyId, take);
+      void take.then(
+        () => this.taking.delete(key.keyId),
+        () => this.taking.delete(key.keyId),
+      );
     }
+    const answered = withinDeadline(take, this.options.takeDeadlineMs ?? DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+    // A caller that found the take running looks again whatever its outcome, but not past the deadline.
+    if (running) return answered.catch((err) => (err instanceof DomainError && err.code === 'database_unavailable' ? Promise.reject(err) : undefined));
+    return answered;
   }
 
   private async take(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
@@ -252,7 +266,10 @@ export class LeaseBook {
       if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
       grant = await this.afterShortfall(key.accountId, request, err);
     }
-    this.current.set(key.keyId, { id: grant.id, accountId: key.accountId, keyId: key.keyId, day: utcDay(now), free: grant.amountMicro, inFlight: 0, lastUsed: Date.now(), retiring: false });
+    const lease: Lease = { id: grant.id, accountId: key.accountId, keyId: key.keyId, day: utcDay(now), free: grant.amountMicro, inFlight: 0, lastUsed: Date.now(), retiring: false };
+    this.current.set(key.keyId, lease);
+    // A take that landed after shutdown began (it waited on a stalled database): straight back.
+    if (this.stopped) this.retire(lease);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../ports/database';
-import { DomainError, invalidRequest } from '../errors/domain-error';
+import { DomainError, databaseTooSlow, invalidRequest } from '../errors/domain-error';
+import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
 
@@ -111,11 +112,12 @@ export class IdempotencyService {
   }
 
   async start(apiKeyId: string, key: string, fingerprint: string): Promise<IdempotencyStart> {
-    await this.purgeNowAndThen();
+    // Housekeeping, not on the request's way (a stalled database would hold the request on it).
+    void this.purgeNowAndThen();
     // Claims a new key, or takes over one that expired or whose first request died with its instance.
     // A dead instance's claim is taken over only by the same request, and keeps its call id:
     // the dead one may have committed the call's charge before it could store the response.
-    const claimed = await this.db.one<{ call_id: string }>(
+    const claim = this.db.one<{ call_id: string }>(
       `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at, holder, heartbeat_at, call_id)
        values (?, ?, ?, now() + make_interval(secs => ?), ?, now(), ?)
        on conflict (api_key_id, idempotency_key) do update
@@ -130,13 +132,20 @@ export class IdempotencyService {
        returning call_id`,
       [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, randomBase62(CALL_ID_LENGTH), ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
+    const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow).catch((err: unknown) => {
+      // A stalled database: the caller gets a 503 now, and a claim that lands when the database
+      // wakes is freed at once, as a 5xx frees it, so the retry runs instead of meeting a 409.
+      if (err instanceof DomainError && err.code === 'database_unavailable') void claim.then((row) => (row ? this.abandon(apiKeyId, key) : undefined)).catch(() => undefined);
+      throw err;
+    });
     if (claimed) {
       this.hold(apiKeyId, key);
       return { kind: 'run', callId: claimed.call_id };
     }
-    const row = await this.db.one<Row>(
-      `select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`,
-      [apiKeyId, key],
+    const row = await withinDeadline(
+      this.db.one<Row>(`select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`, [apiKeyId, key]),
+      DATABASE_ANSWER_DEADLINE_MS,
+      databaseTooSlow,
     );
     // Deleted in between (its first request answered 5xx): claim it again.
     if (!row) return this.start(apiKeyId, key, fingerprint);

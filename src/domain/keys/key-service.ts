@@ -4,16 +4,13 @@ import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, databaseTooSlow, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
-import { withinDeadline } from '../shared/deadline';
+import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { assertStorableText, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
 import { KEY_COLUMNS, activeKeyRows, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
-
-/** How long authentication waits for a key's record (a miss of the cache) before answering 503. */
-const KEY_READ_DEADLINE_MS = 5_000;
 
 export const MAX_ACTIVE_KEYS = 10;
 /** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
@@ -192,7 +189,7 @@ export class KeyService {
     const loadedAt = this.cache?.startLoad() ?? 0;
     // A read that can be let go: a database that does not answer makes this a 503, not a request
     // held for as long as the silence lasts (its client long gone, its connection held open).
-    const [row] = await withinDeadline(activeKeyRows(this.db, [keyId]), KEY_READ_DEADLINE_MS, databaseTooSlow);
+    const [row] = await withinDeadline(activeKeyRows(this.db, [keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
     if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
     const principal = principalOf(row);

@@ -1,4 +1,10 @@
 /**
+ * How long a request waits for the database (a read, a lease take) before it is answered 503:
+ * a stalled or partitioned database sends no error, only silence, for as long as it lasts.
+ */
+export const DATABASE_ANSWER_DEADLINE_MS = 5_000;
+
+/**
  * `work`'s answer, or `tooLate()` thrown once `ms` have passed without one. For work that may be
  * let go (a read): it goes on in the background and what it answers then is dropped.
  */
