@@ -95,6 +95,27 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     expect(ok.status).toBe(200);
   });
 
+  test.each(['png', 'jpeg', 'webp'] as const)('a masked edit written as %s: the format asked for, edited where the mask is clear, charged once', async (format) => {
+    const { acct, live } = await account();
+    // Clear (edit) on the left half, opaque (keep) on the right.
+    const alpha = Buffer.alloc(64 * 64 * 4);
+    for (let i = 0; i < 64 * 64; i++) alpha[i * 4 + 3] = i % 64 >= 32 ? 255 : 0;
+    const mask = await sharp(alpha, { raw: { width: 64, height: 64, channels: 4 } }).png().toBuffer();
+    const res = await edit(live, editForm({ image: makePng(64, 64), mask }, { prompt: 'paint the left', model: 'svc-image-edit-1', output_format: format, response_format: 'b64_json' }));
+    expect(res.status).toBe(200);
+    const bytes = Buffer.from(res.body.data[0].b64_json, 'base64');
+    expect(await sharp(bytes).metadata()).toMatchObject({ format, width: 64, height: 64 });
+    // The kept half is the input's grey (JPEG flattens its half-transparent grey on white); the edited half is tinted.
+    const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const spread = (x: number, y: number) => {
+      const rgb = [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+      return Math.max(...rgb) - Math.min(...rgb);
+    };
+    expect(spread(48, 32)).toBeLessThanOrEqual(6);
+    expect(spread(16, 32)).toBeGreaterThan(12);
+    expect(await gw.balance(acct)).toBeCloseTo(50 - Number(res.headers.get('x-svc-credits')), 9);
+  });
+
   test('a file that is not PNG, JPEG or WebP is refused naming the field', async () => {
     const { acct, live } = await account();
     const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).gif().toBuffer();

@@ -61,7 +61,10 @@ async function masked(source: RgbaImage, edited: Buffer, mask: RgbaImage): Promi
     sharp(edited, rawOf(source)).boolean(editHere, 'and', band).raw().toBuffer(),
     sharp(source.data, rawOf(source)).boolean(keepHere, 'and', band).raw().toBuffer(),
   ]);
-  return sharp(editPart, rawOf(source)).boolean(keepPart, 'or', rawOf(source));
+  // Made raw pixels before it is encoded: sharp runs a JPEG's flatten ahead of a boolean in one
+  // pipeline, so the 4-band operand met a 3-band image (a 500 for every masked JPEG edit).
+  const merged = await sharp(editPart, rawOf(source)).boolean(keepPart, 'or', rawOf(source)).raw().toBuffer();
+  return sharp(merged, rawOf(source));
 }
 
 async function rgba(pipeline: Sharp): Promise<RgbaImage> {
