@@ -22,6 +22,7 @@ import { decodePng } from '../support/png';
 import {
   FAKE_CHAT_DELTAS,
   FAKE_CHAT_REPLY,
+  FAKE_CITATION,
   FAKE_USAGE,
   makePng,
   startFakeOpenAIUpstream,
@@ -128,6 +129,24 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expectUpstreamSaw('/v1/chat/completions', 'up-chat-model');
     expectCallerKeyNotForwarded(key.secret);
     expect(await gw.balance(acct)).toBeCloseTo(10 - USAGE_CREDITS, 9);
+  });
+
+  test("what the upstream adds to an answer reaches the client: a message's annotations (url citations), the system fingerprint, the service tier", async () => {
+    const { openai } = await liveClient(10);
+    upstream.setMode('cited');
+    try {
+      const res = await openai.chat.completions.create(chatBody);
+      expect(res.choices[0]!.message.annotations).toEqual([FAKE_CITATION]);
+      expect(res.system_fingerprint).toBe('fp_fake1');
+      expect(res.service_tier).toBe('flex');
+    } finally {
+      upstream.setMode('ok');
+    }
+    // An upstream that says none of it: the fields OpenAI always sends, empty.
+    const plain = await openai.chat.completions.create(chatBody);
+    expect(plain.choices[0]!.message.annotations).toEqual([]);
+    expect(plain.system_fingerprint).toBeNull();
+    expect(plain.service_tier).toBeUndefined();
   });
 
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {

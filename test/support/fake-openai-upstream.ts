@@ -56,7 +56,9 @@ export type FakeOpenAIMode =
   /** Chat answers as usual but reports negative token counts. */
   | 'negative-usage'
   /** Streams: `data: ` and then 6 MB without a line end. */
-  | 'endless-line';
+  | 'endless-line'
+  /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier. */
+  | 'cited';
 
 export interface MultipartPart {
   name: string;
@@ -159,6 +161,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
         const usage = { 'huge-usage': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
         if (mode === 'held-json' && !r.json?.stream) await held;
+        if (mode === 'cited' && !r.json?.stream) return sendJson(res, 200, citedCompletion(r.json?.model));
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }
       case 'POST /v1/images/generations':
@@ -250,6 +253,13 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+export const FAKE_CITATION = { type: 'url_citation', url_citation: { url: 'https://example.com/a', title: 'A', start_index: 0, end_index: 5 } };
+
+function citedCompletion(model: string) {
+  const body = chatCompletion(model);
+  return { ...body, choices: [{ ...body.choices[0]!, message: { ...body.choices[0]!.message, annotations: [FAKE_CITATION] } }], system_fingerprint: 'fp_fake1', service_tier: 'flex' };
 }
 
 function chatCompletion(model: string, usage: object = FAKE_USAGE) {

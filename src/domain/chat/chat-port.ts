@@ -107,6 +107,8 @@ export interface AssistantMessage {
   content: string | null;
   refusal: string | null;
   tool_calls?: ToolCall[];
+  /** What the provider cited (OpenAI's `url_citation` objects), as it sent them. */
+  annotations?: unknown[];
 }
 
 export interface ChatChoice {
@@ -121,6 +123,9 @@ export interface ChatResult {
   choices: ChatChoice[];
   /** Usage as reported by the provider; zero counts mean it reported none. */
   usage: ChatUsage;
+  /** The provider's backend configuration and the tier that served the call, when it says. */
+  systemFingerprint?: string;
+  serviceTier?: string;
 }
 
 /** One streamed tool-call fragment: the first carries id and name, later ones argument text. */

@@ -158,7 +158,7 @@ export class ChatService {
     }
     const usage = billableUsage(result.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) }), usageBounds(call));
     const costCredits = await this.charge(call, usage);
-    return { ...call.info, choices: result.choices, usage, costCredits };
+    return { ...call.info, choices: result.choices, usage, costCredits, systemFingerprint: result.systemFingerprint, serviceTier: result.serviceTier };
   }
 
   /**

@@ -17,12 +17,13 @@ export function completionBody(out: ChatCompletionResult) {
     model: out.model,
     choices: out.choices.map((c) => ({
       index: c.index,
-      message: { ...c.message, annotations: [] },
+      message: { ...c.message, annotations: c.message.annotations ?? [] },
       logprobs: c.logprobs ?? null,
       finish_reason: c.finishReason,
     })),
     usage: usageBody(out.usage),
-    system_fingerprint: null,
+    ...(out.serviceTier !== undefined ? { service_tier: out.serviceTier } : {}),
+    system_fingerprint: out.systemFingerprint ?? null,
   };
 }
 
