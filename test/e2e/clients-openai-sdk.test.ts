@@ -127,6 +127,7 @@ test('an image part reaches a vision model as sent; logprobs, n and every option
     user: 'end-user-1',
     metadata: { team: 'a' },
     reasoning_effort: 'low',
+    prompt_cache_retention: '24h',
     seed: 3,
     stop: ['END'],
     temperature: 0.2,
@@ -138,7 +139,7 @@ test('an image part reaches a vision model as sent; logprobs, n and every option
   expect(sent.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: image, detail: 'low' } });
   expect(sent).toMatchObject({
     n: 2, logprobs: true, top_logprobs: 2, max_completion_tokens: 100, frequency_penalty: 0.5, presence_penalty: -0.5,
-    logit_bias: { '50256': -100 }, user: 'end-user-1', metadata: { team: 'a' }, reasoning_effort: 'low', seed: 3, stop: ['END'], temperature: 0.2,
+    logit_bias: { '50256': -100 }, user: 'end-user-1', metadata: { team: 'a' }, reasoning_effort: 'low', prompt_cache_retention: '24h', seed: 3, stop: ['END'], temperature: 0.2,
   });
   expect(sent.max_tokens).toBeUndefined();
   await rig.expectCharged(1);
@@ -199,9 +200,9 @@ describe('the Responses API', () => {
   const responseTools = [{ type: 'function' as const, name: 'get_weather', description: 'Weather in a city', parameters: weatherParameters, strict: true }];
 
   test('reasoning settings as agent SDKs send them (effort and summary) are taken; the effort is forwarded', async () => {
-    const res = await client().responses.create({ model: 'svc-chat-1', input: 'Weather in Paris?', tools: responseTools, reasoning: { effort: 'low', summary: 'auto' } });
+    const res = await client().responses.create({ model: 'svc-chat-1', input: 'Weather in Paris?', tools: responseTools, reasoning: { effort: 'low', summary: 'auto' }, prompt_cache_retention: '24h' });
     expect(res.status).toBe('completed');
-    expect(rig.chatRequests()[0]).toMatchObject({ reasoning_effort: 'low' });
+    expect(rig.chatRequests()[0]).toMatchObject({ reasoning_effort: 'low', prompt_cache_retention: '24h' });
     expect(rig.chatRequests()[0].reasoning).toBeUndefined();
     await rig.expectCharged(1);
   });

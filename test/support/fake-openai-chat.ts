@@ -11,7 +11,7 @@ const KNOWN_FIELDS = new Set([
   'model', 'messages', 'max_tokens', 'max_completion_tokens', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop',
   'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'logprobs', 'top_logprobs', 'frequency_penalty',
   'presence_penalty', 'logit_bias', 'user', 'metadata', 'reasoning_effort', 'service_tier', 'store', 'prediction', 'verbosity',
-  'prompt_cache_key', 'safety_identifier', 'modalities', 'audio', 'web_search_options',
+  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'modalities', 'audio', 'web_search_options',
 ]);
 
 export const FAKE_AGENT_USAGE = {

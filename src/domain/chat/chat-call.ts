@@ -23,7 +23,7 @@ export interface ChatCall {
 const FORWARDED = [
   'temperature', 'top_p', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'logprobs', 'top_logprobs',
   'frequency_penalty', 'presence_penalty', 'logit_bias', 'user', 'metadata', 'reasoning_effort', 'service_tier', 'store',
-  'prediction', 'verbosity', 'prompt_cache_key', 'safety_identifier', 'modalities',
+  'prediction', 'verbosity', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'modalities',
 ] as const satisfies readonly (keyof ChatOptions & keyof ChatRequestBody)[];
 
 export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall {

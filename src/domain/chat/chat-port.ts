@@ -72,6 +72,7 @@ export interface ChatOptions {
   prediction?: unknown;
   verbosity?: string;
   prompt_cache_key?: string;
+  prompt_cache_retention?: 'in-memory' | '24h';
   safety_identifier?: string;
   modalities?: string[];
 }

@@ -112,6 +112,7 @@ export const chatRequestSchema = z.strictObject({
   prediction: z.strictObject({ type: z.literal('content'), content: z.union([text, parts]) }).nullable().optional(),
   verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
   prompt_cache_key: z.string().max(1024).optional(),
+  prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
   safety_identifier: z.string().max(256).optional(),
   // Each entry checked before the length, so ['text', 'audio'] says why rather than "too big".
   modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(4).nullable().optional(),

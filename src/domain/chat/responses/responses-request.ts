@@ -111,6 +111,7 @@ export const responsesRequestSchema = z.strictObject({
   user: z.string().max(256).optional(),
   safety_identifier: z.string().max(256).optional(),
   prompt_cache_key: z.string().max(1024).optional(),
+  prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
   reasoning: z
     .strictObject({

@@ -107,7 +107,7 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
   }
   if (request.text?.verbosity) body.verbosity = request.text.verbosity;
   if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort;
-  for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier'] as const) {
+  for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier'] as const) {
     if (request[field] != null) body[field] = request[field];
   }
   if (request.stream) {
