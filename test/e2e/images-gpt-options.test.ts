@@ -86,6 +86,18 @@ test('an upstream that answers fewer images than asked: the ones delivered are c
   }
 });
 
+test.each(['b64_json', 'url'] as const)("an upstream's revised_prompt reaches the client with each image (%s)", async (response_format) => {
+  upstream.setMode('revised-prompt');
+  try {
+    const res = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'a lighthouse', size: '64x64', n: 2, response_format });
+    expect(res.data!.map((d) => d.revised_prompt)).toEqual(['revised 0', 'revised 1']);
+  } finally {
+    upstream.setMode('ok');
+  }
+  const plain = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'a lighthouse', size: '64x64', response_format });
+  expect(plain.data![0]!.revised_prompt).toBeUndefined();
+});
+
 test('a stored JPEG is served with its own content type', async () => {
   const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', output_format: 'jpeg' });
   const media = await fetch(res.data![0]!.url!);

@@ -58,7 +58,9 @@ export type FakeOpenAIMode =
   /** Streams: `data: ` and then 6 MB without a line end. */
   | 'endless-line'
   /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier. */
-  | 'cited';
+  | 'cited'
+  /** Images answered with a `revised_prompt` each (as dall-e-3 does). */
+  | 'revised-prompt';
 
 export interface MultipartPart {
   name: string;
@@ -228,7 +230,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   function sendImages(res: ServerResponse, n: number, size: string | undefined): void {
     const [w, h] = parseSize(size);
     const data = Array.from({ length: n }, (_, i) =>
-      mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64') },
+      mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64'), ...(mode === 'revised-prompt' ? { revised_prompt: `revised ${i}` } : {}) },
     );
     sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data });
   }

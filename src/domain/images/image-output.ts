@@ -5,13 +5,14 @@ export type ResponseFormat = 'url' | 'b64_json';
 
 export interface ImageResult {
   created: number;
-  data: ({ url: string } | { b64_json: string })[];
+  data: (({ url: string } | { b64_json: string }) & { revised_prompt?: string })[];
   costCredits: number;
   headers: Record<string, string>;
 }
 
 /** url: stored in the media library behind a permanent tokened URL; b64_json: inline. */
 export async function renderImages(images: GeneratedImage[], format: ResponseFormat, accountId: string, media: MediaLibrary): Promise<ImageResult['data']> {
-  if (format === 'b64_json') return images.map((img) => ({ b64_json: img.data.toString('base64') }));
-  return Promise.all(images.map(async (img) => ({ url: (await media.save(accountId, img.data, img.contentType)).url })));
+  const revised = (img: GeneratedImage) => (img.revisedPrompt !== undefined ? { revised_prompt: img.revisedPrompt } : {});
+  if (format === 'b64_json') return images.map((img) => ({ b64_json: img.data.toString('base64'), ...revised(img) }));
+  return Promise.all(images.map(async (img) => ({ url: (await media.save(accountId, img.data, img.contentType)).url, ...revised(img) })));
 }

@@ -8,6 +8,8 @@ import type { ImageOptions } from './image-options';
 export interface GeneratedImage {
   data: Buffer;
   contentType: string;
+  /** The prompt the provider says it drew from (dall-e-3 rewrites prompts), as it sent it. */
+  revisedPrompt?: string;
 }
 
 export interface ImageGenerationRequest {

@@ -8,7 +8,13 @@ import type { GeneratedImage } from '../ports';
 import type { FetchMedia } from './fetch-media';
 
 interface ImagesResponse {
-  data?: Array<{ b64_json?: unknown; url?: unknown }>;
+  data?: Array<UpstreamImage>;
+}
+
+interface UpstreamImage {
+  b64_json?: unknown;
+  url?: unknown;
+  revised_prompt?: unknown;
 }
 
 export function imagesFromResponse(response: unknown, fetchMedia: FetchMedia | undefined): Promise<GeneratedImage[]> {
@@ -16,10 +22,15 @@ export function imagesFromResponse(response: unknown, fetchMedia: FetchMedia | u
   if (!Array.isArray(data) || data.length === 0) {
     return Promise.reject(upstreamError(undefined, new Error('Upstream images response has no data')));
   }
-  return Promise.all(data.map((item) => imageFromItem(item, fetchMedia)));
+  return Promise.all(
+    data.map(async (item): Promise<GeneratedImage> => {
+      const image = await imageFromItem(item, fetchMedia);
+      return typeof item?.revised_prompt === 'string' ? { ...image, revisedPrompt: item.revised_prompt } : image;
+    }),
+  );
 }
 
-async function imageFromItem(item: { b64_json?: unknown; url?: unknown } | null, fetchMedia?: FetchMedia) {
+async function imageFromItem(item: UpstreamImage | null, fetchMedia?: FetchMedia): Promise<GeneratedImage> {
   if (typeof item?.b64_json === 'string') {
     const data = Buffer.from(item.b64_json, 'base64');
     if (data.length === 0) throw upstreamError(undefined, new Error('Upstream image is empty'));
