@@ -144,7 +144,7 @@ export class ResponsesService {
       if (!(err instanceof DomainError) || !err.param) throw err;
       const param = responsesParam(err.param, p.origins);
       // Quoted or not (a URL check says "messages[0]…url must not…"): the client never wrote a chat name.
-      const message = err.message.split(err.param).join(param).replace(/\bmax_completion_tokens\b/g, 'max_output_tokens');
+      const message = err.message.split(err.param).join(param).replace(/\bmax_(?:completion_)?tokens\b/g, 'max_output_tokens');
       if (err.type === 'invalid_request_error') throw invalidRequest(message, param, err.code);
       throw new DomainError(err.type, message, { param, code: err.code, headers: err.headers, retryAfterSeconds: err.retryAfterSeconds, cause: err });
     }

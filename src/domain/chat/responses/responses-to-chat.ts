@@ -122,6 +122,8 @@ const PARAM_NAMES: Record<string, string> = {
   // The conversation as a whole (too few or too many items): `input`, with any previous turns.
   messages: 'input',
   max_completion_tokens: 'max_output_tokens',
+  // The default cap, sent upstream under a route's `max_tokens` when the request named none.
+  max_tokens: 'max_output_tokens',
   response_format: 'text.format',
   verbosity: 'text.verbosity',
   reasoning_effort: 'reasoning.effort',
@@ -136,6 +138,9 @@ export function responsesParam(param: string, origins: readonly string[]): strin
     // A Responses input_image carries its URL as `image_url` itself, not under `.url`.
     return origin + message[2].replace(/^\.tool_call_id/, '.call_id').replace(/\.image_url\.url$/, '.image_url');
   }
+  // A Responses function tool is flat: `tools[0].parameters`, not `tools[0].function.parameters`.
+  const tool = /^tools\[(\d+)\]\.function(.*)$/.exec(param);
+  if (tool) return `tools[${tool[1]}]${tool[2]}`;
   const head = /^[a-z_]+/.exec(param)?.[0] ?? param;
   return PARAM_NAMES[head] ? PARAM_NAMES[head] + param.slice(head.length) : param;
 }
