@@ -344,4 +344,36 @@ withPostgres('PostgreSQL outage', () => {
     expect(await gw.balance(acct)).toBeCloseTo(10 - charged[0]! - charged[1]!, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
+  test("a call answered while the database is cut and charged beyond its lease: x-svc-credits is what its lease held, what moved once it is back; the rest uncollected", async () => {
+    // 2 credits: a lease takes at most a quarter of the balance, so the call's 1.61 credits run past it.
+    const acct = await gw.newAccount(2);
+    const { secret } = await gw.newKey(acct);
+    const call = (content: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content }] } });
+    const warm = await call('warm-up');
+    expect(warm.status).toBe(200); // the key's credit lease is taken
+    upstream.setMode('held-huge-json');
+    let answered;
+    try {
+      const pending = call('far above its hold');
+      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'far above its hold').length, (n) => n === 1, 10_000, 20);
+      await proxy.cut();
+      upstream.releaseHeld();
+      answered = await pending;
+    } finally {
+      upstream.setMode('ok');
+      await proxy.restore();
+    }
+    expect(answered.status).toBe(200);
+    expect(answered.body.usage.total_tokens).toBe(16_100); // 1.61 credits of usage
+    const reported = Number(answered.headers.get('x-svc-credits'));
+    expect(reported).toBeGreaterThan(0);
+    expect(reported).toBeLessThan(1.61);
+    expect(await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
+    const charged = Number(warm.headers.get('x-svc-credits')) + reported;
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (2 - charged)) < 1e-9, 10_000, 200)).toBeCloseTo(2 - charged, 9);
+    const waived = await gw.gateway.database.db.one<{ amount_micro: string; reason: string }>(`select amount_micro, reason from uncollected_charges where request_id = ?`, [answered.body.id]);
+    expect(waived).toMatchObject({ reason: 'database_unavailable' });
+    expect(Number(waived!.amount_micro)).toBe(Math.round((1.61 - reported) * 1e6));
+    await expectLedgerInvariants(gw.gateway.database.db);
+  }, 60_000);
 });

@@ -195,3 +195,26 @@ test("usage above the lease stops at the key's daily cap, however many calls are
   expect(await gw.balance(account)).toBeCloseTo(before - 5, 9);
   await expectLedgerInvariants(db());
 });
+
+test('a charge kept in the journal (answered while the database was away) carries what it cost beyond its lease as waived: uncollected, never debited', async () => {
+  const { account, keyId, leases, row } = await setUp(10, 1, creditsToMicro(1));
+  const before = await gw.balance(account);
+  const kept: ChargeRow = { ...row(leases[0]!, creditsToMicro(0.4)), waivedMicro: creditsToMicro(2) };
+  expect(byId(await store.record([kept]))).toEqual(new Map([[kept.requestId, [0, creditsToMicro(0.4)]]]));
+  const uncollected = await db().one<{ amount_micro: string; reason: string; api_key_id: string }>(`select amount_micro, reason, api_key_id from uncollected_charges where request_id = ?`, [kept.requestId]);
+  expect(uncollected).toMatchObject({ reason: 'database_unavailable', api_key_id: keyId });
+  expect(Number(uncollected!.amount_micro)).toBe(creditsToMicro(2));
+  // Replayed again: nothing more charged, nothing more waived.
+  expect(byId(await store.record([kept]))).toEqual(new Map([[kept.requestId, [0, 0]]]));
+  await store.close(leases[0]!);
+  expect(await gw.balance(account)).toBeCloseTo(before - 0.4, 9);
+  // In a batch with others (the set-wise pass leaves it to the row walk), and after its lease closed (a late charge).
+  const again = await setUp(10, 1, creditsToMicro(1));
+  await store.close(again.leases[0]!);
+  const late: ChargeRow = { ...again.row(again.leases[0]!, creditsToMicro(0.3)), waivedMicro: creditsToMicro(1) };
+  const plain = again.row(again.leases[0]!, creditsToMicro(0.1));
+  expect(byId(await store.record([late, plain]))).toEqual(new Map([[late.requestId, [0, creditsToMicro(0.3)]], [plain.requestId, [0, creditsToMicro(0.1)]]]));
+  const lateWaived = await db().one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where request_id = ?`, [late.requestId]);
+  expect(Number(lateWaived!.amount_micro)).toBe(creditsToMicro(1));
+  await expectLedgerInvariants(db());
+});

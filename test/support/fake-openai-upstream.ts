@@ -60,7 +60,9 @@ export type FakeOpenAIMode =
   /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier. */
   | 'cited'
   /** Images answered with a `revised_prompt` each (as dall-e-3 does). */
-  | 'revised-prompt';
+  | 'revised-prompt'
+  /** As held-json, with HUGE_USAGE reported once released. */
+  | 'held-huge-json';
 
 export interface MultipartPart {
   name: string;
@@ -161,8 +163,8 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         const invalid = validateChat(r.json);
         if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
-        const usage = { 'huge-usage': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
-        if (mode === 'held-json' && !r.json?.stream) await held;
+        const usage = { 'huge-usage': HUGE_USAGE, 'held-huge-json': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
+        if ((mode === 'held-json' || mode === 'held-huge-json') && !r.json?.stream) await held;
         if (mode === 'cited' && !r.json?.stream) return sendJson(res, 200, citedCompletion(r.json?.model));
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
       }

@@ -121,7 +121,8 @@ export class LeaseBook {
    * already), so one the database cannot take now — unreachable, stalled past the batcher's
    * deadline, or its reply lost after it committed — does not fail the call: it is kept in the
    * journal (in memory when the journal cannot be written) and recorded later, idempotently by
-   * request id; the answer is then the cost, as the charge will be. Failing the call instead
+   * request id; the answer is then what the lease holds for the call, which is what the charge
+   * will be (what it cost beyond the lease is recorded as uncollected). Failing the call instead
    * could not say "not billed" truthfully: a commit whose reply was lost has billed it.
    */
   async commit(r: Reservation, costMicro: number, requestId: string, model: string | null): Promise<number> {
@@ -142,8 +143,11 @@ export class LeaseBook {
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.
       this.retire(lease);
-      this.kept.keep(row, err);
-      return costMicro;
+      // Answered now, so the answer must say what the charge will be: what the lease holds for
+      // the call is certain; what lies beyond it would depend on the balance and the key's cap
+      // when the journal is recorded, so it is not charged but recorded as uncollected.
+      this.kept.keep({ ...row, excessMicro: 0, waivedMicro: row.excessMicro }, err);
+      return leaseMicro;
     } finally {
       this.settled(lease);
     }

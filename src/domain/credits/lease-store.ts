@@ -21,6 +21,11 @@ export interface ChargeRow {
   leaseMicro: number;
   /** Beyond the lease: debited from the balance as far as it goes, the rest uncollected. */
   excessMicro: number;
+  /**
+   * Not charged, recorded as uncollected (reason `database_unavailable`): what a call answered
+   * while the database could not be asked cost beyond its lease (see LeaseBook.commit).
+   */
+  waivedMicro?: number;
 }
 
 /** A stream that has begun answering, paid from `leaseId`, and what its death would charge (its prompt and what it has relayed so far). */
@@ -83,6 +88,7 @@ export class LeaseStore {
       model: r.model,
       lease_micro: r.leaseMicro,
       excess_micro: r.excessMicro,
+      waived_micro: r.waivedMicro ?? 0,
     }));
     const out = await this.hot.all<{ request_id: string; status: number; charged: string | number }>(
       `select request_id, status, charged from svc_record_charges(?::jsonb)`,

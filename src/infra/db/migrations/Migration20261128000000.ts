@@ -6,6 +6,11 @@ import { Migration } from '@mikro-orm/migrations';
  * be charged past the lease they were admitted on, and together pass the cap (a fault probe took
  * a 5-credit cap to 14.8). What the cap leaves out is recorded as uncollected, as what the
  * balance cannot cover is, with `reason` telling the two apart (`balance`, `daily_cap`).
+ *
+ * And a charge kept in the journal (the call answered while the database could not be asked)
+ * carries `waived_micro`: what the call cost beyond its lease, which its answer did not promise
+ * (it could not know the balance or the cap then), recorded as uncollected with the reason
+ * `database_unavailable` instead of being debited later.
  */
 export class Migration20261128000000 extends Migration {
   async up(): Promise<void> {
@@ -31,8 +36,8 @@ export class Migration20261128000000 extends Migration {
               select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
                 from (select x.*, count(*) over (partition by x.request_id) as copies
                         from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
-                                                              lease_micro bigint, excess_micro bigint)) y
-               where y.excess_micro = 0 and y.copies = 1
+                                                              lease_micro bigint, excess_micro bigint, waived_micro bigint)) y
+               where y.excess_micro = 0 and coalesce(y.waived_micro, 0) = 0 and y.copies = 1
                  and not exists (select 1 from lease_charges c where c.request_id = y.request_id)
           ), per_lease as (
               select i.lease_id, i.account_id, sum(i.lease_micro) as total from items i group by i.lease_id, i.account_id
@@ -60,9 +65,9 @@ export class Migration20261128000000 extends Migration {
 
         for it in
           select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
-                 x.lease_micro as lease_part, x.excess_micro as excess
+                 x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived
             from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
-                                                   lease_micro bigint, excess_micro bigint)
+                                                   lease_micro bigint, excess_micro bigint, waived_micro bigint)
            where not (x.request_id = any(v_done))
            order by x.lease_id, x.request_id
         loop
@@ -123,6 +128,12 @@ export class Migration20261128000000 extends Migration {
               insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
                 values (it.rid, it.aid, it.kid, it.mdl, v_excess - v_debit, v_reason);
             end if;
+          end if;
+          -- A call answered while the database was away, charged what its lease held: the rest, never promised, is the operator's.
+          if it.waived > 0 and v_converted is null then
+            insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
+              values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
+              on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
           end if;
           request_id := it.rid; status := 0; return next;
         end loop;
