@@ -376,4 +376,40 @@ withPostgres('PostgreSQL outage', () => {
     expect(Number(waived!.amount_micro)).toBe(Math.round((1.61 - reported) * 1e6));
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
+  test('stalled: an image answered by URL is a 503 within seconds, nothing charged; an Idempotency-Key answer is sent without waiting for the stall', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    const image = (response_format: string) => gw.api('POST', '/v1/images/generations', { token: secret, body: { model: 'svc-creative-v8', prompt: 'a lighthouse', size: '64x64', response_format } });
+    const warm = await image('b64_json');
+    expect(warm.status).toBe(200); // the key's record cached, its credit lease taken
+    const chat = (key: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content: 'kept answer' }] }, headers: { 'Idempotency-Key': key } });
+    upstream.setMode('held-json');
+    let byUrl;
+    let kept;
+    let keptMs = 0;
+    try {
+      // Claimed while the database answers; the provider answers once it is stalled.
+      const pending = chat('answer-in-a-stall');
+      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'kept answer').length, (n) => n === 1, 10_000, 20);
+      proxy.stall();
+      const started = Date.now();
+      upstream.releaseHeld();
+      [byUrl, kept] = await Promise.all([image('url'), pending.then((r) => ((keptMs = Date.now() - started), r))]);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      upstream.setMode('ok');
+      proxy.resume();
+    }
+    expect(byUrl.status).toBe(503);
+    expect(byUrl.body.error).toMatchObject({ type: 'service_unavailable', code: 'database_unavailable' });
+    // The charge waits out its deadline (then the journal), the stored answer its own: not the stall.
+    expect(kept.status).toBe(200);
+    expect(keptMs).toBeLessThan(13_000);
+    const retry = await pollUntil(() => chat('answer-in-a-stall'), (r) => r.headers.get('idempotent-replayed') === 'true', 15_000, 250);
+    expect(retry.body.id).toBe(kept.body.id);
+    expect(await pollUntil(() => chargeRows(kept.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
+    const charged = Number(warm.headers.get('x-svc-credits')) + Number(kept.headers.get('x-svc-credits'));
+    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - charged)) < 1e-9, 10_000, 200)).toBeCloseTo(10 - charged, 9);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  }, 60_000);
 });

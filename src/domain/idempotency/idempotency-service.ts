@@ -94,7 +94,7 @@ export class IdempotencyService {
   ) {
     this.instanceId = options.instanceId;
     this.graceSeconds = options.graceSeconds;
-    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, options.onDropped ?? (() => undefined));
+    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, options.onDropped ?? (() => undefined), DATABASE_ANSWER_DEADLINE_MS);
   }
 
   /** The header's value checked: 1–255 printable ASCII characters. */

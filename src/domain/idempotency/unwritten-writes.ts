@@ -1,3 +1,5 @@
+import { withinDeadline } from '../shared/deadline';
+
 /**
  * Writes the database did not take (it was away), kept in memory by key and tried again every
  * `retryMs`, oldest first, until they land. A newer write of a key replaces a kept one; what they
@@ -12,6 +14,12 @@ export class UnwrittenWrites {
     private readonly retryMs: number,
     private readonly maxBytes: number,
     private readonly onDropped: (count: number) => void,
+    /**
+     * How long the first attempt may wait (0: as long as it takes). A stalled database sends no
+     * error: past this the write is kept and tried again like one that failed (every kept write
+     * is idempotent), and the caller goes on (a stored response is sent all the same).
+     */
+    private readonly answerWithinMs = 0,
   ) {}
 
   get size(): number {
@@ -26,7 +34,8 @@ export class UnwrittenWrites {
   /** Runs `write`; when it fails, keeps it to be tried again, and throws. */
   async run(id: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
     try {
-      await write();
+      const attempt = write();
+      await (this.answerWithinMs > 0 ? withinDeadline(attempt, this.answerWithinMs, () => new Error('the database did not answer in time')) : attempt);
     } catch (err) {
       this.keep(id, { write, bytes });
       throw err;

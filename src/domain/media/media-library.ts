@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Database, SqlExecutor } from '../ports/database';
 import type { BlobHandle, BlobStore } from '../ports/blob-store';
+import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
+import { databaseTooSlow } from '../errors/domain-error';
 import { newId, randomBase62 } from '../shared/ids';
 
 const SECRET_NAME = 'media_url_secret';
@@ -37,13 +39,11 @@ export class MediaLibrary {
   async save(accountId: string, data: Buffer, contentType: string, tx: SqlExecutor = this.db): Promise<{ id: string; url: string }> {
     const id = newId('med', 24);
     await this.blobs.put(id, data);
-    await tx.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [
-      id,
-      accountId,
-      contentType,
-      data.length,
-      id,
-    ]);
+    const insert = tx.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [id, accountId, contentType, data.length, id]);
+    // On the request's way (an image answered by URL): a stalled database is a 503 within
+    // seconds, nothing charged, instead of a request held for the whole stall. A row that lands
+    // later names a blob nobody was given the URL of.
+    await (tx === this.db ? withinDeadline(insert, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow) : insert);
     return { id, url: this.urlFor(id, contentType) };
   }
 
