@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { jpegHeaderOnly, pngBomb, pngHeaderOnly, webpHeaderOnly } from '../support/image-bombs';
 import { makePng } from '../support/fake-openai-upstream';
+import { allCallsBilled } from '../support/billed';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -114,6 +115,24 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     expect(spread(48, 32)).toBeLessThanOrEqual(6);
     expect(spread(16, 32)).toBeGreaterThan(12);
     expect(await gw.balance(acct)).toBeCloseTo(50 - Number(res.headers.get('x-svc-credits')), 9);
+  });
+
+  test('a client that leaves while a provider that ignores the abort (the simulator) makes its images pays nothing', async () => {
+    const { acct, live } = await account();
+    // A 2048x2048 image takes the simulator well past the 40 ms the client waits, and one image gives it no moment to stop.
+    const left = await fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-creative-v8', prompt: 'left while drawn', size: '2048x2048', n: 1, response_format: 'b64_json' }),
+      signal: AbortSignal.timeout(40),
+    }).then(
+      () => 'answered',
+      () => 'gave up',
+    );
+    expect(left).toBe('gave up');
+    await new Promise((r) => setTimeout(r, 3_000));
+    await allCallsBilled(gw, acct.id);
+    expect(await gw.balance(acct)).toBe(50);
   });
 
   test('a file that is not PNG, JPEG or WebP is refused naming the field', async () => {

@@ -65,7 +65,7 @@ export class ImageService {
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, signal, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -105,7 +105,7 @@ export class ImageService {
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, signal, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -134,6 +134,8 @@ export class ImageService {
     format: 'url' | 'b64_json',
     headers: Record<string, string>,
     callId: string | undefined,
+    /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
+    signal: AbortSignal | undefined,
     call: () => Promise<GeneratedImage[]>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);
@@ -144,6 +146,8 @@ export class ImageService {
       let data: ImageResult['data'];
       try {
         const images = (await call()).slice(0, asked.n);
+        // A client gone while they were made (a provider that did not stop on the abort) gets nothing, and pays nothing.
+        signal?.throwIfAborted();
         if (images.length === 0) throw upstreamError('The model provider answered no image.');
         checkOutputImages(images);
         data = await renderImages(images, format, key.accountId, this.media);
