@@ -31,8 +31,6 @@ export interface LeaseBookOptions extends KeptChargesOptions {
   minWantMicro: number;
   /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
   journalReplayMs?: number;
-  /** How long a call waits for a lease take (default DATABASE_ANSWER_DEADLINE_MS), then 503. */
-  takeDeadlineMs?: number;
 }
 
 interface Lease {
@@ -231,20 +229,19 @@ export class LeaseBook {
    * lease it brings then is this instance's like any other: in the book, heartbeated, used by
    * the key's next calls, returned when idle. Until it settles, the key's calls wait on it.
    */
-  private async takeFor(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
+  private takeFor(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
     const running = this.taking.get(key.keyId);
-    const take = running ?? this.take(key, amountMicro, now);
-    if (!running) {
-      this.taking.set(key.keyId, take);
-      void take.then(
-        () => this.taking.delete(key.keyId),
-        () => this.taking.delete(key.keyId),
-      );
-    }
-    const answered = withinDeadline(take, this.options.takeDeadlineMs ?? DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
-    // A caller that found the take running looks again whatever its outcome, but not past the deadline.
-    if (running) return answered.catch((err) => (err instanceof DomainError && err.code === 'database_unavailable' ? Promise.reject(err) : undefined));
-    return answered;
+    // A caller that found the take running looks again whatever its outcome.
+    const waited = running ? running.catch(() => undefined) : this.startTake(key, amountMicro, now);
+    return withinDeadline(waited, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+  }
+
+  private startTake(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
+    const take = this.take(key, amountMicro, now);
+    this.taking.set(key.keyId, take);
+    const done = () => this.taking.delete(key.keyId);
+    void take.then(done, done);
+    return take;
   }
 
   private async take(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {

@@ -133,9 +133,10 @@ export class IdempotencyService {
       [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, randomBase62(CALL_ID_LENGTH), ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
     const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow).catch((err: unknown) => {
-      // A stalled database: the caller gets a 503 now, and a claim that lands when the database
-      // wakes is freed at once, as a 5xx frees it, so the retry runs instead of meeting a 409.
-      if (err instanceof DomainError && err.code === 'database_unavailable') void claim.then((row) => (row ? this.abandon(apiKeyId, key) : undefined)).catch(() => undefined);
+      // Past the deadline (a stalled database): the caller gets a 503 now, and a claim that lands
+      // when the database wakes is freed at once, as a 5xx frees it, so the retry runs instead of
+      // meeting a 409. (A claim that failed outright has nothing to free.)
+      void claim.then((row) => (row ? this.abandon(apiKeyId, key) : undefined)).catch(() => undefined);
       throw err;
     });
     if (claimed) {
