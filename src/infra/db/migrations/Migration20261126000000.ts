@@ -17,51 +17,8 @@ import { Migration } from '@mikro-orm/migrations';
  * arrives, finding the call recorded: `svc_record_charges` then charges what it cost beyond what
  * was charged at the close, from the balance, as a late charge (migration 20261124000000).
  */
-export class Migration20261126000000 extends Migration {
-  async up(): Promise<void> {
-    this.addSql(`create table stream_starts (
-      request_id text primary key,
-      lease_id text not null references credit_leases(id),
-      account_id text not null,
-      api_key_id text not null,
-      model text,
-      owed_micro bigint not null check (owed_micro >= 0),
-      started_at timestamptz not null default now(),
-      converted_micro bigint)`);
-    this.addSql(`create index stream_starts_lease_idx on stream_starts (lease_id)`);
-
-    this.addSql(`create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
-      declare
-        l credit_leases%rowtype;
-        v_back bigint;
-        v_part bigint;
-        s record;
-      begin
-        select * into l from credit_leases where id = p_lease for update;
-        if not found or l.closed_at is not null then return -1; end if;
-        v_back := l.amount_micro - l.spent_micro;
-        -- Streams of this lease that never settled: each is charged what it owed when last written, within the lease.
-        for s in select * from stream_starts where lease_id = p_lease and converted_micro is null order by request_id for update loop
-          if exists (select 1 from lease_charges c where c.request_id = s.request_id) then
-            delete from stream_starts where request_id = s.request_id;
-            continue;
-          end if;
-          v_part := least(s.owed_micro, greatest(v_back, 0));
-          insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
-            values (s.request_id, p_lease, l.account_id, s.api_key_id, s.model, v_part);
-          update stream_starts set converted_micro = v_part where request_id = s.request_id;
-          v_back := v_back - v_part;
-        end loop;
-        update credit_leases set closed_at = now(), spent_micro = amount_micro - v_back where id = p_lease;
-        if v_back > 0 then
-          update key_daily_spend set spent_micro = greatest(0, spent_micro - v_back) where api_key_id = l.api_key_id and day = l.day;
-          update accounts set balance_micro = balance_micro + v_back where id = l.account_id;
-        end if;
-        insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id) values (l.account_id, v_back, 'lease_return', p_lease, l.api_key_id);
-        return v_back;
-      end $$`);
-
-    this.addSql(`create or replace function svc_record_charges(p_items jsonb)
+/** svc_record_charges as this migration writes it (migration 20261128000000 restores it on the way down). */
+export const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_items jsonb)
         returns table (request_id text, status int, charged bigint) language plpgsql as $$
       declare
         it record;
@@ -163,6 +120,52 @@ export class Migration20261126000000 extends Migration {
           end if;
           request_id := it.rid; status := 0; return next;
         end loop;
+      end $$`;
+
+export class Migration20261126000000 extends Migration {
+  async up(): Promise<void> {
+    this.addSql(`create table stream_starts (
+      request_id text primary key,
+      lease_id text not null references credit_leases(id),
+      account_id text not null,
+      api_key_id text not null,
+      model text,
+      owed_micro bigint not null check (owed_micro >= 0),
+      started_at timestamptz not null default now(),
+      converted_micro bigint)`);
+    this.addSql(`create index stream_starts_lease_idx on stream_starts (lease_id)`);
+
+    this.addSql(`create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
+      declare
+        l credit_leases%rowtype;
+        v_back bigint;
+        v_part bigint;
+        s record;
+      begin
+        select * into l from credit_leases where id = p_lease for update;
+        if not found or l.closed_at is not null then return -1; end if;
+        v_back := l.amount_micro - l.spent_micro;
+        -- Streams of this lease that never settled: each is charged what it owed when last written, within the lease.
+        for s in select * from stream_starts where lease_id = p_lease and converted_micro is null order by request_id for update loop
+          if exists (select 1 from lease_charges c where c.request_id = s.request_id) then
+            delete from stream_starts where request_id = s.request_id;
+            continue;
+          end if;
+          v_part := least(s.owed_micro, greatest(v_back, 0));
+          insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+            values (s.request_id, p_lease, l.account_id, s.api_key_id, s.model, v_part);
+          update stream_starts set converted_micro = v_part where request_id = s.request_id;
+          v_back := v_back - v_part;
+        end loop;
+        update credit_leases set closed_at = now(), spent_micro = amount_micro - v_back where id = p_lease;
+        if v_back > 0 then
+          update key_daily_spend set spent_micro = greatest(0, spent_micro - v_back) where api_key_id = l.api_key_id and day = l.day;
+          update accounts set balance_micro = balance_micro + v_back where id = l.account_id;
+        end if;
+        insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id) values (l.account_id, v_back, 'lease_return', p_lease, l.api_key_id);
+        return v_back;
       end $$`);
+
+    this.addSql(RECORD_CHARGES_SQL);
   }
 }
