@@ -10,7 +10,7 @@ import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
-import { FAKE_CHAT_REPLY, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { FAKE_CHAT_REPLY, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIMode, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { writeModelsFile } from '../support/models-file';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -201,6 +201,24 @@ withPostgres('PostgreSQL outage', () => {
     };
   }
 
+  /**
+   * `call`, held by the upstream in `mode` until the test has seen its `seen`-th request with
+   * `content` and cut the database: the answer given while the database is away.
+   */
+  async function answeredWhileCut<T>(mode: FakeOpenAIMode, call: () => Promise<T>, content: string, seen: number): Promise<T> {
+    upstream.setMode(mode);
+    try {
+      const pending = call();
+      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === content).length, (n) => n === seen, 10_000, 20);
+      await proxy.cut();
+      upstream.releaseHeld();
+      return await pending;
+    } finally {
+      upstream.setMode('ok');
+      await proxy.restore();
+    }
+  }
+
   const chargeRows = async (id: string) =>
     Number((await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from lease_charges where request_id = ?`, [id]))!.n);
 
@@ -289,19 +307,8 @@ withPostgres('PostgreSQL outage', () => {
     const body = { model: 'svc-chat-held', messages: [{ role: 'user', content: 'once only' }] };
     const call = (key: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body, headers: { 'Idempotency-Key': key } });
     expect((await call('warm-up')).status).toBe(200); // the key's credit lease is taken
-    upstream.setMode('held-json');
-    let first;
-    try {
-      // The key is claimed while the database answers; the provider answers once it is cut.
-      const pending = call('cut-mid-call');
-      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'once only').length, (n) => n === 2, 10_000, 20);
-      await proxy.cut();
-      upstream.releaseHeld();
-      first = await pending;
-    } finally {
-      upstream.setMode('ok');
-      await proxy.restore();
-    }
+    // The key is claimed while the database answers; the provider answers once it is cut.
+    const first = await answeredWhileCut('held-json', () => call('cut-mid-call'), 'once only', 2);
     expect(first.status).toBe(200);
     // Once the database is back the stored answer lands: the retry gets it, nothing runs again.
     const retry = await pollUntil(() => call('cut-mid-call'), (r) => r.status !== 409, 15_000, 250);
@@ -351,18 +358,7 @@ withPostgres('PostgreSQL outage', () => {
     const call = (content: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content }] } });
     const warm = await call('warm-up');
     expect(warm.status).toBe(200); // the key's credit lease is taken
-    upstream.setMode('held-huge-json');
-    let answered;
-    try {
-      const pending = call('far above its hold');
-      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'far above its hold').length, (n) => n === 1, 10_000, 20);
-      await proxy.cut();
-      upstream.releaseHeld();
-      answered = await pending;
-    } finally {
-      upstream.setMode('ok');
-      await proxy.restore();
-    }
+    const answered = await answeredWhileCut('held-huge-json', () => call('far above its hold'), 'far above its hold', 1);
     expect(answered.status).toBe(200);
     expect(answered.body.usage.total_tokens).toBe(16_100); // 1.61 credits of usage
     const reported = Number(answered.headers.get('x-svc-credits'));
