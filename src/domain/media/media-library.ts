@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Database, SqlExecutor } from '../ports/database';
+import type { Database } from '../ports/database';
 import type { BlobHandle, BlobStore } from '../ports/blob-store';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { databaseTooSlow } from '../errors/domain-error';
@@ -36,14 +36,14 @@ export class MediaLibrary {
   }
 
   /** Stores the bytes, then records them (in `tx` when the record must commit with a job). */
-  async save(accountId: string, data: Buffer, contentType: string, tx: SqlExecutor = this.db): Promise<{ id: string; url: string }> {
+  async save(accountId: string, data: Buffer, contentType: string): Promise<{ id: string; url: string }> {
     const id = newId('med', 24);
     await this.blobs.put(id, data);
-    const insert = tx.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [id, accountId, contentType, data.length, id]);
+    const insert = this.db.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [id, accountId, contentType, data.length, id]);
     // On the request's way (an image answered by URL): a stalled database is a 503 within
     // seconds, nothing charged, instead of a request held for the whole stall. A row that lands
     // later names a blob nobody was given the URL of.
-    await (tx === this.db ? withinDeadline(insert, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow) : insert);
+    await withinDeadline(insert, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
     return { id, url: this.urlFor(id, contentType) };
   }
 
