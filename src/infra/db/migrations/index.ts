@@ -12,6 +12,7 @@ import { Migration20261125000000 } from './Migration20261125000000';
 import { Migration20261126000000 } from './Migration20261126000000';
 import { Migration20261127000000 } from './Migration20261127000000';
 import { Migration20261128000000 } from './Migration20261128000000';
+import { Migration20261129000000 } from './Migration20261129000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261126000000', class: Migration20261126000000 },
   { name: 'Migration20261127000000', class: Migration20261127000000 },
   { name: 'Migration20261128000000', class: Migration20261128000000 },
+  { name: 'Migration20261129000000', class: Migration20261129000000 },
 ];
