@@ -19,6 +19,7 @@ export type {
   ChatRequest,
   ChatResult,
   ChatStreamEvent,
+  StreamStamp,
   ChatUsage,
   ChoiceDelta,
   ContentPart,

@@ -149,6 +149,29 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(plain.service_tier).toBeUndefined();
   });
 
+  test("a streamed completion's chunks carry the upstream's system fingerprint and service tier, the usage chunk too; null and absent when it says none", async () => {
+    const { openai } = await liveClient(10);
+    upstream.setMode('cited');
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    try {
+      for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    } finally {
+      upstream.setMode('ok');
+    }
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.at(-1)!.usage).toBeTruthy();
+    for (const c of chunks) {
+      expect(c.system_fingerprint).toBe('fp_fake1');
+      expect(c.service_tier).toBe('flex');
+    }
+    const plain: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) plain.push(c);
+    for (const c of plain) {
+      expect(c.system_fingerprint).toBeNull();
+      expect(c.service_tier).toBeUndefined();
+    }
+  });
+
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
     const { acct, openai } = await liveClient(10);
     const stream = await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });

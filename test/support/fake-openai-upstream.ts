@@ -57,7 +57,7 @@ export type FakeOpenAIMode =
   | 'negative-usage'
   /** Streams: `data: ` and then 6 MB without a line end. */
   | 'endless-line'
-  /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier. */
+  /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier (a stream: the last two on every chunk). */
   | 'cited'
   /** Images answered with a `revised_prompt` each (as dall-e-3 does). */
   | 'revised-prompt'
@@ -185,8 +185,10 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   async function streamChat(res: ServerResponse, usageReported: object): Promise<void> {
     res.socket?.setNoDelay(true);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    // `cited` streams as OpenAI does: every chunk names the service tier and the system fingerprint.
+    const said = mode === 'cited' ? { service_tier: 'flex', system_fingerprint: 'fp_fake1' } : {};
     const chunk = (choice: object | null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: choice ? [choice] : [], ...extra })}\n\n`;
+      `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', ...said, choices: choice ? [choice] : [], ...extra })}\n\n`;
     const deltas = FAKE_CHAT_DELTAS.map((text) => chunk({ index: 0, delta: { content: text }, finish_reason: null }));
     const head = chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
     if (mode === 'die-mid-stream') {
