@@ -172,6 +172,17 @@ describe('chat through an OpenAI-compatible upstream', () => {
     }
   });
 
+  test('stream_options.include_obfuscation reaches the upstream as sent, beside the include_usage the gateway always asks for', async () => {
+    const { openai } = await liveClient(10);
+    let text = '';
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_obfuscation: false } })) text += c.choices[0]?.delta?.content ?? '';
+    expect(text).toBe(FAKE_CHAT_REPLY);
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+    upstream.requests.length = 0;
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) void c;
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
+  });
+
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
     const { acct, openai } = await liveClient(10);
     const stream = await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });

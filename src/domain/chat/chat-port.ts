@@ -89,6 +89,8 @@ export interface ChatRequest {
   /** Choices to generate. */
   n: number;
   options: ChatOptions;
+  /** A stream's `stream_options.include_obfuscation`, when the client sent it. */
+  includeObfuscation?: boolean;
   signal?: AbortSignal;
 }
 

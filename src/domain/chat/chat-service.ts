@@ -129,6 +129,7 @@ export class ChatService {
         maxTokensParam: call.maxTokensParam,
         n: call.n,
         options: call.options,
+        ...(call.includeObfuscation !== undefined ? { includeObfuscation: call.includeObfuscation } : {}),
       },
       promptEstimate,
       hold,
