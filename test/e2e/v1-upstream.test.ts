@@ -290,6 +290,23 @@ describe('chat through an OpenAI-compatible upstream', () => {
     await expectLedgerInvariants(gw.gateway.database.db);
   });
 
+  test('a Responses stream whose upstream dies mid-answer ends with response.failed (status failed, error code and message, the text so far), and nothing after it', async () => {
+    const { openai } = await liveClient(10);
+    upstream.setMode('die-mid-stream');
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) events.push(e);
+    expect(events.map((e) => e.type).filter((t) => t === 'response.failed' || t === 'error' || t === 'response.completed')).toEqual(['response.failed']);
+    const last = events.at(-1)!;
+    expect(last.type).toBe('response.failed');
+    if (last.type !== 'response.failed') return;
+    expect(last.sequence_number).toBe(events.length - 1);
+    expect(last.response.status).toBe('failed');
+    expect(last.response.error).toEqual({ code: 'server_error', message: expect.any(String) });
+    expect(last.response.id).toBe(events[0]!.type === 'response.created' ? events[0]!.response.id : undefined);
+    const text = last.response.output.flatMap((o) => (o.type === 'message' ? o.content : [])).map((c) => (c.type === 'output_text' ? c.text : '')).join('');
+    expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
+  });
+
   test('a stalled stream that the client aborts (SDK AbortController) is charged for what was sent, at most the hold', async () => {
     const { acct, openai } = await liveClient(10);
     upstream.setMode('stall-mid-stream');
