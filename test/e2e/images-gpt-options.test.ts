@@ -7,7 +7,7 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { writeModelsFile } from '../support/models-file';
-import { makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { GPT_IMAGE_ABOUT, makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
@@ -176,4 +176,24 @@ test('media is streamed with byte ranges, nosniff and an allowed content type', 
   expect(Buffer.from(await open.arrayBuffer())).toEqual(whole.subarray(whole.length - 3));
   const beyond = await fetch(url, { headers: { range: `bytes=${whole.length}-` } });
   expect([beyond.status, beyond.headers.get('content-range')]).toEqual([416, `bytes */${whole.length}`]);
+});
+
+test("what a gpt-image upstream says beside the images (usage, size, quality, output_format, background) reaches the client, generate and edit; the charge stays the per-image price", async () => {
+  const one = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64' }).withResponse();
+  const perImage = Number(one.response.headers.get('x-svc-credits'));
+  expect(one.data.usage).toBeUndefined();
+  expect(one.data.size).toBeUndefined();
+  upstream.setMode('gpt-image');
+  try {
+    const before = await gw.balance(account);
+    const gen = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'a lighthouse', size: '64x64', n: 2 }).withResponse();
+    expect(gen.data).toMatchObject(GPT_IMAGE_ABOUT);
+    expect(gen.data.data).toHaveLength(2);
+    expect(Number(gen.response.headers.get('x-svc-credits'))).toBeCloseTo(2 * perImage, 6);
+    expect(await gw.balance(account)).toBeCloseTo(before - 2 * perImage, 6);
+    const edit = await openai.images.edit({ model: 'svc-image-edit-1', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), prompt: 'blue' });
+    expect(edit).toMatchObject(GPT_IMAGE_ABOUT);
+  } finally {
+    upstream.setMode('ok');
+  }
 });

@@ -61,6 +61,8 @@ export type FakeOpenAIMode =
   | 'cited'
   /** Images answered with a `revised_prompt` each (as dall-e-3 does). */
   | 'revised-prompt'
+  /** Images answered as gpt-image models answer: top-level GPT_IMAGE_ABOUT (usage, size, quality, output_format, background). */
+  | 'gpt-image'
   /** As held-json, with HUGE_USAGE reported once released. */
   | 'held-huge-json';
 
@@ -236,7 +238,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     const data = Array.from({ length: n }, (_, i) =>
       mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64'), ...(mode === 'revised-prompt' ? { revised_prompt: `revised ${i}` } : {}) },
     );
-    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data });
+    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, ...(mode === 'gpt-image' ? GPT_IMAGE_ABOUT : {}) });
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -260,6 +262,15 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     },
   };
 }
+
+/** What a gpt-image model's images answer says besides the images. */
+export const GPT_IMAGE_ABOUT = {
+  background: 'opaque',
+  output_format: 'png',
+  quality: 'low',
+  size: '1024x1024',
+  usage: { input_tokens: 50, input_tokens_details: { image_tokens: 40, text_tokens: 10 }, output_tokens: 272, total_tokens: 322 },
+};
 
 export const FAKE_CITATION = { type: 'url_citation', url_citation: { url: 'https://example.com/a', title: 'A', start_index: 0, end_index: 5 } };
 
