@@ -115,6 +115,23 @@ test('options reach an upstream as sent, for generations and edits', async () =>
   expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', quality: 'low', output_format: 'jpeg', output_compression: '40', user: 'u-2' });
 });
 
+test("an edit's input_fidelity reaches the upstream as sent; a value OpenAI does not know is a 400 naming it, nothing charged; generations do not take it", async () => {
+  upstream.requests.length = 0;
+  const image = async () => toFile(makePng(32, 32), 'in.png', { type: 'image/png' });
+  await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'high' });
+  const fields = Object.fromEntries(upstream.requests[0]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
+  expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', input_fidelity: 'high' });
+  const before = await gw.balance(account);
+  const bad = await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'medium' as 'high' }).catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input_fidelity');
+  const gen = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { model: 'svc-creative-v7', prompt: 'x', size: '64x64', input_fidelity: 'high' } });
+  expect(gen.status).toBe(400);
+  expect(gen.body.error).toMatchObject({ param: 'input_fidelity' });
+  expect(await gw.balance(account)).toBe(before);
+  expect(upstream.requests).toHaveLength(1);
+});
+
 test.each([
   ['an option the model does not take', { model: 'flux-schnell', quality: 'high' }, 'quality'],
   ['a transparent JPEG', { model: 'svc-creative-v8', background: 'transparent', output_format: 'jpeg' }, 'background'],

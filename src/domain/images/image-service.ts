@@ -13,7 +13,7 @@ import type { GeneratedImages, ImageProviders, InputFile } from './image-port';
 import { invalidRequest, upstreamError } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
-import { imageOptionFields, integerField, readImageOptions } from './image-options';
+import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions } from './image-options';
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
 
@@ -40,7 +40,7 @@ const generationSchema = z
   .strict();
 
 const editSchema = z
-  .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true) })
+  .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true), ...editOnlyOptionFields })
   .strict();
 
 /** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */
