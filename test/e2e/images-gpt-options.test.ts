@@ -7,7 +7,7 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { writeModelsFile } from '../support/models-file';
-import { makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { GPT_IMAGE_ABOUT, makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
@@ -115,6 +115,23 @@ test('options reach an upstream as sent, for generations and edits', async () =>
   expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', quality: 'low', output_format: 'jpeg', output_compression: '40', user: 'u-2' });
 });
 
+test("an edit's input_fidelity reaches the upstream as sent; a value OpenAI does not know is a 400 naming it, nothing charged; generations do not take it", async () => {
+  upstream.requests.length = 0;
+  const image = async () => toFile(makePng(32, 32), 'in.png', { type: 'image/png' });
+  await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'high' });
+  const fields = Object.fromEntries(upstream.requests[0]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
+  expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', input_fidelity: 'high' });
+  const before = await gw.balance(account);
+  const bad = await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'medium' as 'high' }).catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input_fidelity');
+  const gen = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { model: 'svc-creative-v7', prompt: 'x', size: '64x64', input_fidelity: 'high' } });
+  expect(gen.status).toBe(400);
+  expect(gen.body.error).toMatchObject({ param: 'input_fidelity' });
+  expect(await gw.balance(account)).toBe(before);
+  expect(upstream.requests).toHaveLength(1);
+});
+
 test.each([
   ['an option the model does not take', { model: 'flux-schnell', quality: 'high' }, 'quality'],
   ['a transparent JPEG', { model: 'svc-creative-v8', background: 'transparent', output_format: 'jpeg' }, 'background'],
@@ -176,4 +193,24 @@ test('media is streamed with byte ranges, nosniff and an allowed content type', 
   expect(Buffer.from(await open.arrayBuffer())).toEqual(whole.subarray(whole.length - 3));
   const beyond = await fetch(url, { headers: { range: `bytes=${whole.length}-` } });
   expect([beyond.status, beyond.headers.get('content-range')]).toEqual([416, `bytes */${whole.length}`]);
+});
+
+test("what a gpt-image upstream says beside the images (usage, size, quality, output_format, background) reaches the client, generate and edit; the charge stays the per-image price", async () => {
+  const one = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64' }).withResponse();
+  const perImage = Number(one.response.headers.get('x-svc-credits'));
+  expect(one.data.usage).toBeUndefined();
+  expect(one.data.size).toBeUndefined();
+  upstream.setMode('gpt-image');
+  try {
+    const before = await gw.balance(account);
+    const gen = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'a lighthouse', size: '64x64', n: 2 }).withResponse();
+    expect(gen.data).toMatchObject(GPT_IMAGE_ABOUT);
+    expect(gen.data.data).toHaveLength(2);
+    expect(Number(gen.response.headers.get('x-svc-credits'))).toBeCloseTo(2 * perImage, 6);
+    expect(await gw.balance(account)).toBeCloseTo(before - 2 * perImage, 6);
+    const edit = await openai.images.edit({ model: 'svc-image-edit-1', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), prompt: 'blue' });
+    expect(edit).toMatchObject(GPT_IMAGE_ABOUT);
+  } finally {
+    upstream.setMode('ok');
+  }
 });

@@ -149,6 +149,40 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(plain.service_tier).toBeUndefined();
   });
 
+  test("a streamed completion's chunks carry the upstream's system fingerprint and service tier, the usage chunk too; null and absent when it says none", async () => {
+    const { openai } = await liveClient(10);
+    upstream.setMode('cited');
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    try {
+      for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    } finally {
+      upstream.setMode('ok');
+    }
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.at(-1)!.usage).toBeTruthy();
+    for (const c of chunks) {
+      expect(c.system_fingerprint).toBe('fp_fake1');
+      expect(c.service_tier).toBe('flex');
+    }
+    const plain: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) plain.push(c);
+    for (const c of plain) {
+      expect(c.system_fingerprint).toBeNull();
+      expect(c.service_tier).toBeUndefined();
+    }
+  });
+
+  test('stream_options.include_obfuscation reaches the upstream as sent, beside the include_usage the gateway always asks for', async () => {
+    const { openai } = await liveClient(10);
+    let text = '';
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_obfuscation: false } })) text += c.choices[0]?.delta?.content ?? '';
+    expect(text).toBe(FAKE_CHAT_REPLY);
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+    upstream.requests.length = 0;
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) void c;
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
+  });
+
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
     const { acct, openai } = await liveClient(10);
     const stream = await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });
@@ -254,6 +288,23 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(spent).toBeGreaterThan(0);
     expect(spent).toBeLessThanOrEqual(heldMicro / 1_000_000);
     await expectLedgerInvariants(gw.gateway.database.db);
+  });
+
+  test('a Responses stream whose upstream dies mid-answer ends with response.failed (status failed, error code and message, the text so far), and nothing after it', async () => {
+    const { openai } = await liveClient(10);
+    upstream.setMode('die-mid-stream');
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) events.push(e);
+    expect(events.map((e) => e.type).filter((t) => t === 'response.failed' || t === 'error' || t === 'response.completed')).toEqual(['response.failed']);
+    const last = events.at(-1)!;
+    expect(last.type).toBe('response.failed');
+    if (last.type !== 'response.failed') return;
+    expect(last.sequence_number).toBe(events.length - 1);
+    expect(last.response.status).toBe('failed');
+    expect(last.response.error).toEqual({ code: 'server_error', message: expect.any(String) });
+    expect(last.response.id).toBe(events[0]!.type === 'response.created' ? events[0]!.response.id : undefined);
+    const text = last.response.output.flatMap((o) => (o.type === 'message' ? o.content : [])).map((c) => (c.type === 'output_text' ? c.text : '')).join('');
+    expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
   });
 
   test('a stalled stream that the client aborts (SDK AbortController) is charged for what was sent, at most the hold', async () => {

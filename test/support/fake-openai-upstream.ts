@@ -57,10 +57,12 @@ export type FakeOpenAIMode =
   | 'negative-usage'
   /** Streams: `data: ` and then 6 MB without a line end. */
   | 'endless-line'
-  /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier. */
+  /** A JSON answer with what a search-capable model adds: url_citation annotations, a system fingerprint, a service tier (a stream: the last two on every chunk). */
   | 'cited'
   /** Images answered with a `revised_prompt` each (as dall-e-3 does). */
   | 'revised-prompt'
+  /** Images answered as gpt-image models answer: top-level GPT_IMAGE_ABOUT (usage, size, quality, output_format, background). */
+  | 'gpt-image'
   /** As held-json, with HUGE_USAGE reported once released. */
   | 'held-huge-json';
 
@@ -185,8 +187,10 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   async function streamChat(res: ServerResponse, usageReported: object): Promise<void> {
     res.socket?.setNoDelay(true);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    // `cited` streams as OpenAI does: every chunk names the service tier and the system fingerprint.
+    const said = mode === 'cited' ? { service_tier: 'flex', system_fingerprint: 'fp_fake1' } : {};
     const chunk = (choice: object | null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: choice ? [choice] : [], ...extra })}\n\n`;
+      `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', ...said, choices: choice ? [choice] : [], ...extra })}\n\n`;
     const deltas = FAKE_CHAT_DELTAS.map((text) => chunk({ index: 0, delta: { content: text }, finish_reason: null }));
     const head = chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
     if (mode === 'die-mid-stream') {
@@ -234,7 +238,7 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     const data = Array.from({ length: n }, (_, i) =>
       mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64'), ...(mode === 'revised-prompt' ? { revised_prompt: `revised ${i}` } : {}) },
     );
-    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data });
+    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, ...(mode === 'gpt-image' ? GPT_IMAGE_ABOUT : {}) });
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -258,6 +262,15 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
     },
   };
 }
+
+/** What a gpt-image model's images answer says besides the images. */
+export const GPT_IMAGE_ABOUT = {
+  background: 'opaque',
+  output_format: 'png',
+  quality: 'low',
+  size: '1024x1024',
+  usage: { input_tokens: 50, input_tokens_details: { image_tokens: 40, text_tokens: 10 }, output_tokens: 272, total_tokens: 322 },
+};
 
 export const FAKE_CITATION = { type: 'url_citation', url_citation: { url: 'https://example.com/a', title: 'A', start_index: 0, end_index: 5 } };
 

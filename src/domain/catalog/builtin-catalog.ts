@@ -78,7 +78,7 @@ export const BUILTIN_CATALOG: CatalogInput = {
     {
       id: 'svc-image-edit-1',
       group: 'image-edit',
-      options: [...ALL_IMAGE_OPTIONS],
+      options: [...ALL_IMAGE_OPTIONS, 'input_fidelity'],
       ownedBy: 'svc',
       description: 'Edits an image by natural-language instruction',
       creditsPerImage: 2,

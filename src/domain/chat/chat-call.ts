@@ -17,6 +17,8 @@ export interface ChatCall {
   maxTokensParam: 'max_tokens' | 'max_completion_tokens';
   stream: boolean;
   includeUsage: boolean;
+  /** `stream_options.include_obfuscation` as the client sent it, for the provider. */
+  includeObfuscation?: boolean;
 }
 
 /** Request fields forwarded to the provider under their own names, when present. */
@@ -59,6 +61,7 @@ export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall 
     maxTokensParam: routeParam === 'as-sent' ? sentParam : routeParam,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
+    ...(typeof body.stream_options?.include_obfuscation === 'boolean' ? { includeObfuscation: body.stream_options.include_obfuscation } : {}),
   };
 }
 

@@ -89,6 +89,8 @@ export interface ChatRequest {
   /** Choices to generate. */
   n: number;
   options: ChatOptions;
+  /** A stream's `stream_options.include_obfuscation`, when the client sent it. */
+  includeObfuscation?: boolean;
   signal?: AbortSignal;
 }
 
@@ -144,8 +146,15 @@ export interface ChoiceDelta {
   logprobs?: unknown;
 }
 
+/** What a stream's chunks say about the backend that served them (OpenAI repeats it on every chunk). */
+export interface StreamStamp {
+  systemFingerprint?: string;
+  serviceTier?: string;
+}
+
 export type ChatStreamEvent =
-  | { type: 'chunk'; choices: ChoiceDelta[] }
+  /** `stamp` is what the provider had said by this chunk, when it said anything. */
+  | { type: 'chunk'; choices: ChoiceDelta[]; stamp?: StreamStamp }
   /** Last event of a stream; usage is present when the provider reported it. */
   | { type: 'finish'; usage?: ChatUsage };
 

@@ -9,7 +9,7 @@ import { randomIdText } from '../shared/ids';
 import { parseInput } from '../shared/validate';
 import { upstreamError } from '../errors/domain-error';
 import { chatCostMicro, microToCredits } from '../shared/money';
-import type { ChatProvider, ChatRequest, ChatResult, ChatUsage, ChoiceDelta } from './chat-port';
+import type { ChatProvider, ChatRequest, ChatResult, ChatUsage, ChoiceDelta, StreamStamp } from './chat-port';
 import { textOfChoices, textOfDelta } from './chat-port';
 import { readChatCall } from './chat-call';
 import { chatRequestSchema } from './chat-request';
@@ -45,7 +45,7 @@ export interface ChatCompletionResult extends ChatCallInfo, ChatResult {
 }
 
 export type ChatStreamItem =
-  | { type: 'chunk'; choices: ChoiceDelta[] }
+  | { type: 'chunk'; choices: ChoiceDelta[]; stamp?: StreamStamp }
   | { type: 'finish'; usage: ChatUsage; costCredits: number };
 
 interface PreparedCall {
@@ -129,6 +129,7 @@ export class ChatService {
         maxTokensParam: call.maxTokensParam,
         n: call.n,
         options: call.options,
+        ...(call.includeObfuscation !== undefined ? { includeObfuscation: call.includeObfuscation } : {}),
       },
       promptEstimate,
       hold,

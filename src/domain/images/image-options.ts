@@ -1,13 +1,13 @@
 /**
  * The gpt-image request options (quality, background, output format and compression,
- * moderation, style). A model takes the ones its catalog record lists; any other is a 400
+ * moderation, style; on edits, input fidelity). A model takes the ones its catalog record lists; any other is a 400
  * naming it, never accepted and dropped. Accepted options are forwarded to the provider as sent.
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors/domain-error';
 import { integerText } from '../shared/integer-text';
 
-export const IMAGE_OPTION_NAMES = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style'] as const;
+export const IMAGE_OPTION_NAMES = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style', 'input_fidelity'] as const;
 export type ImageOptionName = (typeof IMAGE_OPTION_NAMES)[number];
 
 export interface ImageOptions {
@@ -17,6 +17,8 @@ export interface ImageOptions {
   output_compression?: number;
   moderation?: 'auto' | 'low';
   style?: 'vivid' | 'natural';
+  /** Edits only: how closely the output keeps the input images' features. */
+  input_fidelity?: 'high' | 'low';
 }
 
 /**
@@ -37,6 +39,11 @@ export function imageOptionFields(multipart: boolean) {
     style: z.enum(['vivid', 'natural']).optional(),
   };
 }
+
+/** What an edit takes besides imageOptionFields (OpenAI's ImageEditParams); a generation refuses it as unknown. */
+export const editOnlyOptionFields = {
+  input_fidelity: z.enum(['high', 'low']).optional(),
+};
 
 /** The options present in a validated request, checked against what the model takes. */
 export function readImageOptions(values: Partial<Record<ImageOptionName, unknown>>, modelId: string, accepted: readonly ImageOptionName[]): ImageOptions {

@@ -1,4 +1,4 @@
-import type { GeneratedImage } from './image-port';
+import type { GeneratedImage, ImageAnswerAbout } from './image-port';
 import type { MediaLibrary } from '../media/media-library';
 
 export type ResponseFormat = 'url' | 'b64_json';
@@ -8,6 +8,8 @@ export interface ImageResult {
   data: (({ url: string } | { b64_json: string }) & { revised_prompt?: string })[];
   costCredits: number;
   headers: Record<string, string>;
+  /** What the provider said besides the images, passed on to the client. */
+  about?: ImageAnswerAbout;
 }
 
 /** url: stored in the media library behind a permanent tokened URL; b64_json: inline. */

@@ -12,6 +12,22 @@ export interface GeneratedImage {
   revisedPrompt?: string;
 }
 
+/**
+ * What a provider says of an images answer besides the images (gpt-image models: token usage,
+ * and the size, quality, format and background they chose), in OpenAI's names, as it sent them.
+ * Told to the client; never what is billed.
+ */
+export interface ImageAnswerAbout {
+  usage?: Record<string, unknown>;
+  size?: string;
+  quality?: string;
+  output_format?: string;
+  background?: string;
+}
+
+/** A provider's images, with what it said about them when it said anything. */
+export type GeneratedImages = GeneratedImage[] & { about?: ImageAnswerAbout };
+
 export interface ImageGenerationRequest {
   upstreamModel: string;
   prompt: string;
@@ -30,7 +46,7 @@ export interface ImageGenerationRequest {
 }
 
 export interface ImageProvider {
-  generate(request: ImageGenerationRequest): Promise<GeneratedImage[]>;
+  generate(request: ImageGenerationRequest): Promise<GeneratedImages>;
 }
 
 export interface InputFile {
@@ -55,7 +71,7 @@ export interface ImageEditRequest {
 }
 
 export interface ImageEditProvider {
-  edit(request: ImageEditRequest): Promise<GeneratedImage[]>;
+  edit(request: ImageEditRequest): Promise<GeneratedImages>;
 }
 
 /** Finds the provider that serves a model for a key's mode (test keys: the simulator). */

@@ -9,11 +9,11 @@ import type { MediaLibrary } from '../media/media-library';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro, microToCredits } from '../shared/money';
 import { newId } from '../shared/ids';
-import type { GeneratedImage, ImageProviders, InputFile } from './image-port';
+import type { GeneratedImages, ImageProviders, InputFile } from './image-port';
 import { invalidRequest, upstreamError } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult } from './image-output';
-import { imageOptionFields, integerField, readImageOptions } from './image-options';
+import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions } from './image-options';
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
 
@@ -40,7 +40,7 @@ const generationSchema = z
   .strict();
 
 const editSchema = z
-  .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true) })
+  .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true), ...editOnlyOptionFields })
   .strict();
 
 /** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */
@@ -136,7 +136,7 @@ export class ImageService {
     callId: string | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
     signal: AbortSignal | undefined,
-    call: () => Promise<GeneratedImage[]>,
+    call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);
     // A test key's slot is taken before anything is held and given back when its work is done.
@@ -144,8 +144,11 @@ export class ImageService {
     try {
       const hold = await this.billing.hold(key, perImage * asked.n, modelId, callId ? `img_${callId}` : newId('img'));
       let data: ImageResult['data'];
+      let about: ImageResult['about'];
       try {
-        const images = (await call()).slice(0, asked.n);
+        const answer = await call();
+        about = answer.about;
+        const images = answer.slice(0, asked.n);
         // A client gone while they were made (a provider that did not stop on the abort) gets nothing, and pays nothing.
         signal?.throwIfAborted();
         if (images.length === 0) throw upstreamError('The model provider answered no image.');
@@ -156,7 +159,7 @@ export class ImageService {
         throw err;
       }
       const charged = await this.billing.settle(hold, perImage * data.length);
-      return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers };
+      return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers, ...(about ? { about } : {}) };
     } finally {
       release?.();
     }

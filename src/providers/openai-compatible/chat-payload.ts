@@ -17,7 +17,9 @@ export function chatPayload(request: ChatRequest, stream: boolean): Record<strin
     payload.stream = true;
     // Without this the upstream never reports usage on a stream; with it, usage arrives in one
     // last chunk whose `choices` is empty.
-    payload.stream_options = { include_usage: true };
+    // The client's include_obfuscation travels with it, as sent.
+    payload.stream_options =
+      request.includeObfuscation === undefined ? { include_usage: true } : { include_usage: true, include_obfuscation: request.includeObfuscation };
   }
   return payload;
 }

@@ -13,7 +13,7 @@
  * relayed as a single delta, so the caller never has to know.
  */
 import { DomainError, upstreamError } from '../../domain/errors/domain-error';
-import type { ChatRequest, ChatResult, ChatStreamEvent, ChatUsage, ChoiceDelta, ToolCallDelta } from '../ports';
+import type { ChatRequest, ChatResult, ChatStreamEvent, ChatUsage, ChoiceDelta, StreamStamp, ToolCallDelta } from '../ports';
 import { resultFromCompletion } from './chat-complete';
 import { chatPayload, finishReasonOf, logprobsOf, str, usageOf } from './chat-payload';
 import { SseDataParser } from './sse-parser';
@@ -32,6 +32,8 @@ interface StreamChoice {
 
 interface StreamChunk {
   choices?: StreamChoice[];
+  system_fingerprint?: unknown;
+  service_tier?: unknown;
   usage?: unknown;
   error?: unknown;
 }
@@ -41,13 +43,16 @@ interface StreamState {
   finished: boolean;
   usage?: ChatUsage;
   done: boolean;
+  /** The system fingerprint and service tier, once a chunk has named them. */
+  stamp?: StreamStamp;
 }
 
 export async function* streamChat(http: UpstreamHttp, request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
   const { body, contentType } = await http.openStream('/chat/completions', chatPayload(request, true), request.signal, request);
   if (contentType.startsWith('application/json')) {
     const result = resultFromCompletion(await http.readJson(body));
-    yield { type: 'chunk', choices: deltasOfResult(result) };
+    const stamp = stampOf({ system_fingerprint: result.systemFingerprint, service_tier: result.serviceTier });
+    yield { type: 'chunk', choices: deltasOfResult(result), ...(stamp ? { stamp } : {}) };
     yield { type: 'finish', usage: result.usage };
     return;
   }
@@ -64,7 +69,7 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
       if (state.done) continue;
       for (const data of parser.push(decoder.decode(chunk, { stream: true }))) {
         const choices = applyEvent(data, state);
-        if (choices) yield { type: 'chunk', choices };
+        if (choices) yield state.stamp ? { type: 'chunk', choices, stamp: state.stamp } : { type: 'chunk', choices };
         if (state.done) {
           graceTimer = setTimeout(() => body.destroy(), AFTER_DONE_GRACE_MS);
           break;
@@ -74,7 +79,7 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
     if (!state.done) {
       for (const data of parser.end()) {
         const choices = applyEvent(data, state);
-        if (choices) yield { type: 'chunk', choices };
+        if (choices) yield state.stamp ? { type: 'chunk', choices, stamp: state.stamp } : { type: 'chunk', choices };
       }
     }
   } catch (err) {
@@ -160,6 +165,8 @@ function applyEvent(data: string, state: StreamState): ChoiceDelta[] | undefined
   }
   const usage = usageOf(chunk.usage);
   if (usage) state.usage = usage;
+  // OpenAI repeats these on every chunk; the first that names them is enough.
+  state.stamp ??= stampOf(chunk);
   if (!Array.isArray(chunk.choices)) return undefined;
   const choices: ChoiceDelta[] = [];
   chunk.choices.forEach((c, i) => {
@@ -169,4 +176,12 @@ function applyEvent(data: string, state: StreamState): ChoiceDelta[] | undefined
     choices.push(delta);
   });
   return choices.length > 0 ? choices : undefined;
+}
+
+/** The system fingerprint and service tier a chunk names, when it names either. */
+function stampOf(chunk: { system_fingerprint?: unknown; service_tier?: unknown }): StreamStamp | undefined {
+  const systemFingerprint = str(chunk.system_fingerprint);
+  const serviceTier = str(chunk.service_tier);
+  if (systemFingerprint === undefined && serviceTier === undefined) return undefined;
+  return { ...(systemFingerprint !== undefined ? { systemFingerprint } : {}), ...(serviceTier !== undefined ? { serviceTier } : {}) };
 }

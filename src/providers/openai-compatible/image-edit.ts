@@ -4,7 +4,7 @@
  * names and filenames, draws the boundary and computes the Content-Length from the Blobs).
  */
 import { FormData } from 'undici';
-import type { GeneratedImage, ImageEditRequest, InputFile } from '../ports';
+import type { GeneratedImages, ImageEditRequest, InputFile } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
 import type { UpstreamHttp } from './upstream-http';
@@ -15,7 +15,7 @@ export async function editImages(
   http: UpstreamHttp,
   request: ImageEditRequest,
   fetchMedia: FetchMedia | undefined,
-): Promise<GeneratedImage[]> {
+): Promise<GeneratedImages> {
   const form = new FormData();
   form.append('model', request.upstreamModel);
   form.append('prompt', request.prompt);

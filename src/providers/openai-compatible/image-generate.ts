@@ -1,5 +1,5 @@
 /** Image generation: POST /images/generations, JSON in, base64 images out. */
-import type { GeneratedImage, ImageGenerationRequest } from '../ports';
+import type { GeneratedImages, ImageGenerationRequest } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
 import type { UpstreamHttp } from './upstream-http';
@@ -8,7 +8,7 @@ export async function generateImages(
   http: UpstreamHttp,
   request: ImageGenerationRequest,
   fetchMedia: FetchMedia | undefined,
-): Promise<GeneratedImage[]> {
+): Promise<GeneratedImages> {
   const payload: Record<string, unknown> = {
     model: request.upstreamModel,
     prompt: request.prompt,

@@ -4,11 +4,16 @@
  * a URL is downloaded through the injected fetchMedia, all of them in parallel.
  */
 import { upstreamError } from '../../domain/errors/domain-error';
-import type { GeneratedImage } from '../ports';
+import type { GeneratedImage, GeneratedImages, ImageAnswerAbout } from '../ports';
 import type { FetchMedia } from './fetch-media';
 
 interface ImagesResponse {
   data?: Array<UpstreamImage>;
+  usage?: unknown;
+  size?: unknown;
+  quality?: unknown;
+  output_format?: unknown;
+  background?: unknown;
 }
 
 interface UpstreamImage {
@@ -17,17 +22,49 @@ interface UpstreamImage {
   revised_prompt?: unknown;
 }
 
-export function imagesFromResponse(response: unknown, fetchMedia: FetchMedia | undefined): Promise<GeneratedImage[]> {
+export async function imagesFromResponse(response: unknown, fetchMedia: FetchMedia | undefined): Promise<GeneratedImages> {
   const data = (response as ImagesResponse | null)?.data;
   if (!Array.isArray(data) || data.length === 0) {
-    return Promise.reject(upstreamError(undefined, new Error('Upstream images response has no data')));
+    throw upstreamError(undefined, new Error('Upstream images response has no data'));
   }
-  return Promise.all(
+  const images: GeneratedImages = await Promise.all(
     data.map(async (item): Promise<GeneratedImage> => {
       const image = await imageFromItem(item, fetchMedia);
       return typeof item?.revised_prompt === 'string' ? { ...image, revisedPrompt: item.revised_prompt } : image;
     }),
   );
+  const about = aboutOf(response as ImagesResponse);
+  if (about) images.about = about;
+  return images;
+}
+
+/** Short strings only: what an untrusted upstream says is passed on, not trusted with room. */
+const label = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 && v.length <= 64 ? v : undefined);
+
+/** gpt-image's token usage: its counts, and its details' counts, numbers only. */
+function usageOf(value: unknown): Record<string, unknown> | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value).slice(0, 16)) {
+    if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+    else if (k.endsWith('_details') && v && typeof v === 'object' && !Array.isArray(v)) {
+      const details = Object.fromEntries(Object.entries(v).slice(0, 16).filter(([, n]) => typeof n === 'number' && Number.isFinite(n)));
+      out[k] = details;
+    }
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** What the answer says besides the images (OpenAI's ImagesResponse fields), when it says any. */
+function aboutOf(response: ImagesResponse): ImageAnswerAbout | undefined {
+  const about: ImageAnswerAbout = {};
+  const usage = usageOf(response.usage);
+  if (usage) about.usage = usage;
+  for (const field of ['size', 'quality', 'output_format', 'background'] as const) {
+    const value = label(response[field]);
+    if (value !== undefined) about[field] = value;
+  }
+  return Object.keys(about).length > 0 ? about : undefined;
 }
 
 async function imageFromItem(item: UpstreamImage | null, fetchMedia?: FetchMedia): Promise<GeneratedImage> {

@@ -11,7 +11,7 @@ import type {
   ChatRequest,
   ChatResult,
   ChatStreamEvent,
-  GeneratedImage,
+  GeneratedImages,
   ImageEditProvider,
   ImageEditRequest,
   ImageGenerationRequest,
@@ -54,11 +54,11 @@ export class OpenAICompatibleProvider implements ChatProvider, ImageProvider, Im
     return streamChat(this.http, request);
   }
 
-  generate(request: ImageGenerationRequest): Promise<GeneratedImage[]> {
+  generate(request: ImageGenerationRequest): Promise<GeneratedImages> {
     return generateImages(this.http, request, this.fetchMedia);
   }
 
-  edit(request: ImageEditRequest): Promise<GeneratedImage[]> {
+  edit(request: ImageEditRequest): Promise<GeneratedImages> {
     return editImages(this.http, request, this.fetchMedia);
   }
 

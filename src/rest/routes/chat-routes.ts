@@ -44,7 +44,9 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
     try {
       const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));
       // Queued, not written: it leaves with the headers and the first content events, in one write.
-      const prefix = chunkPrefix(info);
+      // The provider's first chunk says what every chunk repeats (system fingerprint, service tier).
+      const stamp = !next.done && next.value.type === 'chunk' ? next.value.stamp : undefined;
+      const prefix = chunkPrefix(info, stamp);
       writeEvent(res, chunkText(prefix, opening));
       let unfinishedChoices = info.choiceCount;
       // Iterated by hand, not with for-await over a wrapper: one generator hop less per event.
@@ -59,7 +61,7 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
           if (full) await full;
           continue;
         }
-        if (info.includeUsage) await sendEvent(res, usageChunkBody(info, item.usage));
+        if (info.includeUsage) await sendEvent(res, usageChunkBody(info, item.usage, stamp));
       }
       if (!abort.signal.aborted) await sendEvent(res, '[DONE]');
     } catch (err) {

@@ -26,7 +26,8 @@ export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
 
 function sendImages(res: Response, out: ImageResult): void {
   res.set(out.headers).set('x-svc-credits', String(out.costCredits));
-  res.json({ created: out.created, data: out.data });
+  // What the provider said besides the images (usage, size, …) comes after them, as OpenAI orders it.
+  res.json({ created: out.created, data: out.data, ...out.about });
 }
 
 /** POST /v1/images/generations (JSON); `idempotency` after the parser, which it needs. */

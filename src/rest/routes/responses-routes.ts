@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import type { ResponsesService } from '../../domain/chat/responses/responses-service';
-import { responsesParam } from '../../domain/chat/responses/responses-to-chat';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { toDomainError } from '../error-middleware';
@@ -19,7 +18,7 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
       return;
     }
     const abort = callLifetime(res, shutdownDeadline?.());
-    const { headers, events: rest, translator, origins } = await responses.stream(key, body, abort.signal);
+    const { headers, events: rest, translator } = await responses.stream(key, body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
     let next = await rest.next();
     startEventStream(res, headers);
@@ -32,9 +31,9 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
       }
     } catch (err) {
       if (!abort.signal.aborted) {
+        // As OpenAI ends a stream that fails: response.failed, and nothing after it.
         const e = toDomainError(err) ?? new DomainError('internal_error', 'The server had an error while processing the request.');
-        const event = translator.error(e.type, e.message, e.param ? responsesParam(e.param, origins) : null, e.code);
-        await sendEvent(res, event, 'error');
+        await sendEvent(res, translator.failed(e.type, e.message), 'response.failed');
       }
     } finally {
       if (abort.signal.aborted) await rest.return(undefined);

@@ -16,11 +16,14 @@ test('a chunk written from its prefix is the same text as the whole chunk serial
   ];
   // Ids and models that need escaping must come out escaped, as JSON.stringify would.
   for (const call of [info('chatcmpl-abc', 'svc-chat-1', 1_767_225_600), info('chatcmpl-"\\', 'model\u2028"x"', 0)]) {
-    const prefix = chunkPrefix(call);
-    for (const c of choices) {
-      const text = chunkText(prefix, c);
-      expect(text).toBe(JSON.stringify(chunkBody(call, c)));
-      expect(JSON.parse(text)).toEqual(chunkBody(call, c));
+    // With and without what the provider said about its backend (a fingerprint needing escaping too).
+    for (const stamp of [undefined, { systemFingerprint: 'fp_"1\u2028' }, { systemFingerprint: 'fp_2', serviceTier: 'flex' }]) {
+      const prefix = chunkPrefix(call, stamp);
+      for (const c of choices) {
+        const text = chunkText(prefix, c);
+        expect(text).toBe(JSON.stringify(chunkBody(call, c, stamp)));
+        expect(JSON.parse(text)).toEqual(chunkBody(call, c, stamp));
+      }
     }
   }
 });

@@ -15,7 +15,7 @@ export function messageItem(id: string, parts: Record<string, unknown>[], status
   return { id, type: 'message', status, role: 'assistant', content: parts };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: 'in_progress' | 'completed'): OutputItem {
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: 'in_progress' | 'completed' | 'incomplete'): OutputItem {
   return { id, type: 'function_call', status, call_id: callId, name, arguments: args };
 }
 
@@ -68,7 +68,14 @@ export function completionStatus(finishReason: FinishReason | null) {
 /** The `response` object; `output` and `usage` are absent while it is in progress. */
 export function responseObject(
   frame: ResponseFrame,
-  state: { status: 'in_progress' | 'completed' | 'incomplete' | 'failed'; incomplete_details?: unknown; output: OutputItem[]; usage?: ChatUsage },
+  state: {
+    status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+    incomplete_details?: unknown;
+    output: OutputItem[];
+    usage?: ChatUsage;
+    /** What a failed response says (OpenAI's ResponseError). */
+    error?: { code: string; message: string };
+  },
 ) {
   const r = frame.request;
   return {
@@ -77,7 +84,7 @@ export function responseObject(
     created_at: frame.createdAt,
     status: state.status,
     background: false,
-    error: null,
+    error: state.error ?? null,
     incomplete_details: state.incomplete_details ?? null,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,

@@ -88,6 +88,24 @@ export class ResponseStreamTranslator {
   }
 
   /**
+   * A failure after the stream started, as OpenAI ends such a stream: `response.failed`, whose
+   * response has status `failed`, an `error` ({ code, message }; a rate limit reads
+   * `rate_limit_exceeded`, anything else `server_error`) and the output relayed so far, its open
+   * items `incomplete`. It is the stream's last event.
+   */
+  failed(type: string, message: string): ResponsesEvent {
+    const output = this.output.slice();
+    const m = this.open;
+    if (m) {
+      const part = m.part === 'output_text' ? outputTextPart(m.text, m.logprobs) : { type: 'refusal', refusal: m.text };
+      output[m.index] = messageItem(m.id, [part], 'incomplete');
+    }
+    for (const call of this.calls.values()) output[call.index] = functionCallItem(call.id, call.callId, call.name, call.args, 'incomplete');
+    const code = type === 'rate_limit_exceeded' ? 'rate_limit_exceeded' : 'server_error';
+    return this.event('response.failed', { response: responseObject(this.frame, { status: 'failed', output, error: { code, message } }) });
+  }
+
+  /**
    * An error after the stream started. OpenAI's `error` event (code, message, param), plus the
    * error object itself: the SDKs raise a data payload carrying `error` as an APIError, so the
    * application sees a failure rather than an event it might not handle.

@@ -54,12 +54,12 @@ export class ResponsesService {
   }
 
   /** Resolves once the call is held (402/429 come as ordinary errors); events follow. */
-  async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator; origins: string[] }> {
+  async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
     const p = await this.prepare(key, input);
     const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
     const translator = new ResponseStreamTranslator(p.frame);
     const events = translateStream(translator, items, (response) => this.keep(key, p, response.output as OutputItem[], response));
-    return { headers: info.headers, events, translator, origins: p.origins };
+    return { headers: info.headers, events, translator };
   }
 
   async retrieve(key: KeyPrincipal, id: string): Promise<Record<string, unknown>> {
