@@ -52,7 +52,7 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
   if (contentType.startsWith('application/json')) {
     const result = resultFromCompletion(await http.readJson(body));
     const stamp = stampOf({ system_fingerprint: result.systemFingerprint, service_tier: result.serviceTier });
-    yield { type: 'chunk', choices: deltasOfResult(result), ...(stamp ? { stamp } : {}) };
+    yield chunkEvent(deltasOfResult(result), stamp);
     yield { type: 'finish', usage: result.usage };
     return;
   }
@@ -69,7 +69,7 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
       if (state.done) continue;
       for (const data of parser.push(decoder.decode(chunk, { stream: true }))) {
         const choices = applyEvent(data, state);
-        if (choices) yield state.stamp ? { type: 'chunk', choices, stamp: state.stamp } : { type: 'chunk', choices };
+        if (choices) yield chunkEvent(choices, state.stamp);
         if (state.done) {
           graceTimer = setTimeout(() => body.destroy(), AFTER_DONE_GRACE_MS);
           break;
@@ -79,7 +79,7 @@ export async function* streamChat(http: UpstreamHttp, request: ChatRequest): Asy
     if (!state.done) {
       for (const data of parser.end()) {
         const choices = applyEvent(data, state);
-        if (choices) yield state.stamp ? { type: 'chunk', choices, stamp: state.stamp } : { type: 'chunk', choices };
+        if (choices) yield chunkEvent(choices, state.stamp);
       }
     }
   } catch (err) {
@@ -176,6 +176,11 @@ function applyEvent(data: string, state: StreamState): ChoiceDelta[] | undefined
     choices.push(delta);
   });
   return choices.length > 0 ? choices : undefined;
+}
+
+/** A chunk event, stamped when the upstream has named its fingerprint or tier. */
+function chunkEvent(choices: ChoiceDelta[], stamp: StreamStamp | undefined): ChatStreamEvent {
+  return stamp ? { type: 'chunk', choices, stamp } : { type: 'chunk', choices };
 }
 
 /** The system fingerprint and service tier a chunk names, when it names either. */

@@ -41,6 +41,11 @@ interface OpenCall {
   args: string;
 }
 
+/** A message's content part: its text, or its refusal. */
+function contentPart(kind: OpenMessage['part'], text: string, logprobs: unknown[]) {
+  return kind === 'output_text' ? outputTextPart(text, logprobs) : { type: 'refusal', refusal: text };
+}
+
 export class ResponseStreamTranslator {
   private sequence = 0;
   private readonly output: OutputItem[] = [];
@@ -97,8 +102,7 @@ export class ResponseStreamTranslator {
     const output = this.output.slice();
     const m = this.open;
     if (m) {
-      const part = m.part === 'output_text' ? outputTextPart(m.text, m.logprobs) : { type: 'refusal', refusal: m.text };
-      output[m.index] = messageItem(m.id, [part], 'incomplete');
+      output[m.index] = messageItem(m.id, [contentPart(m.part, m.text, m.logprobs)], 'incomplete');
     }
     for (const call of this.calls.values()) output[call.index] = functionCallItem(call.id, call.callId, call.name, call.args, 'incomplete');
     const code = type === 'rate_limit_exceeded' ? 'rate_limit_exceeded' : 'server_error';
@@ -122,8 +126,7 @@ export class ResponseStreamTranslator {
       this.open = { kind: 'message', id, index: this.output.length, part, text: '', logprobs: [] };
       this.output.push(messageItem(id, [], 'in_progress'));
       events.push(this.event('response.output_item.added', { output_index: this.open.index, item: messageItem(id, [], 'in_progress') }));
-      const empty = part === 'output_text' ? outputTextPart('') : { type: 'refusal', refusal: '' };
-      events.push(this.event('response.content_part.added', { item_id: id, output_index: this.open.index, content_index: 0, part: empty }));
+      events.push(this.event('response.content_part.added', { item_id: id, output_index: this.open.index, content_index: 0, part: contentPart(part, '', []) }));
     }
     this.open.text += delta;
     this.open.logprobs.push(...logprobs);
@@ -136,7 +139,7 @@ export class ResponseStreamTranslator {
     const m = this.open;
     if (!m) return [];
     this.open = undefined;
-    const part = m.part === 'output_text' ? outputTextPart(m.text, m.logprobs) : { type: 'refusal', refusal: m.text };
+    const part = contentPart(m.part, m.text, m.logprobs);
     const where = { item_id: m.id, output_index: m.index, content_index: 0 };
     const status = this.finishReason === 'length' ? 'incomplete' : 'completed';
     const item = messageItem(m.id, [part], status);
