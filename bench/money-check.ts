@@ -4,7 +4,9 @@
  * its ledger entries and is not negative; that each answered call has exactly one charge and, for
  * non-streamed calls, that its x-svc-credits equals that charge; that the only other charges are
  * calls cut off when the phase ended (at most one per connection); that no hold or lease is left
- * open; and that no key spent past its daily cap. A failed check fails the bench.
+ * open; that every closed lease gave back exactly its amount less the charges recorded on it
+ * (else a balance could agree with its ledger while a call went free); and that no key spent past
+ * its daily cap. A failed check fails the bench.
  */
 import type { Gateway } from '../src/gateway';
 import { MICRO_PER_CREDIT } from '../src/domain/shared/money';
@@ -20,6 +22,8 @@ export interface MoneyCheck {
   mismatched: number;
   drift: number;
   openLeases: number;
+  /** Closed leases whose return is not their amount less their charges. */
+  leaseDrift: number;
   openHolds: number;
   pastCap: number;
   ok: boolean;
@@ -71,12 +75,18 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
       group by a.id, a.balance_micro having a.balance_micro <> coalesce(sum(e.amount_micro), 0) or a.balance_micro < 0) d`,
   );
   const openLeases = await count(`select count(*) as n from credit_leases where closed_at is null`);
+  const leaseDrift = await count(
+    `select count(*) as n from credit_leases l
+       left join (select lease_id, sum(amount_micro) as s from lease_charges group by lease_id) c on c.lease_id = l.id
+       left join ledger_entries r on r.kind = 'lease_return' and r.reference = l.id
+      where l.closed_at is not null and (r.amount_micro is null or r.amount_micro <> l.amount_micro - coalesce(c.s, 0))`,
+  );
   const openHolds = await count(`select (count(*) filter (where kind = 'hold')) - (count(*) filter (where kind = 'release')) as n from ledger_entries`);
   const pastCap = await count(
     `select count(*) as n from key_daily_spend s join api_keys k on k.id = s.api_key_id
       where k.daily_spend_cap_micro is not null and s.spent_micro > k.daily_spend_cap_micro`,
   );
   const cutOff = charged.size - (answered - missing);
-  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
-  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, openHolds, pastCap, ok };
+  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && leaseDrift === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
+  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, leaseDrift, openHolds, pastCap, ok };
 }
