@@ -10,9 +10,12 @@ beforeAll(async () => {
   gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.2', WEBHOOK_ALLOW_LOCAL: '1' });
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
-  await receiver.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+    await receiver.close();
+  }
 });
 
 const gql = (query: string, token: string, variables?: Record<string, unknown>) => gw.api('POST', '/graphql', { token, body: { query, variables } });

@@ -25,10 +25,13 @@ beforeAll(async () => {
   gw = await startTestGateway({ MODELS_FILE: models.path });
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
-  await upstream.close();
-  models.remove();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+    await upstream.close();
+    models.remove();
+  }
 });
 
 const settled = (accountId: string) => allCallsBilled(gw, accountId);

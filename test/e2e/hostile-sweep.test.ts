@@ -69,8 +69,11 @@ beforeAll(async () => {
   liveKey = (await gw.newKey(liveAccount)).secret;
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 /** Sends one request and notes what a client must never get. */

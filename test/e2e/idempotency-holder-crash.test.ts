@@ -138,7 +138,10 @@ shared('an instance killed after it charged an idempotent call, before its respo
       expect(charges.map((c) => c.request_id)).toEqual([answerA.id]);
       const direct = await db.db.all(`select reference from ledger_entries where kind = 'charge'`);
       expect(direct).toEqual([]);
-      const open = await db.db.all<{ amount_micro: string; spent_micro: string }>(`select amount_micro, spent_micro from credit_leases where closed_at is null`);
+      const open = await db.db.all<{ amount_micro: string; spent_micro: string }>(
+        `select l.amount_micro, (select coalesce(sum(c.amount_micro), 0) from lease_charges c where c.lease_id = l.id) as spent_micro
+           from credit_leases l where l.closed_at is null`,
+      );
       const unspentOpen = open.reduce((sum, l) => sum + Number(l.amount_micro) - Number(l.spent_micro), 0);
       expect(before - (await balanceOf()) - unspentOpen).toBe(creditsToMicro(Number(creditsA)));
       await expectLedgerInvariants(db.db);

@@ -32,10 +32,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+    await upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('5xx first, then the retry with the same key runs and is charged once; the next retry replays it', async () => {

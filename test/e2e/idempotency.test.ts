@@ -18,9 +18,12 @@ beforeAll(async () => {
   proxy = await startDroppingProxy(gw.url);
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await proxy.close();
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await proxy.close();
+    await gw.close();
+  }
 });
 beforeEach(() => {
   proxy.forwarded.length = 0;

@@ -29,10 +29,13 @@ beforeAll(async () => {
   openai = new OpenAI({ apiKey: (await gw.newKey(account)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
-  await upstream.close();
-  models.remove();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+    await upstream.close();
+    models.remove();
+  }
 });
 
 test.each([

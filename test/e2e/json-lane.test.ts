@@ -19,8 +19,11 @@ beforeAll(async () => {
   key = await gw.newKey(acct);
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 const CHAT = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 };

@@ -22,9 +22,12 @@ beforeAll(async () => {
   key = await gw.newKey(acct);
 });
 afterAll(async () => {
-  expect(await gw.balance(acct)).toBe(50);
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    expect(await gw.balance(acct)).toBe(50);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 async function send(method: string, path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {

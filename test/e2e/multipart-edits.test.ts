@@ -19,9 +19,12 @@ beforeAll(async () => {
   key = await gw.newKey(acct);
 });
 afterAll(async () => {
-  expect(await gw.balance(acct)).toBe(50);
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    expect(await gw.balance(acct)).toBe(50);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 const BOUNDARY = 'XyZ';

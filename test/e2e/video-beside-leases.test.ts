@@ -12,8 +12,11 @@ beforeAll(async () => {
   gw = await startTestGateway();
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 test('credits in idle leases of the account pay for a video job', async () => {

@@ -36,10 +36,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
-  await fal.close();
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+    await fal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 beforeEach(() => {

@@ -8,8 +8,11 @@ beforeAll(async () => {
   gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 async function liveKey(credits: number, body: Record<string, unknown> = {}): Promise<{ acct: TestAccount; secret: string }> {

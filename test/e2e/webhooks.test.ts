@@ -12,9 +12,12 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await receiver.close();
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await receiver.close();
+    await gw.close();
+  }
 });
 beforeEach(() => {
   receiver.received.length = 0;

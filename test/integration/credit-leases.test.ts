@@ -22,8 +22,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const book of books) await book.stop();
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 const recalls = new LocalTopicFeed();

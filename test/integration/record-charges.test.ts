@@ -18,8 +18,11 @@ beforeAll(async () => {
   store = new LeaseStore(gw.gateway.database.db);
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 const db = () => gw.gateway.database.db;
@@ -39,7 +42,8 @@ async function setUp(credits: number, leases: number, leaseMicro: number) {
   return { account, keyId, leases: ids, row };
 }
 
-const spent = async (leaseId: string) => Number((await db().one<{ s: string }>(`select spent_micro as s from credit_leases where id = ?`, [leaseId]))!.s);
+/** What a lease has spent: the sum of its charges (its row carries it only once closed). */
+const spent = async (leaseId: string) => Number((await db().one<{ s: string }>(`select coalesce(sum(amount_micro), 0) as s from lease_charges where lease_id = ?`, [leaseId]))!.s);
 const chargeRows = async (ids: string[]) =>
   new Map((await db().all<{ request_id: string; amount_micro: string }>(`select request_id, amount_micro from lease_charges where request_id in (${ids.map(() => '?').join(',')})`, ids)).map((r) => [r.request_id, Number(r.amount_micro)]));
 const byId = (outcomes: ChargeOutcome[]) => new Map(outcomes.map((o) => [o.requestId, [o.status, o.chargedMicro]]));
@@ -77,24 +81,22 @@ test('one call twice in one batch is charged once', async () => {
   expect(await chargeRows([twice.requestId, other.requestId])).toEqual(new Map([[twice.requestId, 70], [other.requestId, 5]]));
 });
 
-test('calls that do not fit their lease together are tried one by one: those that fit are paid from it, the others from the balance', async () => {
+test('charges past what their lease holds (the lease book never sends them) are recorded; its close gives nothing back and shows the overrun as uncollected', async () => {
   const { account, leases, row } = await setUp(100, 2, 100);
   const before = await gw.balance(account);
-  // Lease 0 has 100: 60 + 30 fit, the third 30 does not (calls are tried in request-id order).
-  const a = row(leases[0]!, 60, 0, uniqueId('a'));
-  const b = row(leases[0]!, 30, 0, uniqueId('b'));
-  const c = row(leases[0]!, 30, 0, uniqueId('c'));
-  const d = row(leases[0]!, 10, 0, uniqueId('d'));
-  // Lease 1 fits its calls: the set pass takes them, in the same batch.
+  // Lease 0 has 100 and is sent 130; lease 1 is sent exactly its 100, in the same batch.
+  const over = [row(leases[0]!, 60), row(leases[0]!, 30), row(leases[0]!, 30), row(leases[0]!, 10)];
   const e = row(leases[1]!, 100);
-  const outcomes = byId(await store.record([c, e, a, d, b]));
-  expect(outcomes).toEqual(new Map([[a.requestId, [0, 60]], [b.requestId, [0, 30]], [c.requestId, [0, 30]], [d.requestId, [0, 10]], [e.requestId, [0, 100]]]));
-  expect([await spent(leases[0]!), await spent(leases[1]!)]).toEqual([100, 100]);
-  // c is marked recorded (a row of 0 on its lease) and paid by a charge entry on the balance.
-  expect((await chargeRows([a, b, c, d].map((r) => r.requestId))).get(c.requestId)).toBe(0);
-  expect(await ledgerCharges(c.requestId)).toEqual([-30]);
-  // The balance shown counts what open leases have not spent: 200 from the leases, 30 directly.
-  expect(await gw.balance(account)).toBeCloseTo(before - 230 / 1e6, 9);
+  const outcomes = byId(await store.record([...over, e]));
+  expect(outcomes).toEqual(new Map([...over, e].map((r) => [r.requestId, [0, r.leaseMicro]])));
+  expect([await spent(leases[0]!), await spent(leases[1]!)]).toEqual([130, 100]);
+  // Closed, the overdrawn lease returns nothing, and the 30 it was not given is the operator's to see.
+  expect(await store.close(leases[0]!)).toBe(0);
+  const overrun = await db().all<{ amount_micro: string; reason: string }>(`select amount_micro, reason from uncollected_charges where request_id = ?`, [leases[0]!]);
+  expect(overrun.map((u) => [Number(u.amount_micro), u.reason])).toEqual([[30, 'lease_overrun']]);
+  expect(await ledgerCharges(over[2]!.requestId)).toEqual([]);
+  // The balance never paid more than the two leases: 200 gone, lease 1 open and fully spent.
+  expect(await gw.balance(account)).toBeCloseTo(before - 200 / 1e6, 9);
 });
 
 const ledgerCharges = async (requestId: string) =>
@@ -113,6 +115,32 @@ test('a charge that reaches its lease after it closed (a late charge, replayed a
   expect(byId(await store.record([late]))).toEqual(new Map([[late.requestId, [0, 0]]]));
   expect(await ledgerCharges(late.requestId)).toEqual([-15]);
   expect(await gw.balance(account)).toBeCloseTo(afterClose - 25 / 1e6, 9);
+  await expectLedgerInvariants(db());
+});
+
+test('a close racing the charges of its lease counts every one that reached the lease, and the rest are paid from the balance: each exactly once', async () => {
+  const { account, leases, row } = await setUp(100, 1, creditsToMicro(10));
+  const before = await gw.balance(account);
+  const rows = Array.from({ length: 40 }, () => row(leases[0]!, 1_000));
+  // Each charge its own statement (its own connection on PostgreSQL). The close counts the
+  // lease's charges, then stays uncommitted for a moment, while the second half of the charges
+  // arrive: a charge that read the lease as open then, and did not wait for the close, would be
+  // recorded on the lease after its count (the call free, the lease's rest back in the balance).
+  const first = rows.slice(0, 20).map((r) => store.record([r]));
+  let second: Promise<ChargeOutcome[]>[] = [];
+  await db().transaction(async (tx) => {
+    await tx.one(`select svc_close_lease(?) as back`, [leases[0]!]);
+    second = rows.slice(20).map((r) => store.record([r]));
+    await new Promise((r) => setTimeout(r, 300));
+  });
+  const outcomes = (await Promise.all([...first, ...second])).flat();
+  expect(outcomes.every((o) => o.status === 0 && o.chargedMicro === 1_000)).toBe(true);
+  const fromLease = await spent(leases[0]!);
+  const fromBalance = (await Promise.all(rows.map((r) => ledgerCharges(r.requestId)))).flat();
+  expect(fromLease + -fromBalance.reduce((a, b) => a + b, 0)).toBe(40 * 1_000);
+  expect(fromLease % 1_000 === 0 && fromBalance.every((c) => c === -1_000)).toBe(true);
+  // The lease is closed: the balance moved by exactly what the 40 calls cost.
+  expect(await gw.balance(account)).toBeCloseTo(before - 40_000 / 1e6, 9);
   await expectLedgerInvariants(db());
 });
 

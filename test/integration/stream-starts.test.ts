@@ -19,8 +19,11 @@ beforeAll(async () => {
   store = new LeaseStore(gw.gateway.database.db);
 });
 afterAll(async () => {
-  await expectLedgerInvariants(gw.gateway.database.db);
-  await gw.close();
+  try {
+    await expectLedgerInvariants(gw.gateway.database.db);
+  } finally {
+    await gw.close();
+  }
 });
 
 const db = () => gw.gateway.database.db;

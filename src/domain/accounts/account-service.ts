@@ -53,10 +53,11 @@ export class AccountService {
 
   async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
     // Credits leased to instances and not yet charged are still the account's: the balance shown
-    // is the account row plus what its open leases have not spent.
+    // is the account row plus what its open leases have not spent (their amounts less their charges).
     const row = await tx.one<AccountRow>(
       `select id, issuer, subject, member, created_at,
-              balance_micro + coalesce((select sum(amount_micro - spent_micro) from credit_leases l
+              balance_micro + coalesce((select sum(l.amount_micro) from credit_leases l where l.account_id = a.id and l.closed_at is null), 0)
+                            - coalesce((select sum(c.amount_micro) from credit_leases l join lease_charges c on c.lease_id = l.id
                                          where l.account_id = a.id and l.closed_at is null), 0) as balance_micro
          from accounts a where id = ?`,
       [accountId],

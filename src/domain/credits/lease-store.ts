@@ -137,14 +137,14 @@ export class LeaseStore {
   }
 
   /**
-   * Marks this instance's open leases alive. Rows a charge batch holds are skipped, not waited
-   * for (the batch refreshes their heartbeat itself): waiting, in whatever order the scan found
-   * them, could deadlock with a batch that locks leases in id order.
+   * Marks this instance's open leases alive. Rows a charge batch holds (share-locked) are waited
+   * for, briefly, and locked in id order as a batch locks them, so the two cannot deadlock; none
+   * is skipped, as the charges no longer beat the lease themselves.
    */
   async heartbeat(instanceId: string): Promise<void> {
     await this.db.run(
       `update credit_leases set heartbeat_at = now()
-        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for update skip locked)`,
+        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for update)`,
       [instanceId],
     );
   }

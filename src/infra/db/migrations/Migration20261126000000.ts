@@ -122,20 +122,8 @@ export const RECORD_CHARGES_SQL = `create or replace function svc_record_charges
         end loop;
       end $$`;
 
-export class Migration20261126000000 extends Migration {
-  async up(): Promise<void> {
-    this.addSql(`create table stream_starts (
-      request_id text primary key,
-      lease_id text not null references credit_leases(id),
-      account_id text not null,
-      api_key_id text not null,
-      model text,
-      owed_micro bigint not null check (owed_micro >= 0),
-      started_at timestamptz not null default now(),
-      converted_micro bigint)`);
-    this.addSql(`create index stream_starts_lease_idx on stream_starts (lease_id)`);
-
-    this.addSql(`create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
+/** svc_close_lease as this migration writes it (migration 20261130000000 restores it on the way down). */
+export const CLOSE_LEASE_SQL = `create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
       declare
         l credit_leases%rowtype;
         v_back bigint;
@@ -164,7 +152,22 @@ export class Migration20261126000000 extends Migration {
         end if;
         insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id) values (l.account_id, v_back, 'lease_return', p_lease, l.api_key_id);
         return v_back;
-      end $$`);
+      end $$`;
+
+export class Migration20261126000000 extends Migration {
+  async up(): Promise<void> {
+    this.addSql(`create table stream_starts (
+      request_id text primary key,
+      lease_id text not null references credit_leases(id),
+      account_id text not null,
+      api_key_id text not null,
+      model text,
+      owed_micro bigint not null check (owed_micro >= 0),
+      started_at timestamptz not null default now(),
+      converted_micro bigint)`);
+    this.addSql(`create index stream_starts_lease_idx on stream_starts (lease_id)`);
+
+    this.addSql(CLOSE_LEASE_SQL);
 
     this.addSql(RECORD_CHARGES_SQL);
   }

@@ -13,10 +13,8 @@ import { RECORD_CHARGES_SQL } from './Migration20261126000000';
  * (it could not know the balance or the cap then), recorded as uncollected with the reason
  * `database_unavailable` instead of being debited later.
  */
-export class Migration20261128000000 extends Migration {
-  async up(): Promise<void> {
-    this.addSql(`alter table uncollected_charges add column reason text not null default 'balance'`);
-    this.addSql(`create or replace function svc_record_charges(p_items jsonb)
+/** svc_record_charges as this migration writes it (migration 20261130000000 restores it on the way down). */
+export const RECORD_CHARGES_CAPPED_SQL = `create or replace function svc_record_charges(p_items jsonb)
         returns table (request_id text, status int, charged bigint) language plpgsql as $$
       declare
         it record;
@@ -138,7 +136,12 @@ export class Migration20261128000000 extends Migration {
           end if;
           request_id := it.rid; status := 0; return next;
         end loop;
-      end $$`);
+      end $$`;
+
+export class Migration20261128000000 extends Migration {
+  async up(): Promise<void> {
+    this.addSql(`alter table uncollected_charges add column reason text not null default 'balance'`);
+    this.addSql(RECORD_CHARGES_CAPPED_SQL);
   }
 
   async down(): Promise<void> {
