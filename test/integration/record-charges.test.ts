@@ -118,6 +118,25 @@ test('a charge that reaches its lease after it closed (a late charge, replayed a
   await expectLedgerInvariants(db());
 });
 
+test('a lone plain charge (a quiet gateway sends one at a time): once on its open lease, nothing again when retried, from the balance once its lease closed, refused on a lease of another account', async () => {
+  const { account, leases, row } = await setUp(100, 2, 1_000_000);
+  const other = await setUp(100, 1, 1_000_000);
+  const before = await gw.balance(account);
+  const first = row(leases[0]!, 40);
+  expect(await store.record([first])).toEqual([{ requestId: first.requestId, status: 0, chargedMicro: 40 }]);
+  expect(await store.record([first])).toEqual([{ requestId: first.requestId, status: 0, chargedMicro: 0 }]);
+  expect(await spent(leases[0]!)).toBe(40);
+  await store.close(leases[1]!);
+  const late = row(leases[1]!, 25);
+  expect(await store.record([late])).toEqual([{ requestId: late.requestId, status: 0, chargedMicro: 25 }]);
+  expect(await ledgerCharges(late.requestId)).toEqual([-25]);
+  const stray = { ...row(other.leases[0]!, 30), accountId: account.id };
+  expect(await store.record([stray])).toEqual([{ requestId: stray.requestId, status: 1, chargedMicro: 0 }]);
+  expect(await chargeRows([stray.requestId])).toEqual(new Map());
+  expect(await gw.balance(account)).toBeCloseTo(before - 65 / 1e6, 9);
+  await expectLedgerInvariants(db());
+});
+
 test('a close racing the charges of its lease counts every one that reached the lease, and the rest are paid from the balance: each exactly once', async () => {
   const { account, leases, row } = await setUp(100, 1, creditsToMicro(10));
   const before = await gw.balance(account);
