@@ -166,6 +166,23 @@ test('a close racing the charges of its lease counts every one that reached the 
   await expectLedgerInvariants(db());
 });
 
+const onPostgres = process.env.DATABASE_URL ? test : test.skip;
+onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL: their own connections)', async () => {
+  const { leases, row } = await setUp(100, 2, 1_000_000);
+  const beatAt = async () => Number((await db().one<{ at: string }>(`select extract(epoch from heartbeat_at) as at from credit_leases where id = ?`, [leases[0]!]))!.at);
+  const before = await beatAt();
+  await new Promise((r) => setTimeout(r, 20));
+  await db().transaction(async (tx) => {
+    // A batch recorded, its transaction not yet committed: both its leases locked by it.
+    await new LeaseStore(db(), tx).record([row(leases[0]!, 10), row(leases[1]!, 5)]);
+    const beat = store.heartbeat('inst_record_test').then(() => 'beaten');
+    const waited = new Promise((r) => setTimeout(() => r('waited'), 3_000));
+    expect(await Promise.race([beat, waited])).toBe('beaten');
+  });
+  expect(await beatAt()).toBeGreaterThan(before);
+  await expectLedgerInvariants(db());
+});
+
 test("a late charge counts on its key's day, as the lease it came too late for did", async () => {
   const { keyId, leases, row } = await setUp(100, 1, 1_000_000);
   const daySpend = async () => Number((await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ?`, [keyId]))!.s);

@@ -51,12 +51,12 @@ export interface ChargeOutcome {
 
 /**
  * One charge within an open lease, as `svc_record_charges` records it (migration 20261130000000):
- * the lease row share-locked, so a close (which locks it for update and then sums its charges)
+ * the lease row key-share-locked, so a close (which locks it for update and then sums its charges)
  * either counts this charge or makes it find the lease closed; one insert; nothing when the
  * lease is closed, unknown, of another account, or the call was recorded before.
  */
 const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
-    select id from credit_leases where id = ? and account_id = ? and closed_at is null for share
+    select id from credit_leases where id = ? and account_id = ? and closed_at is null for key share
   )
   insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
   select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
@@ -161,14 +161,14 @@ export class LeaseStore {
   }
 
   /**
-   * Marks this instance's open leases alive. Rows a charge batch holds (share-locked) are waited
-   * for, briefly, and locked in id order as a batch locks them, so the two cannot deadlock; none
-   * is skipped, as the charges no longer beat the lease themselves.
+   * Marks this instance's open leases alive, every one (the charges no longer beat the lease
+   * themselves). `for no key update` does not conflict with the key-share locks of charges in
+   * flight: the beat never waits for a charge batch, nor makes one wait (a close still does).
    */
   async heartbeat(instanceId: string): Promise<void> {
     await this.db.run(
       `update credit_leases set heartbeat_at = now()
-        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for update)`,
+        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for no key update)`,
       [instanceId],
     );
   }

@@ -7,10 +7,13 @@ import { RECORD_CHARGES_CAPPED_SQL } from './Migration20261128000000';
  * call also updated its lease row (`spent_micro`, `heartbeat_at`) in the charge's transaction:
  * a second write beside the charge's insert, and the one write per call that a plain
  * pass-through which records its charges does not make. Now a charge within an open lease is one
- * insert, guarded by a share lock on the lease row (which a close, locking the row for update,
- * waits for), and `svc_close_lease` counts the lease's charges to give the rest back.
+ * insert, guarded by a key-share lock on the lease row (which a close, locking the row for
+ * update, waits for), and `svc_close_lease` counts the lease's charges to give the rest back.
+ * A key-share lock, the weakest there is: it conflicts with the close's `for update` and with
+ * nothing the heartbeat takes (`for no key update`: heartbeat_at is no key), so the instance's
+ * heartbeat, beating thousands of leases at once, neither waits for the charges nor holds them.
  *
- * Why the share lock keeps the money exact: a close locks the lease row for update and then sums
+ * Why the lock keeps the money exact: a close locks the lease row for update and then sums
  * its charges in a new snapshot. A charge that locked the row first commits before the close can
  * lock it, so the sum counts it; one that comes after waits for the close, then finds the lease
  * closed and goes the way of any charge on a closed lease (all of it from the balance, as a late
@@ -40,7 +43,7 @@ const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_item
     v_spent bigint;
     v_reason text;
   begin
-    -- Charges within open leases (all but a rare few): one insert, the leases share-locked in id order.
+    -- Charges within open leases (all but a rare few): one insert, the leases key-share-locked in id order.
     with items as (
         select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
           from (select x.*, count(*) over (partition by x.request_id) as copies
@@ -54,7 +57,7 @@ const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_item
         select l.id, l.account_id
           from (select distinct i.lease_id from items i order by 1) wanted
           cross join lateral (select c.id, c.account_id from credit_leases c
-                               where c.id = wanted.lease_id and c.closed_at is null for share) l
+                               where c.id = wanted.lease_id and c.closed_at is null for key share) l
     ), recorded as (
         insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
         select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
@@ -96,7 +99,7 @@ const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_item
       else
         v_from_lease := it.lease_part;
         v_excess := it.excess;
-        perform 1 from credit_leases where id = it.lid and account_id = it.aid and closed_at is null for share;
+        perform 1 from credit_leases where id = it.lid and account_id = it.aid and closed_at is null for key share;
         if not found then
           if not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
             request_id := it.rid; status := 1; charged := 0; return next; continue;
