@@ -186,6 +186,20 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
   });
 
+  test('a Responses stream forwards stream_options.include_obfuscation too', async () => {
+    const { openai } = await liveClient(10);
+    upstream.requests.length = 0;
+    let text = '';
+    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true, stream_options: { include_obfuscation: false } })) {
+      if (e.type === 'response.output_text.delta') text += e.delta;
+    }
+    expect(text).toBe(FAKE_CHAT_REPLY);
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+    upstream.requests.length = 0;
+    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) void e;
+    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
+  });
+
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
     const { acct, openai } = await liveClient(10);
     const stream = await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });

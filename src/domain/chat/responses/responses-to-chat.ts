@@ -112,7 +112,9 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
   }
   if (request.stream) {
     body.stream = true;
-    body.stream_options = { include_usage: true };
+    // The client's include_obfuscation travels with it, as a chat stream's does.
+    const obfuscation = request.stream_options?.include_obfuscation;
+    body.stream_options = typeof obfuscation === 'boolean' ? { include_usage: true, include_obfuscation: obfuscation } : { include_usage: true };
   }
   return { body, origins };
 }
