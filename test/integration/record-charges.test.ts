@@ -169,9 +169,6 @@ test('a close racing the charges of its lease counts every one that reached the 
 const onPostgres = process.env.DATABASE_URL ? test : test.skip;
 onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL: their own connections)', async () => {
   const { leases, row } = await setUp(100, 2, 1_000_000);
-  const beatAt = async () => Number((await db().one<{ at: string }>(`select extract(epoch from heartbeat_at) as at from credit_leases where id = ?`, [leases[0]!]))!.at);
-  const before = await beatAt();
-  await new Promise((r) => setTimeout(r, 20));
   await db().transaction(async (tx) => {
     // A batch recorded, its transaction not yet committed: both its leases locked by it.
     await new LeaseStore(db(), tx).record([row(leases[0]!, 10), row(leases[1]!, 5)]);
@@ -179,7 +176,25 @@ onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL
     const waited = new Promise((r) => setTimeout(() => r('waited'), 3_000));
     expect(await Promise.race([beat, waited])).toBe('beaten');
   });
-  expect(await beatAt()).toBeGreaterThan(before);
+  await expectLedgerInvariants(db());
+});
+
+test("one beat of its holder keeps every lease alive, however long ago it was taken; a holder's silence makes them stale, and so does none ever heard", async () => {
+  const instance = uniqueId('inst');
+  const taken = async (holder: string) => {
+    const { leases } = await setUp(100, 2, 1_000);
+    await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id in (?, ?)`, [holder, leases[0]!, leases[1]!]);
+    return leases;
+  };
+  const beating = await taken(instance);
+  const silent = await taken(uniqueId('inst'));
+  const staleOf = async (ids: string[]) => (await store.stale(60)).filter((id) => ids.includes(id)).sort();
+  await store.heartbeat(instance);
+  expect(await staleOf([...beating, ...silent])).toEqual([...silent].sort());
+  // Its holder beat an hour ago and not since: its leases are stale too.
+  await db().run(`update lease_holders set heartbeat_at = now() - interval '1 hour' where instance_id = ?`, [instance]);
+  expect(await staleOf(beating)).toEqual([...beating].sort());
+  for (const id of [...beating, ...silent]) await store.close(id);
   await expectLedgerInvariants(db());
 });
 

@@ -161,22 +161,27 @@ export class LeaseStore {
   }
 
   /**
-   * Marks this instance's open leases alive, every one (the charges no longer beat the lease
-   * themselves). `for no key update` does not conflict with the key-share locks of charges in
-   * flight: the beat never waits for a charge batch, nor makes one wait (a close still does).
+   * Marks this instance, and so every open lease it holds, alive: one row (its lease rows are
+   * not touched, so the beat neither waits for the charges on them nor makes them wait).
    */
   async heartbeat(instanceId: string): Promise<void> {
     await this.db.run(
-      `update credit_leases set heartbeat_at = now()
-        where id in (select id from credit_leases where instance_id = ? and closed_at is null order by id for no key update)`,
+      `insert into lease_holders (instance_id, heartbeat_at) values (?, now())
+       on conflict (instance_id) do update set heartbeat_at = excluded.heartbeat_at`,
       [instanceId],
     );
   }
 
-  /** Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the database). */
+  /**
+   * Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the
+   * database): neither the lease (taken then) nor its holder's row heard from since.
+   */
   async stale(graceSeconds: number): Promise<string[]> {
     const rows = await this.db.all<{ id: string }>(
-      `select id from credit_leases where closed_at is null and heartbeat_at < now() - make_interval(secs => ?) order by id limit 100`,
+      `select l.id from credit_leases l left join lease_holders h on h.instance_id = l.instance_id
+        where l.closed_at is null
+          and greatest(l.heartbeat_at, h.heartbeat_at) < now() - make_interval(secs => ?)
+        order by l.id limit 100`,
       [graceSeconds],
     );
     return rows.map((r) => r.id);

@@ -14,6 +14,7 @@ import { Migration20261127000000 } from './Migration20261127000000';
 import { Migration20261128000000 } from './Migration20261128000000';
 import { Migration20261129000000 } from './Migration20261129000000';
 import { Migration20261130000000 } from './Migration20261130000000';
+import { Migration20261201000000 } from './Migration20261201000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: 'Migration20261128000000', class: Migration20261128000000 },
   { name: 'Migration20261129000000', class: Migration20261129000000 },
   { name: 'Migration20261130000000', class: Migration20261130000000 },
+  { name: 'Migration20261201000000', class: Migration20261201000000 },
 ];
