@@ -9,9 +9,8 @@ import { RECORD_CHARGES_CAPPED_SQL } from './Migration20261128000000';
  * pass-through which records its charges does not make. Now a charge within an open lease is one
  * insert, guarded by a key-share lock on the lease row (which a close, locking the row for
  * update, waits for), and `svc_close_lease` counts the lease's charges to give the rest back.
- * A key-share lock, the weakest there is: it conflicts with the close's `for update` and with
- * nothing the heartbeat takes (`for no key update`: heartbeat_at is no key), so the instance's
- * heartbeat, beating thousands of leases at once, neither waits for the charges nor holds them.
+ * A key-share lock, the weakest there is: it conflicts with the close's `for update` and little
+ * else.
  *
  * Why the lock keeps the money exact: a close locks the lease row for update and then sums
  * its charges in a new snapshot. A charge that locked the row first commits before the close can
@@ -25,8 +24,8 @@ import { RECORD_CHARGES_CAPPED_SQL } from './Migration20261128000000';
  * more charged than the lease held, the overrun is recorded as uncollected (reason
  * `lease_overrun`) for the operator to see, and nothing is given back.
  *
- * The lease's heartbeat no longer rides on its charges: the instance's heartbeat beats every open
- * lease it holds, waiting for (not skipping) rows a charge batch holds (lease-store.ts).
+ * The lease's heartbeat no longer rides on its charges: it is its holder's (migration
+ * 20261201000000, one row per instance).
  */
 const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_items jsonb)
     returns table (request_id text, status int, charged bigint) language plpgsql as $$
