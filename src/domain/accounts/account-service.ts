@@ -56,9 +56,8 @@ export class AccountService {
     // is the account row plus what its open leases have not spent (their amounts less their charges).
     const row = await tx.one<AccountRow>(
       `select id, issuer, subject, member, created_at,
-              balance_micro + coalesce((select sum(l.amount_micro) from credit_leases l where l.account_id = a.id and l.closed_at is null), 0)
-                            - coalesce((select sum(c.amount_micro) from credit_leases l join lease_charges c on c.lease_id = l.id
-                                         where l.account_id = a.id and l.closed_at is null), 0) as balance_micro
+              balance_micro + coalesce((select sum(l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0))
+                                          from credit_leases l where l.account_id = a.id and l.closed_at is null), 0) as balance_micro
          from accounts a where id = ?`,
       [accountId],
     );

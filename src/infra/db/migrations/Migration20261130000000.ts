@@ -158,7 +158,7 @@ const CLOSE_SQL = `create or replace function svc_close_lease(p_lease text) retu
   begin
     select * into l from credit_leases where id = p_lease for update;
     if not found or l.closed_at is not null then return -1; end if;
-    -- Every charge that share-locked the row before this lock has committed: the sum counts it.
+    -- Every charge that key-share-locked the row before this lock has committed: the sum counts it.
     v_back := l.amount_micro - (select coalesce(sum(c.amount_micro), 0) from lease_charges c where c.lease_id = p_lease);
     if v_back < 0 then
       insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
