@@ -198,6 +198,30 @@ test("one beat of its holder keeps every lease alive, however long ago it was ta
   await expectLedgerInvariants(db());
 });
 
+test('holders silent past the grace are forgotten (the stale sweep does it), and no lease changes fate for it', async () => {
+  const [quiet, live] = [uniqueId('inst'), uniqueId('inst')];
+  const { leases } = await setUp(100, 2, 1_000);
+  // One lease of each holder, both taken an hour ago: only the live holder's beat keeps its lease.
+  await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id = ?`, [quiet, leases[0]!]);
+  await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id = ?`, [live, leases[1]!]);
+  await store.heartbeat(quiet);
+  await store.heartbeat(live);
+  await db().run(`update lease_holders set heartbeat_at = now() - interval '2 minutes' where instance_id = ?`, [quiet]);
+  const holders = async () => (await db().all<{ instance_id: string }>(`select instance_id from lease_holders where instance_id in (?, ?) order by 1`, [quiet, live])).map((r) => r.instance_id);
+  const staleOf = async () => (await store.stale(60)).filter((id) => leases.includes(id));
+
+  expect(await staleOf()).toEqual([leases[0]]);
+  expect(await store.forgetSilentHolders(60)).toBeGreaterThanOrEqual(1);
+  expect(await holders()).toEqual([live]);
+  expect(await staleOf()).toEqual([leases[0]]);
+  // A forgotten holder that beats again is a holder again, and its lease is alive again.
+  await store.heartbeat(quiet);
+  expect(await holders()).toEqual([quiet, live].sort());
+  expect(await staleOf()).toEqual([]);
+  for (const id of leases) await store.close(id);
+  await expectLedgerInvariants(db());
+});
+
 test("a late charge counts on its key's day, as the lease it came too late for did", async () => {
   const { keyId, leases, row } = await setUp(100, 1, 1_000_000);
   const daySpend = async () => Number((await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ?`, [keyId]))!.s);

@@ -335,5 +335,6 @@ export class LeaseBook {
 
   private async sweepStale(): Promise<void> {
     for (const id of await this.store.stale(this.options.graceSeconds)) await this.store.close(id);
+    await this.store.forgetSilentHolders(this.options.graceSeconds);
   }
 }

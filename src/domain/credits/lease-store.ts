@@ -187,6 +187,16 @@ export class LeaseStore {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Forgets the holders silent for longer than `graceSeconds` (one row per process start would
+   * otherwise pile up with every deploy). Safe whatever they still hold: a beat older than the
+   * grace keeps no lease alive (see stale), so each lease's fate is the same with the row or
+   * without it, and a holder that beats again writes its row anew. Answers how many went.
+   */
+  async forgetSilentHolders(graceSeconds: number): Promise<number> {
+    return this.db.run(`delete from lease_holders where heartbeat_at < now() - make_interval(secs => ?)`, [graceSeconds]);
+  }
+
   /** Open leases of an account held by other instances (to recall them). */
   async openElsewhere(accountId: string, instanceId: string): Promise<number> {
     const row = await this.db.one<{ n: string | number }>(
