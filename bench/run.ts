@@ -3,7 +3,8 @@
  *
  * Four parties, four event loops: an "instant" upstream (worker thread, answers at once), a bare
  * Node pass-through in front of it (worker thread: node:http + undici, nothing else), the gateway
- * under test (this thread, built with createGateway exactly as `npm start` builds it, on a fresh
+ * under test (this thread, built with createGateway exactly as `npm start` builds it (and with its
+ * GC tuning, src/infra/runtime/gc-tuning.ts), on a fresh
  * embedded PGlite, or on DATABASE_URL / REDIS_URL when those are set), and autocannon (a worker
  * thread per phase). For non-streamed and streamed chat, the three targets take turns in
  * BENCH_ROUNDS (default 3) rounds for BENCH_SECONDS (default 10) each in all at BENCH_CONNECTIONS
@@ -48,6 +49,7 @@ import { mainThreadCpuMs } from './thread-cpu';
 import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResult } from './fanout';
 import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
+import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 32);
@@ -161,6 +163,8 @@ const fmt = (r: PhaseResult) =>
     : '');
 
 async function main(): Promise<void> {
+  // As main.ts does for `npm start`; process-wide, so the pass-throughs' threads run with it too.
+  tuneGcForRequestServing();
   const started = Date.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const upstream = await startUpstream();

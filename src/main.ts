@@ -2,9 +2,11 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config';
 import { createGateway } from './gateway';
 import { ensureDemoAccount } from './demo-account';
+import { tuneGcForRequestServing } from './infra/runtime/gc-tuning';
 
 /** `npm start`: parse the config, start the gateway, print the demo credentials once, drain on SIGTERM. */
 async function main(): Promise<void> {
+  tuneGcForRequestServing();
   let config;
   try {
     config = loadConfig();
