@@ -179,11 +179,15 @@ onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL
   await expectLedgerInvariants(db());
 });
 
+/** Makes `holder` the holder of `leaseIds`, as if it had taken them an hour ago. */
+const takenAnHourAgoBy = (holder: string, leaseIds: string[]) =>
+  db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id = any(?::text[])`, [holder, leaseIds]);
+
 test("one beat of its holder keeps every lease alive, however long ago it was taken; a holder's silence makes them stale, and so does none ever heard", async () => {
   const instance = uniqueId('inst');
   const taken = async (holder: string) => {
     const { leases } = await setUp(100, 2, 1_000);
-    await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id in (?, ?)`, [holder, leases[0]!, leases[1]!]);
+    await takenAnHourAgoBy(holder, leases);
     return leases;
   };
   const beating = await taken(instance);
@@ -202,8 +206,8 @@ test('holders silent past the grace are forgotten (the stale sweep does it), and
   const [quiet, live] = [uniqueId('inst'), uniqueId('inst')];
   const { leases } = await setUp(100, 2, 1_000);
   // One lease of each holder, both taken an hour ago: only the live holder's beat keeps its lease.
-  await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id = ?`, [quiet, leases[0]!]);
-  await db().run(`update credit_leases set instance_id = ?, heartbeat_at = now() - interval '1 hour' where id = ?`, [live, leases[1]!]);
+  await takenAnHourAgoBy(quiet, [leases[0]!]);
+  await takenAnHourAgoBy(live, [leases[1]!]);
   await store.heartbeat(quiet);
   await store.heartbeat(live);
   await db().run(`update lease_holders set heartbeat_at = now() - interval '2 minutes' where instance_id = ?`, [quiet]);
