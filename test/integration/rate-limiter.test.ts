@@ -132,6 +132,42 @@ maybe('local-first rate limits on a shared Redis', () => {
     expect((await limiter.consume(freshKey(), 'video')).allowed).toBe(true);
   });
 
+  test('a new window of a key quiet in its last one: its first request is admitted without waiting for Redis, and counted there; a busy key waits', async () => {
+    const redis = client();
+    const admin = client();
+    await Promise.all([ready(redis), ready(admin)]);
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const quiet = freshKey();
+    const busy = freshKey();
+    // A window's worth of use each: 2 requests for the quiet key, 31 of the 60 for the busy one.
+    for (let i = 0; i < 2; i++) expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
+    for (let i = 0; i < 31; i++) expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
+    // Both windows end in 150 ms instead of a minute; one more admit each learns it (its reply carries the new end).
+    await admin.pexpire(`rl:chat:${quiet}`, 150);
+    await admin.pexpire(`rl:chat:${busy}`, 150);
+    expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
+    expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`)).toBe(0);
+
+    // Redis holds every command for a second: only a decision that does not wait for it comes back meanwhile.
+    await admin.call('client', 'pause', '1000', 'all');
+    const settled: string[] = [];
+    const track = (name: string, p: Promise<{ allowed: boolean }>) => p.then((d) => (settled.push(name), d));
+    const quietFirst = track('quiet first', limiter.consume(quiet, 'chat'));
+    const quietSecond = track('quiet second', limiter.consume(quiet, 'chat'));
+    const busyFirst = track('busy first', limiter.consume(busy, 'chat'));
+    await new Promise((r) => setTimeout(r, 100));
+    // The quiet key's second request waits for the first's count, so one too many is the most it can cost.
+    expect(settled).toEqual(['quiet first']);
+    expect((await quietFirst).allowed).toBe(true);
+    // After the pause (or the limiter's own deadline) the others are decided too, and Redis counted the first.
+    expect((await quietSecond).allowed).toBe(true);
+    expect((await busyFirst).allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(Number(await admin.get(`rl:chat:${quiet}`))).toBeGreaterThanOrEqual(1);
+  });
+
   test('Redis gone: every request is still decided, on this instance alone, and the fallback is reported', async () => {
     const own = ownRedis(await freePort());
     own.start();

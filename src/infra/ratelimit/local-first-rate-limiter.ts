@@ -44,6 +44,11 @@ interface Counter {
   localOnly: number;
   /** Whether Redis has answered for this window yet (without Redis: always). */
   learned: boolean;
+  /**
+   * Redis's last count of the key's window just before this one (every instance's admits), when
+   * this instance heard it: a quiet key's first request in a new window need not wait (see consume).
+   */
+  before?: number;
   /** This instance's last admit, on its way to Redis; settles when Redis answered or was given up on. */
   syncing: Promise<void> | null;
 }
@@ -77,10 +82,20 @@ const admitted = (limit: number, counted: number, counter: Counter): RateDecisio
  * previous admit is still on its way. A count at the limit is a 429 at once, without asking
  * Redis (a count never falls within its window).
  *
+ * A quiet key's first request in a new window is the exception: when Redis last counted the
+ * key's window just before at half the limit or less (every instance's admits), and that window
+ * ended within the last minute, the request is admitted at once too. A key used a few times a
+ * minute, which is most keys, would otherwise wait for Redis on its first request of every
+ * window (in the bench at one connection, where each key comes round about once a minute, that
+ * was a third of the streamed calls, 0.17 ms of the mean). It costs one request too many at most
+ * per instance and window, and only if the other instances admitted the whole limit in the new
+ * window first: the key's next request here waits for the reply, as above.
+ *
  * What that costs in accuracy: a request decided at once trusts a count that may be behind the
  * other instances' admits since this one last heard from Redis, but only while a tenth of the
  * limit is left, so the limit holds exactly unless the instances together admit more than that
- * tenth between two replies; one instance alone is always exact. The increment of an admit made
+ * tenth between two replies (or, for a quiet key, one request per instance and window); one
+ * instance alone is always exact. The increment of an admit made
  * with more than a fifth of the limit left may wait up to DEFERRED_SYNC_MS for company (fewer
  * script calls at low load); the next request of the same key on that instance sends it at
  * once. Per call it saves the round trip a synchronous check waits for (about 0.3 ms of latency
@@ -127,7 +142,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
         continue;
       }
       const tenth = Math.ceil(limit / 10);
-      const sure = counter.learned && counted + 1 + tenth <= limit;
+      const sure = counter.learned ? counted + 1 + tenth <= limit : this.quietBefore(counter, limit) && counted === 0;
       const farFromLimit = counter.learned && counted + 1 + 2 * tenth <= limit;
       const syncing = this.count(counter, !farFromLimit);
       if (sure || !syncing) return admitted(limit, counted + 1, counter);
@@ -138,21 +153,36 @@ export class LocalFirstRateLimiter implements RateLimiter {
     }
   }
 
+  /**
+   * Whether a window's first request here may be admitted before Redis answers: the key's window
+   * just before it ended within the last minute at no more than half the limit, every instance's
+   * admits counted. Others would have to have admitted the whole limit since for this one to be
+   * one too many, and it is one at most: the key's next request here waits for its reply.
+   */
+  private quietBefore(counter: Counter, limit: number): boolean {
+    return counter.before !== undefined && counter.before * 2 <= limit;
+  }
+
   /** The key's counter for the window running at `now`: a window starts with its first request, as in Redis. */
   private counterOf(name: string, now: number): Counter {
     if (now >= this.nextSweep) this.sweep(now);
     let counter = this.counters.get(name);
     if (!counter || (now >= counter.endsAt && !counter.syncing)) {
-      counter = { redisKey: name, endsAt: now + WINDOW_MS, known: 0, localOnly: 0, learned: !this.incrEach, syncing: null };
+      // The window that just ended is remembered only if Redis counted it and it ended within the last window's length.
+      const before = counter?.learned && this.incrEach && now < counter.endsAt + WINDOW_MS ? counter.known + counter.localOnly : undefined;
+      counter = { redisKey: name, endsAt: now + WINDOW_MS, known: 0, localOnly: 0, learned: !this.incrEach, syncing: null, before };
       this.counters.set(name, counter);
     }
     return counter;
   }
 
-  /** Once a minute: counters whose window ended go (the key's next request starts a new one). */
+  /**
+   * Once a minute: counters whose window ended more than a window ago go (the key's next request
+   * starts a new one); those that ended since stay, for what they tell of the key (quietBefore).
+   */
   private sweep(now: number): void {
     this.nextSweep = now + WINDOW_MS;
-    for (const [name, c] of this.counters) if (now >= c.endsAt && !c.syncing) this.counters.delete(name);
+    for (const [name, c] of this.counters) if (now >= c.endsAt + WINDOW_MS && !c.syncing) this.counters.delete(name);
   }
 
   /** What Redis answered for a counter: the count of its window, and when that window ends. */
