@@ -142,8 +142,11 @@ export class LocalFirstRateLimiter implements RateLimiter {
         continue;
       }
       const tenth = Math.ceil(limit / 10);
-      const sure = counter.learned ? counted + 1 + tenth <= limit : this.quietBefore(counter, limit) && counted === 0;
-      const farFromLimit = counter.learned && counted + 1 + 2 * tenth <= limit;
+      // A quiet key's first request of a window: its increment may wait for company too, as the
+      // key's next request here waits for its reply whenever it is sent.
+      const blind = !counter.learned && counted === 0 && this.quietBefore(counter, limit);
+      const sure = blind || (counter.learned && counted + 1 + tenth <= limit);
+      const farFromLimit = blind || (counter.learned && counted + 1 + 2 * tenth <= limit);
       const syncing = this.count(counter, !farFromLimit);
       if (sure || !syncing) return admitted(limit, counted + 1, counter);
       // Not sure of the count: this request's own increment decides.
