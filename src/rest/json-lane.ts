@@ -75,6 +75,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
     res.setHeader('Connection', 'close');
     return Promise.reject(bodyTooLarge());
   }
+  // The whole declared body came with the headers, as a small request's does: take it as it is
+  // buffered, without the stream's flowing mode and its 'end' (node:http marks the message
+  // complete only on a later turn).
+  if (declared > 0 && req.readableLength === declared) return Promise.resolve(req.read() as Buffer);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

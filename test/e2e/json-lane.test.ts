@@ -92,6 +92,38 @@ test('a good call is answered and charged once through the lane, with its header
   expect(before - (await gw.balance(acct))).toBeCloseTo(charged, 6);
 });
 
+test('one keep-alive connection: a body that came whole with its headers, then one that trickles in, are each read whole and charged once', async () => {
+  const before = await gw.balance(acct);
+  const body = JSON.stringify(CHAT);
+  const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const url = new URL(gw.url);
+  const socket = connect(Number(url.port), url.hostname);
+  let text = '';
+  socket.on('data', (d) => (text += d.toString()));
+  const answers = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => (text.split('"object":"chat.completion"').length > n ? resolve() : socket.once('data', check));
+      socket.once('close', () => reject(new Error(`closed after: ${text}`)));
+      check();
+    });
+  try {
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(head + body);
+    await answers(1);
+    socket.write(head + body.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    socket.write(body.slice(10));
+    await answers(2);
+  } finally {
+    socket.destroy();
+  }
+  const statuses = text.match(/HTTP\/1\.1 \d+/g);
+  expect(statuses).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+  const charged = [...text.matchAll(/x-svc-credits: ([\d.]+)/gi)].reduce((sum, m) => sum + Number(m[1]), 0);
+  expect(charged).toBeGreaterThan(0);
+  expect(before - (await gw.balance(acct))).toBeCloseTo(charged, 6);
+});
+
 /** Sends raw bytes and returns what came back once the server answered or closed. */
 function rawExchange(bytes: string[], opts: { waitMs?: number } = {}): Promise<{ text: string; closed: boolean }> {
   const url = new URL(gw.url);
