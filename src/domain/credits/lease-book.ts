@@ -17,20 +17,12 @@ import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
+import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
 
-export interface LeaseBookOptions extends KeptChargesOptions {
-  instanceId: string;
-  /** A lease no call used for this long goes back. */
-  idleMs: number;
-  /** How often this instance says its leases are alive. */
-  heartbeatMs: number;
-  /** A lease not heartbeated for this long is closed by whoever sees it. */
-  graceSeconds: number;
+export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
   wantFactor: number;
   minWantMicro: number;
-  /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
-  journalReplayMs?: number;
 }
 
 interface Lease {
@@ -64,7 +56,7 @@ export class LeaseBook {
   /** Closes under way, so a caller can wait for the credits to be back. */
   private readonly closes = new Map<Lease, Promise<void>>();
   private readonly taking = new Map<string, Promise<void>>();
-  private readonly timers: NodeJS.Timeout[] = [];
+  private stopUpkeep: () => void = () => undefined;
   private stopped = false;
   /** Charges the database could not take, until they are recorded. */
   private readonly kept: KeptCharges;
@@ -79,17 +71,9 @@ export class LeaseBook {
     this.kept = new KeptCharges(store, options);
   }
 
-  /** Starts the idle return, heartbeat and stale-lease sweep. */
+  /** Starts the idle return, heartbeat, stale-lease sweep and journal replay (lease-upkeep.ts). */
   start(): void {
-    const every = (ms: number, work: () => Promise<void>, what: string) => {
-      const t = setInterval(() => void work().catch((err) => this.options.onError?.(what, err)), ms);
-      t.unref();
-      this.timers.push(t);
-    };
-    every(Math.min(1000, this.options.idleMs), () => this.returnIdle(), 'lease idle return');
-    every(this.options.heartbeatMs, () => this.store.heartbeat(this.options.instanceId), 'lease heartbeat');
-    every(Math.max(1000, (this.options.graceSeconds * 1000) / 3), () => this.sweepStale(), 'stale lease sweep');
-    every(this.options.journalReplayMs ?? 2000, () => this.kept.record(), 'charge journal replay');
+    this.stopUpkeep = startLeaseUpkeep(this.store, this.options, { returnIdle: () => this.returnIdle(), recordKept: () => this.kept.record() });
   }
 
   async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
@@ -178,7 +162,7 @@ export class LeaseBook {
   /** Shutdown: no new reservations; every lease goes back once its calls are settled. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
+    this.stopUpkeep();
     for (const lease of [...this.current.values()]) this.retire(lease);
     const until = Date.now() + 30_000;
     while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
@@ -331,10 +315,5 @@ export class LeaseBook {
     }
     // Leases whose close failed (the database was unreachable) are closed again.
     for (const lease of [...this.retiring]) if (lease.inFlight === 0 && !this.closes.has(lease)) void this.closeNow(lease);
-  }
-
-  private async sweepStale(): Promise<void> {
-    for (const id of await this.store.stale(this.options.graceSeconds)) await this.store.close(id);
-    await this.store.forgetSilentHolders(this.options.graceSeconds);
   }
 }
