@@ -84,6 +84,23 @@ test('held events wait for the next sent event and leave with it, in order', asy
   expect(await client.ended).toBe('data: {"content":"streamed"}\n\ndata: {"finish_reason":"stop"}\n\ndata: {"usage":1}\n\ndata: [DONE]\n\n');
 });
 
+test('events queued at the end of a held stream leave with its end, in order, held or not', async () => {
+  for (const held of [true, false]) {
+    handler = async (res) => {
+      startEventStream(res, {});
+      writeEvent(res, { content: 'streamed' });
+      await pause(20);
+      if (held) holdEvents(res);
+      writeEvent(res, { finish_reason: 'stop' });
+      await pause(20);
+      writeEvent(res, { usage: 1 });
+      writeEvent(res, '[DONE]');
+      endEventStream(res);
+    };
+    expect(await openStream().ended).toBe('data: {"content":"streamed"}\n\ndata: {"finish_reason":"stop"}\n\ndata: {"usage":1}\n\ndata: [DONE]\n\n');
+  }
+});
+
 test('an error ends a held stream with what was held, then the error', async () => {
   handler = async (res) => {
     startEventStream(res, {});

@@ -61,9 +61,10 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
           if (full) await full;
           continue;
         }
-        if (info.includeUsage) await sendEvent(res, usageChunkBody(info, item.usage, stamp));
+        // Queued: the usage and `[DONE]` leave with the end of the response (endEventStream).
+        if (info.includeUsage) writeEvent(res, usageChunkBody(info, item.usage, stamp));
       }
-      if (!abort.signal.aborted) await sendEvent(res, '[DONE]');
+      if (!abort.signal.aborted) writeEvent(res, '[DONE]');
     } catch (err) {
       if (!abort.signal.aborted) await sendEvent(res, streamErrorBody(err));
     } finally {

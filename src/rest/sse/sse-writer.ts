@@ -102,10 +102,18 @@ function release(res: ServerResponse): Promise<void> | undefined {
   return p.full;
 }
 
-/** Writes what is queued and ends the response. */
+/**
+ * Ends the response with what is queued, held or not, in the same call: a stream's last events
+ * (the usage, `[DONE]`) and the end of its body leave together, not as two writes and an end.
+ */
 export function endEventStream(res: ServerResponse): void {
-  void release(res);
-  res.end();
+  const p = pendingOf(res);
+  p.held = false;
+  const text = p.text;
+  // A flush already scheduled for this turn finds nothing left.
+  p.text = '';
+  if (text === '') res.end();
+  else res.end(text);
 }
 
 /**
