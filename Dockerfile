@@ -32,4 +32,6 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/src/main.js"]
+# A young generation of 32 MiB semi-spaces (16 by default) halves the time the collector takes
+# under load (README, "Benchmarks").
+CMD ["node", "--max-semi-space-size=32", "dist/src/main.js"]

@@ -7,6 +7,7 @@
  * are forwarded to compatible upstreams as they are, and a rename would only be a place to lose
  * one.
  */
+import type { CallSignal } from '../shared/call-signal';
 
 export interface ToolCall {
   id: string;
@@ -91,7 +92,7 @@ export interface ChatRequest {
   options: ChatOptions;
   /** A stream's `stream_options.include_obfuscation`, when the client sent it. */
   includeObfuscation?: boolean;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';

@@ -18,6 +18,7 @@ import { countTokens } from './tokens';
 import { billableUsage, type UsageBounds } from './billable-usage';
 import type { UrlGuard } from '../ports/url-guard';
 import { checkImagePartUrls } from './image-part-urls';
+import type { CallSignal } from '../shared/call-signal';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
@@ -148,7 +149,7 @@ export class ChatService {
   }
 
   /** `callId`, when the request has an Idempotency-Key, names the call (its id and its charge's reference): see IdempotencyStart. */
-  async complete(key: KeyPrincipal, input: unknown, signal?: AbortSignal, callId?: string): Promise<ChatCompletionResult> {
+  async complete(key: KeyPrincipal, input: unknown, signal?: CallSignal, callId?: string): Promise<ChatCompletionResult> {
     const call = await this.prepare(key, input, callId);
     let result: ChatResult;
     try {
@@ -168,12 +169,12 @@ export class ChatService {
    * prompt plus what was sent. A provider failure before anything was sent charges nothing; one
    * after it charges what was relayed, as a client abort does.
    */
-  async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
+  async stream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
     const call = await this.prepare(key, input);
     return { info: call.info, items: this.run(call, signal) };
   }
 
-  private async *run(call: PreparedCall, signal: AbortSignal): AsyncGenerator<ChatStreamItem> {
+  private async *run(call: PreparedCall, signal: CallSignal): AsyncGenerator<ChatStreamItem> {
     let sent = '';
     let settled = false;
     // Past this much relayed text the upstream has run away from the call's max tokens.

@@ -4,6 +4,7 @@
  */
 import type { CatalogModel } from '../catalog/model';
 import type { ImageOptions } from './image-options';
+import type { CallSignal } from '../shared/call-signal';
 
 export interface GeneratedImage {
   data: Buffer;
@@ -42,7 +43,7 @@ export interface ImageGenerationRequest {
   /** gpt-image options the model takes, as the client sent them. */
   options?: ImageOptions;
   user?: string;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 export interface ImageProvider {
@@ -67,7 +68,7 @@ export interface ImageEditRequest {
   seed?: number;
   options?: ImageOptions;
   user?: string;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 export interface ImageEditProvider {

@@ -16,6 +16,7 @@ import { renderImages, type ImageResult } from './image-output';
 import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions } from './image-options';
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
+import type { CallSignal } from '../shared/call-signal';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -56,7 +57,7 @@ export class ImageService {
   ) {}
 
   /** `callId`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotencyStart. */
-  async generate(key: KeyPrincipal, input: unknown, callId?: string, signal?: AbortSignal): Promise<ImageResult> {
+  async generate(key: KeyPrincipal, input: unknown, callId?: string, signal?: CallSignal): Promise<ImageResult> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
@@ -96,7 +97,7 @@ export class ImageService {
    * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, already
    * admitted by `admitEdit` (whose headers these are). Inputs are checked by their declared size.
    */
-  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string, signal?: AbortSignal): Promise<ImageResult> {
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string, signal?: CallSignal): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
@@ -135,7 +136,7 @@ export class ImageService {
     headers: Record<string, string>,
     callId: string | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);

@@ -27,6 +27,7 @@ export interface UpstreamHttpOptions {
 }
 
 import { readText, type ResponseBody } from '../shared/read-text';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 export type { ResponseBody };
 
@@ -69,7 +70,7 @@ export class UpstreamHttp {
    * JSON in, JSON out. With `model` given, an upstream 4xx that blames the request becomes a
    * client error carrying the upstream's (scrubbed) message; without it every failure is a 502.
    */
-  postJson(path: string, payload: unknown, signal?: AbortSignal, model?: CallModel): Promise<unknown> {
+  postJson(path: string, payload: unknown, signal?: CallSignal, model?: CallModel): Promise<unknown> {
     return this.call(path, JSON.stringify(payload), this.jsonHeaders, signal, model);
   }
 
@@ -81,7 +82,7 @@ export class UpstreamHttp {
   }
 
   /** A FormData body: undici sets its multipart Content-Type (with the boundary) and length. */
-  postMultipart(path: string, form: FormData, signal?: AbortSignal): Promise<unknown> {
+  postMultipart(path: string, form: FormData, signal?: CallSignal): Promise<unknown> {
     return this.call(path, form, this.multipartHeaders, signal);
   }
 
@@ -89,7 +90,7 @@ export class UpstreamHttp {
    * Opens a streaming POST and returns the body once a 2xx status arrived. Failing before that
    * point throws (the caller has sent nothing to its client yet, so nothing is billed).
    */
-  async openStream(path: string, payload: unknown, signal?: AbortSignal, model?: CallModel): Promise<{ body: ResponseBody; contentType: string }> {
+  async openStream(path: string, payload: unknown, signal?: CallSignal, model?: CallModel): Promise<{ body: ResponseBody; contentType: string }> {
     let response: StreamedResponse;
     try {
       response = await streamedCall(
@@ -134,7 +135,7 @@ export class UpstreamHttp {
     path: string,
     body: string | Buffer | FormData,
     headers: Record<string, string>,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     model?: CallModel,
   ): Promise<unknown> {
     let response: CollectedResponse;

@@ -10,6 +10,7 @@
  * aborts it too. No timer or listener outlives the call.
  */
 import type { Dispatcher } from 'undici';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 export interface CollectedResponse {
   status: number;
@@ -32,14 +33,14 @@ export class ResponseTooLarge extends Error {
 }
 
 /** Why a call its caller aborted ends: the caller's own reason when it gave an Error. */
-export function callerAbortReason(signal: AbortSignal | undefined): Error {
+export function callerAbortReason(signal: CallSignal | undefined): Error {
   return signal?.reason instanceof Error ? signal.reason : new Error('The caller aborted.');
 }
 
 export function collectedCall(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
-  bounds: { limitBytes: number; errorLimitBytes: number; timeoutMs: number; signal?: AbortSignal },
+  bounds: { limitBytes: number; errorLimitBytes: number; timeoutMs: number; signal?: CallSignal },
 ): Promise<CollectedResponse> {
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;

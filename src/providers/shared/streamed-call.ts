@@ -12,6 +12,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { callerAbortReason } from './collected-call';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 const HIGH_WATER = 32;
 
@@ -94,7 +95,7 @@ export interface StreamedResponse {
   body: ChunkStream;
 }
 
-export function streamedCall(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal?: AbortSignal): Promise<StreamedResponse> {
+export function streamedCall(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal?: CallSignal): Promise<StreamedResponse> {
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;
     let body: ChunkStream | undefined;

@@ -11,13 +11,14 @@ import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '
 import { jsonBody } from '../json-body';
 import { multipartTextFields, requireMultipart } from '../multipart-fields';
 import { callLifetime } from '../sse/sse-writer';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 /**
  * Cancels the provider call when the client leaves before its images (nothing is charged), as a
  * plain chat call is: without an Idempotency-Key nobody could ever fetch what it would have paid
  * for. With one, the call goes on, is charged once and its answer is stored for the retry.
  */
-function leaveSignal(res: Response): AbortSignal | undefined {
+function leaveSignal(res: Response): CallSignal | undefined {
   return res.locals.idempotency ? undefined : callLifetime(res).signal;
 }
 

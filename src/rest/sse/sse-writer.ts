@@ -1,5 +1,6 @@
 /** Server-sent events on a node:http response (Express's extends it), with backpressure. */
 import type { ServerResponse } from 'node:http';
+import { CallAbort, type CallSignal } from '../../domain/shared/call-signal';
 
 const EVENT_STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
 
@@ -123,8 +124,8 @@ export function endEventStream(res: ServerResponse): void {
  * in which the stream owes its client a terminal error event (so an SDK raises an error instead
  * of a silent end).
  */
-export function callLifetime(res: ServerResponse, shutdownDeadline?: AbortSignal): { signal: AbortSignal; cutByShutdown(): boolean } {
-  const abort = new AbortController();
+export function callLifetime(res: ServerResponse, shutdownDeadline?: AbortSignal): { signal: CallSignal; cutByShutdown(): boolean } {
+  const abort = new CallAbort();
   let cut = false;
   const onDeadline = () => {
     cut = true;
@@ -138,7 +139,7 @@ export function callLifetime(res: ServerResponse, shutdownDeadline?: AbortSignal
     shutdownDeadline?.removeEventListener('abort', onDeadline);
     if (!res.writableFinished) abort.abort();
   });
-  return { signal: abort.signal, cutByShutdown: () => cut && !res.destroyed };
+  return { signal: abort, cutByShutdown: () => cut && !res.destroyed };
 }
 
 export const SHUTDOWN_STREAM_ERROR = {

@@ -15,6 +15,7 @@ import type { ResponseStore, StoredResponse } from './response-store';
 import { inputItemsPage, withItemIds, type InputItemsPage } from './input-items';
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
 import { responsesParam, responsesToChat } from './responses-to-chat';
+import type { CallSignal } from '../../shared/call-signal';
 
 const responseNotFound = (id: string) => notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
 
@@ -43,7 +44,7 @@ export class ResponsesService {
     return this.chat.isStream(input);
   }
 
-  async create(key: KeyPrincipal, input: unknown, signal?: AbortSignal): Promise<ResponsesResult> {
+  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal): Promise<ResponsesResult> {
     const p = await this.prepare(key, input);
     const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal));
     const choice = out.choices[0]!;
@@ -54,7 +55,7 @@ export class ResponsesService {
   }
 
   /** Resolves once the call is held (402/429 come as ordinary errors); events follow. */
-  async stream(key: KeyPrincipal, input: unknown, signal: AbortSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
+  async stream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
     const p = await this.prepare(key, input);
     const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
     const translator = new ResponseStreamTranslator(p.frame);
