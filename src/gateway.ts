@@ -29,6 +29,7 @@ import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
 import { answerRequestTimeouts } from './rest/request-timeout';
+import type { CallSignal } from './domain/shared/call-signal';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
 export const STREAM_WRAP_UP_MS = 2_000;
@@ -54,7 +55,7 @@ export interface Gateway {
    * `deadline` at SHUTDOWN_DRAIN_SECONDS, when a stream still running must send its error
    * event, settle what it sent and end (it then has STREAM_WRAP_UP_MS before connections are cut).
    */
-  readonly shutdown: { draining: AbortSignal; deadline: AbortSignal };
+  readonly shutdown: { draining: AbortSignal; deadline: CallSignal };
   /** Drains (see README "Shutdown") and releases everything; resolves when nothing is left open. */
   close(): Promise<void>;
 }

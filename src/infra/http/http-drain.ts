@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
+import { CallAbort, type CallSignal } from '../../domain/shared/call-signal';
 
 /**
  * Graceful stop of the HTTP side. Counts the requests in flight; once draining, every response
@@ -12,14 +13,14 @@ export class HttpDrain {
   private active = 0;
   private draining = false;
   private readonly idle = new Set<() => void>();
-  private readonly deadlineController = new AbortController();
+  /** A CallAbort, not an AbortController: every stream adds and removes a listener on it. */
+  private readonly deadlineAbort = new CallAbort();
   private readonly drainingController = new AbortController();
 
   constructor(server: Server) {
-    // Every call in flight listens to these (a stream ends itself at the deadline): dozens of
-    // listeners are normal here, and node's default cap of 10 would print a "possible memory
-    // leak" warning under any real load. Each call removes its listener when it ends.
-    setMaxListeners(0, this.deadlineController.signal, this.drainingController.signal);
+    // Calls in flight may listen to this: dozens of listeners are normal here, and node's default
+    // cap of 10 would print a "possible memory leak" warning under any real load.
+    setMaxListeners(0, this.drainingController.signal);
     // Prepended so the header is set before the app writes anything.
     server.prependListener('request', (_req, res) => {
       this.active++;
@@ -37,8 +38,8 @@ export class HttpDrain {
   }
 
   /** Aborted at the drain deadline: whatever still runs must wrap up now. */
-  get deadline(): AbortSignal {
-    return this.deadlineController.signal;
+  get deadline(): CallSignal {
+    return this.deadlineAbort;
   }
 
   get inFlight(): number {
@@ -52,7 +53,7 @@ export class HttpDrain {
 
   /** Aborts `deadline` (with the reason streams may show). */
   expire(): void {
-    this.deadlineController.abort(new Error('The server is shutting down.'));
+    this.deadlineAbort.abort(new Error('The server is shutting down.'));
   }
 
   /** Resolves true when no request is in flight, false if `ms` passed first. */

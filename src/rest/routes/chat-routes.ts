@@ -11,6 +11,7 @@ import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
 export function streamErrorBody(err: unknown) {
@@ -25,7 +26,7 @@ export type JsonPostHandler = (key: KeyPrincipal, body: unknown, res: ServerResp
  * POST /v1/chat/completions, plain JSON or server-sent events with `data: [DONE]`. A stream
  * still running at the server's drain deadline is ended with an error event and billed what it sent.
  */
-export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () => AbortSignal): JsonPostHandler {
+export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () => CallSignal): JsonPostHandler {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
       const abort = callLifetime(res);
@@ -80,7 +81,7 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
  * The Express route for what the JSON lane hands on (an Idempotency-Key, a query string, another
  * content type); `idempotency` runs after the parser, as it fingerprints the parsed body.
  */
-export function chatRoutes(chat: ChatService, shutdownDeadline?: () => AbortSignal, idempotency?: RequestHandler): Router {
+export function chatRoutes(chat: ChatService, shutdownDeadline?: () => CallSignal, idempotency?: RequestHandler): Router {
   const handle = chatCompletionsHandler(chat, shutdownDeadline);
   const r = Router();
   r.post('/chat/completions', jsonBody(CHAT_BODY_LIMIT), ...(idempotency ? [idempotency] : []), (req, res) => handle(keyOf(res), req.body, res));

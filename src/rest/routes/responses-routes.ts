@@ -7,9 +7,10 @@ import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
 import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import type { CallSignal } from '../../domain/shared/call-signal';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
-export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): JsonPostHandler {
+export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => CallSignal): JsonPostHandler {
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res);
@@ -47,7 +48,7 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
 }
 
 /** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id, its input items, cancel, and input-token counting. */
-export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => AbortSignal): Router {
+export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => CallSignal): Router {
   const create = createResponseHandler(responses, shutdownDeadline);
   const r = Router();
   r.post('/responses', jsonBody(CHAT_BODY_LIMIT), (req, res) => create(keyOf(res), req.body, res));

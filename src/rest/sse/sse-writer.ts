@@ -124,7 +124,7 @@ export function endEventStream(res: ServerResponse): void {
  * in which the stream owes its client a terminal error event (so an SDK raises an error instead
  * of a silent end).
  */
-export function callLifetime(res: ServerResponse, shutdownDeadline?: AbortSignal): { signal: CallSignal; cutByShutdown(): boolean } {
+export function callLifetime(res: ServerResponse, shutdownDeadline?: CallSignal): { signal: CallSignal; cutByShutdown(): boolean } {
   const abort = new CallAbort();
   let cut = false;
   const onDeadline = () => {
