@@ -18,6 +18,7 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
+import { afterShortfall, creditsInFlight, type ShortfallParties } from './account-shortfall';
 
 export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
@@ -39,12 +40,6 @@ interface Lease {
   retiring: boolean;
 }
 
-/** 402, but retryable: the credits exist and are held by calls in progress. */
-const creditsInFlight = () =>
-  new DomainError('insufficient_credits', 'Your credit balance does not cover this request while other calls of this account are in progress; retry in a second.', {
-    retryAfterSeconds: 1,
-  });
-
 export interface Reservation {
   lease: Lease;
   amountMicro: number;
@@ -60,15 +55,24 @@ export class LeaseBook {
   private stopped = false;
   /** Charges the database could not take, until they are recorded. */
   private readonly kept: KeptCharges;
+  /** What the account-shortfall path asks of this book. */
+  private readonly shortfall: ShortfallParties;
 
   constructor(
     private readonly store: LeaseStore,
     private readonly batcher: ChargeBatcher,
-    private readonly recalls: TopicFeed,
+    recalls: TopicFeed,
     private readonly options: LeaseBookOptions,
   ) {
     recalls.subscribe((accountId) => this.recall(accountId));
     this.kept = new KeptCharges(store, options);
+    this.shortfall = {
+      returnIdleOf: (accountId) => this.returnIdleOf(accountId),
+      holdsLeaseOf: (accountId) => [...this.current.values(), ...this.retiring].some((l) => l.accountId === accountId),
+      recall: (accountId) => this.recall(accountId),
+      openElsewhere: (accountId) => store.openElsewhere(accountId, options.instanceId),
+      recalls,
+    };
   }
 
   /** Starts the idle return, heartbeat, stale-lease sweep and journal replay (lease-upkeep.ts). */
@@ -249,7 +253,7 @@ export class LeaseBook {
       grant = await request();
     } catch (err) {
       if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-      grant = await this.afterShortfall(key.accountId, request, err);
+      grant = await afterShortfall(this.shortfall, key.accountId, request, err);
     }
     const lease: Lease = { id: grant.id, accountId: key.accountId, keyId: key.keyId, day: utcDay(now), free: grant.amountMicro, inFlight: 0, lastUsed: Date.now(), retiring: false };
     this.current.set(key.keyId, lease);
@@ -258,28 +262,8 @@ export class LeaseBook {
   }
 
   /**
-   * The balance cannot fund a lease, but credits of the account may sit in leases: this
-   * instance's idle ones go back at once (and the take is tried again); its busy ones go back
-   * as their calls settle, and other instances are asked to give theirs back. While any lease of
-   * the account is open, the caller gets a 402 with Retry-After: 1, and a retry a moment later
-   * finds the credits; with none open, the plain 402.
-   */
-  private async afterShortfall<T>(accountId: string, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
-    if (await this.returnIdleOf(accountId)) {
-      const grant = await request().catch(() => undefined);
-      if (grant) return grant;
-    }
-    const busyHere = [...this.current.values(), ...this.retiring].some((l) => l.accountId === accountId);
-    const elsewhere = await this.store.openElsewhere(accountId, this.options.instanceId);
-    if (!busyHere && elsewhere === 0) throw shortfall;
-    this.recall(accountId);
-    if (elsewhere > 0) await this.recalls.publish(accountId);
-    throw creditsInFlight();
-  }
-
-  /**
    * A charge made straight to the balance (a video job's): when the balance is short while the
-   * account's credits sit in leases, they are called back as for a lease (afterShortfall), so the
+   * account's credits sit in leases, they are called back as for a lease (account-shortfall.ts), so the
    * caller gets the charge on a retry a second later, not a 402 for as long as other calls run.
    */
   async chargeBeside<T>(accountId: string, charge: () => Promise<T>): Promise<T> {
@@ -287,7 +271,7 @@ export class LeaseBook {
       return await charge();
     } catch (err) {
       if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-      return this.afterShortfall(accountId, charge, err);
+      return afterShortfall(this.shortfall, accountId, charge, err);
     }
   }
 

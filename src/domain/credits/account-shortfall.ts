@@ -1,0 +1,44 @@
+/**
+ * What happens when an account's balance cannot fund a lease (or a charge made straight to the
+ * balance, a video job's) while credits of the account may sit in leases: this instance's idle
+ * ones go back at once and the request is tried again; its busy ones go back as their calls
+ * settle, and other instances are asked to give theirs back. While any lease of the account is
+ * open, the caller gets a 402 with Retry-After: 1, and a retry a moment later finds the
+ * credits; with none open, the plain 402.
+ */
+import { DomainError } from '../errors/domain-error';
+import type { TopicFeed } from '../ports/topic-feed';
+
+/** 402, but retryable: the credits exist and are held by calls in progress. */
+export const creditsInFlight = () =>
+  new DomainError('insufficient_credits', 'Your credit balance does not cover this request while other calls of this account are in progress; retry in a second.', {
+    retryAfterSeconds: 1,
+  });
+
+/** What the shortfall path needs of this instance's lease book and of the database. */
+export interface ShortfallParties {
+  /** Closes this instance's unused leases of the account; answers whether any went back. */
+  returnIdleOf(accountId: string): Promise<boolean>;
+  /** Whether this instance holds a lease of the account (in use or going back). */
+  holdsLeaseOf(accountId: string): boolean;
+  /** Retires this instance's leases of the account: each goes back once its calls settle. */
+  recall(accountId: string): void;
+  /** Open leases of the account held by other instances. */
+  openElsewhere(accountId: string): Promise<number>;
+  /** Where the other instances hear a recall. */
+  recalls: TopicFeed;
+}
+
+/** `request` failed with `shortfall` (insufficient credits): answers its retry's result, or throws a 402. */
+export async function afterShortfall<T>(parties: ShortfallParties, accountId: string, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
+  if (await parties.returnIdleOf(accountId)) {
+    const grant = await request().catch(() => undefined);
+    if (grant) return grant;
+  }
+  const busyHere = parties.holdsLeaseOf(accountId);
+  const elsewhere = await parties.openElsewhere(accountId);
+  if (!busyHere && elsewhere === 0) throw shortfall;
+  parties.recall(accountId);
+  if (elsewhere > 0) await parties.recalls.publish(accountId);
+  throw creditsInFlight();
+}
