@@ -1,10 +1,19 @@
 /** The bench's result file, and its Markdown rendering: side by side, as ratios to the bare pass-through. */
 import type { MoneyCheck } from './money-check';
 import type { PhaseResult } from './phase';
+import { probeText, type MachineProbe } from './machine-probe';
 
 export interface BenchReport {
   date: string;
-  environment: { node: string; platform: string; cpu: string; database: 'pglite' | 'postgresql'; redis: boolean };
+  environment: {
+    node: string;
+    platform: string;
+    cpu: string;
+    database: 'pglite' | 'postgresql';
+    redis: boolean;
+    /** The machine's speed as the run began and as it ended (machine-probe.ts). */
+    probe?: { start: MachineProbe; end: MachineProbe };
+  };
   settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; rounds?: number; connections: number; keyPool: number; accounts: number; maxTokens: number };
   phases: PhaseResult[];
   money: MoneyCheck[];
@@ -91,6 +100,12 @@ export function renderMarkdown(r: BenchReport): string {
     `Run ${r.date} · Node ${e.node} · ${e.platform} · ${e.cpu} · ${e.database === 'pglite' ? 'embedded PGlite' : 'PostgreSQL'} · ` +
       `${e.redis ? 'Redis' : 'in-process'} rate limits · ${r.settings.keyPool} live keys over ${r.settings.accounts} accounts · max_tokens ${r.settings.maxTokens}`,
     '',
+    ...(e.probe
+      ? [
+          `Machine probe (bench/machine-probe.ts, lower is faster): at the start ${probeText(e.probe.start)}; at the end ${probeText(e.probe.end)}.`,
+          '',
+        ]
+      : []),
     'Three targets, each its own event loop: the instant upstream (bench/instant-upstream.ts, a worker thread) called directly;',
     'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',
     'gateway (this thread, as `npm start` builds it, with authentication, rate limits and exact billing on). On PostgreSQL a fourth,',

@@ -43,6 +43,7 @@ import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
 import { mergeSegments, type LoadJob, type PhaseResult } from './phase';
 import { renderMarkdown, summaryLines, type BenchReport } from './report';
+import { probeMachine, probeText } from './machine-probe';
 import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
 import { profiled } from './profiler';
 import { mainThreadCpuMs } from './thread-cpu';
@@ -173,6 +174,9 @@ async function main(): Promise<void> {
   const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
   // With PostgreSQL, the yardstick that keeps the charge-before-answer rule (committing-proxy.ts).
   const committing = database.url ? await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url, commitTo: database.url }) : undefined;
+  // The machine's speed as the run begins and as it ends (machine-probe.ts), for reading runs side by side.
+  const probeAtStart = await probeMachine(database.url);
+  log(`machine probe: ${probeText(probeAtStart)}`);
   let gateway: Gateway | undefined;
   try {
     const catalog: CatalogInput = {
@@ -316,6 +320,8 @@ async function main(): Promise<void> {
     // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
     const running = gateway;
     const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
+    const probeAtEnd = await probeMachine(database.url);
+    log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
     const report: BenchReport & { fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
@@ -325,6 +331,7 @@ async function main(): Promise<void> {
         cpu: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`,
         database: database.url ? 'postgresql' : 'pglite',
         redis: Boolean(process.env.REDIS_URL),
+        probe: { start: probeAtStart, end: probeAtEnd },
       },
       settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, keyPool: keys.length, accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS), maxTokens: 16 },
       phases: results,
