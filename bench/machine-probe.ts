@@ -12,6 +12,7 @@
  *   before the answer waits for at one connection).
  */
 import { Client } from 'pg';
+import { findGc } from './fanout-measures';
 
 export interface MachineProbe {
   cpuLoopMs: number;
@@ -32,13 +33,14 @@ function cpuLoopMs(): number {
 }
 
 function memoryMs(): number {
-  (globalThis as { gc?: () => void }).gc?.();
+  const { gc } = findGc();
+  gc?.();
   const t = process.hrtime.bigint();
   const map = new Map<string, { n: number }>();
   for (let i = 0; i < 1e6; i++) map.set(`k${i % 500_000}`, { n: i });
   const ms = elapsedMs(t);
   map.clear();
-  (globalThis as { gc?: () => void }).gc?.();
+  gc?.();
   return ms;
 }
 
