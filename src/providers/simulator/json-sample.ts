@@ -46,8 +46,11 @@ const MAX_WORK = 100_000;
 /** Union variants and type-array entries looked at: JSON has seven types, more is hostile. */
 const MAX_VARIANTS_READ = 8;
 
-/** Time all `pattern` tests of one sample may take: a hostile pattern backtracks for hours. */
+/** CPU time all `pattern` tests of one sample may take: a hostile pattern backtracks for hours. */
 const PATTERN_MILLIS = 50;
+
+/** Runs again after a timeout that found the process stalled rather than the pattern slow. */
+const STALL_RETRIES = 2;
 
 const FORMAT_SAMPLES: Record<string, string> = {
   email: 'user@example.com',
@@ -252,23 +255,34 @@ export class JsonSampler {
     return this.firstAccepted(pattern, re, candidates.filter((c) => c.length >= min && c.length <= max)) ?? preferred;
   }
 
-  /** The first of `texts` that `re` accepts, within what is left of PATTERN_MILLIS; none once that is spent. */
+  /**
+   * The first of `texts` that `re` accepts, within what is left of PATTERN_MILLIS of CPU time;
+   * none once that is spent. The budget counts the process's CPU time, not the wall clock's: a
+   * run the timeout stopped while the process was hardly running (the machine busy elsewhere, the
+   * thread descheduled) proves nothing about the pattern, so it is run again, at most
+   * STALL_RETRIES times. Otherwise one loaded moment would cache "matches nothing" for an
+   * ordinary pattern, and the same schema would sample differently from one request to the next.
+   */
   private firstAccepted(pattern: string, re: RegExp, texts: string[]): string | undefined {
     let results = this.patternResults.get(pattern);
     if (!results) this.patternResults.set(pattern, (results = new Map()));
     const key = texts.join('\0');
     if (results.has(key)) return results.get(key);
     let accepted: string | undefined;
-    if (this.patternMillis > 0 && texts.length > 0) {
-      const started = performance.now();
+    Object.assign(patternContext, { re, texts });
+    for (let attempt = 0; attempt <= STALL_RETRIES && this.patternMillis > 0 && texts.length > 0; attempt++) {
+      const cpuBefore = process.cpuUsage();
+      let timedOut = false;
       try {
-        Object.assign(patternContext, { re, texts });
-        const index = FIRST_MATCH.runInContext(patternContext, { timeout: Math.ceil(this.patternMillis) }) as number;
-        accepted = texts[index];
+        accepted = texts[FIRST_MATCH.runInContext(patternContext, { timeout: Math.ceil(this.patternMillis) }) as number];
       } catch {
-        // Timed out: the pattern is treated as matching nothing we can make.
+        timedOut = true;
       }
-      this.patternMillis -= performance.now() - started;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMillis = (cpu.user + cpu.system) / 1000;
+      this.patternMillis -= cpuMillis;
+      // Stopped with most of the budget's CPU time unspent: the pattern did not use it.
+      if (!timedOut || this.patternMillis <= 0) break;
     }
     results.set(key, accepted);
     return accepted;

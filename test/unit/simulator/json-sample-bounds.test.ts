@@ -106,3 +106,25 @@ test('the same schema gives the same sample', () => {
   const schema = ORDINARY['many patterned items'];
   expect(new JsonSampler(schema, 'x').sample()).toEqual(new JsonSampler(schema, 'x').sample());
 });
+
+test('a stall of the process while a pattern is tried does not change the sample', () => {
+  // The thread sleeps (no CPU) past the whole pattern budget on its first test, as when the
+  // machine is busy elsewhere: the sample must be the one an unhurried run gives.
+  const schema = ORDINARY['many patterned items'];
+  const unhurried = new JsonSampler(schema, 'x').sample();
+  const test = RegExp.prototype.test;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  let stalls = 1;
+  const stalled = jest.spyOn(RegExp.prototype, 'test').mockImplementation(function (this: RegExp, text: string) {
+    if (stalls-- > 0) Atomics.wait(sleeper, 0, 0, 200);
+    return test.call(this, text);
+  });
+  try {
+    const value = new JsonSampler(schema, 'x').sample();
+    expect(stalls).toBeLessThan(0);
+    expect(value).toEqual(unhurried);
+    expect(ajv.compile(schema)(value)).toBe(true);
+  } finally {
+    stalled.mockRestore();
+  }
+});
