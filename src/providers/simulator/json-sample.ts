@@ -11,7 +11,7 @@
  * short, as a model stopping at its output limit would be, rather than the process running out
  * of memory or stack.
  */
-import { Script, createContext } from 'node:vm';
+import { PatternMatcher } from './pattern-match';
 
 type Schema = Record<string, unknown>;
 
@@ -46,12 +46,6 @@ const MAX_WORK = 100_000;
 /** Union variants and type-array entries looked at: JSON has seven types, more is hostile. */
 const MAX_VARIANTS_READ = 8;
 
-/** CPU time all `pattern` tests of one sample may take: a hostile pattern backtracks for hours. */
-const PATTERN_MILLIS = 50;
-
-/** Runs again after a timeout that found the process stalled rather than the pattern slow. */
-const STALL_RETRIES = 2;
-
 const FORMAT_SAMPLES: Record<string, string> = {
   email: 'user@example.com',
   'date-time': '2026-01-01T00:00:00Z',
@@ -66,24 +60,13 @@ const FORMAT_SAMPLES: Record<string, string> = {
   duration: 'P1D',
 };
 
-/**
- * Run inside a context so that a timeout can stop a regular expression that backtracks. The
- * candidates go in one run: each run with a timeout starts a watchdog, which on a loaded machine
- * took enough of the budget that a later candidate went untried and the same schema sampled
- * differently from one request to the next.
- */
-const FIRST_MATCH = new Script('texts.findIndex((t) => re.test(t))');
-const patternContext = createContext({ re: /$/, texts: [] as string[] });
-
 export class JsonSampler {
   /** Characters the sample may still take. */
   private room = MAX_OUTPUT_CHARS;
   /** Sampling steps open now; unions and allOf count too, so a loop through them also ends. */
   private nesting = 0;
   private work = MAX_WORK;
-  private patternMillis = PATTERN_MILLIS;
-  /** Pattern → candidates → the first accepted: array items share a schema, so each test runs once. */
-  private readonly patternResults = new Map<string, Map<string, string | undefined>>();
+  private patterns = new PatternMatcher();
 
   constructor(
     private readonly root: Schema,
@@ -96,7 +79,7 @@ export class JsonSampler {
     this.room = MAX_OUTPUT_CHARS;
     this.nesting = 0;
     this.work = MAX_WORK;
-    this.patternMillis = PATTERN_MILLIS;
+    this.patterns = new PatternMatcher();
     return this.value(this.root, 0, '');
   }
 
@@ -227,7 +210,7 @@ export class JsonSampler {
     const max = typeof s.maxLength === 'number' ? s.maxLength : Infinity;
     if (value.length > max) value = value.slice(0, max);
     value = value.padEnd(Math.min(Math.ceil(min), this.room), 'x');
-    if (typeof s.pattern === 'string' && this.spend(s.pattern.length)) value = this.matchPattern(s.pattern, value, min, max);
+    if (typeof s.pattern === 'string' && this.spend(s.pattern.length)) value = this.patterns.match(s.pattern, value, min, max);
     return this.text(value);
   }
 
@@ -241,51 +224,6 @@ export class JsonSampler {
     if (step > 0) value = Math.ceil(value / step) * step;
     if (integer) value = Math.ceil(value);
     return this.take(value > high ? high : value);
-  }
-
-  /** A string the pattern accepts: the preferred value, else a few plain candidates. */
-  private matchPattern(pattern: string, preferred: string, min: number, max: number): string {
-    let re: RegExp;
-    try {
-      re = new RegExp(pattern, 'u');
-    } catch {
-      return preferred;
-    }
-    const candidates = [preferred, 'a', 'A', '0', 'aaaa', 'AAAA', '0000', 'example', 'a1', 'A1'];
-    return this.firstAccepted(pattern, re, candidates.filter((c) => c.length >= min && c.length <= max)) ?? preferred;
-  }
-
-  /**
-   * The first of `texts` that `re` accepts, within what is left of PATTERN_MILLIS of CPU time;
-   * none once that is spent. The budget counts the process's CPU time, not the wall clock's: a
-   * run the timeout stopped while the process was hardly running (the machine busy elsewhere, the
-   * thread descheduled) proves nothing about the pattern, so it is run again, at most
-   * STALL_RETRIES times. Otherwise one loaded moment would cache "matches nothing" for an
-   * ordinary pattern, and the same schema would sample differently from one request to the next.
-   */
-  private firstAccepted(pattern: string, re: RegExp, texts: string[]): string | undefined {
-    let results = this.patternResults.get(pattern);
-    if (!results) this.patternResults.set(pattern, (results = new Map()));
-    const key = texts.join('\0');
-    if (results.has(key)) return results.get(key);
-    let accepted: string | undefined;
-    Object.assign(patternContext, { re, texts });
-    for (let attempt = 0; attempt <= STALL_RETRIES && this.patternMillis > 0 && texts.length > 0; attempt++) {
-      const cpuBefore = process.cpuUsage();
-      let timedOut = false;
-      try {
-        accepted = texts[FIRST_MATCH.runInContext(patternContext, { timeout: Math.ceil(this.patternMillis) }) as number];
-      } catch {
-        timedOut = true;
-      }
-      const cpu = process.cpuUsage(cpuBefore);
-      const cpuMillis = (cpu.user + cpu.system) / 1000;
-      this.patternMillis -= cpuMillis;
-      // Stopped with most of the budget's CPU time unspent: the pattern did not use it.
-      if (!timedOut || this.patternMillis <= 0) break;
-    }
-    results.set(key, accepted);
-    return accepted;
   }
 
   /** A string cut to the room left, escapes counted. */
