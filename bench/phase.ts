@@ -43,6 +43,8 @@ export interface PhaseResult {
   gatewayUtilization?: number;
   /** Gateway phases: CPU time of the gateway's thread per answered call (user + system, from /proc). */
   gatewayCpuMsPerCall?: number;
+  /** The direct upstream and the pass-throughs: CPU time of their worker thread per answered call. */
+  threadCpuMsPerCall?: number;
   /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
   answered?: [string, number | null][];
   /** Every 2xx latency, ms: kept until the segments of a phase are merged, not written to the results. */

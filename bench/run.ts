@@ -75,13 +75,23 @@ function positiveInt(name: string, fallback: number): number {
   return n;
 }
 
+/** CLOCK_MONOTONIC in seconds, as perf prints its sample times. */
+const monotonicSeconds = (): string => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
+
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
-async function startUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+interface ServerWorker {
+  url: string;
+  /** CPU time of the worker's thread so far, ms (null off Linux). */
+  cpuMs(): Promise<number | null>;
+  close(): Promise<void>;
+}
+
+async function startUpstream(): Promise<ServerWorker> {
   return startServerWorker('upstream-worker.js');
 }
 
-async function startServerWorker(file: string, workerData?: unknown): Promise<{ url: string; close: () => Promise<void> }> {
+async function startServerWorker(file: string, workerData?: unknown): Promise<ServerWorker> {
   const worker = new Worker(join(__dirname, file), { workerData });
   const port = await new Promise<number>((ok, fail) => {
     worker.once('message', (m: { port: number }) => ok(m.port));
@@ -89,6 +99,11 @@ async function startServerWorker(file: string, workerData?: unknown): Promise<{ 
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    cpuMs: () =>
+      new Promise<number | null>((ok) => {
+        worker.once('message', (m: { cpuMs: number | null }) => ok(m.cpuMs));
+        worker.postMessage('cpu');
+      }),
     close: () =>
       new Promise<void>((ok) => {
         worker.once('exit', () => ok());
@@ -238,6 +253,7 @@ async function main(): Promise<void> {
 
     // The smoke test spent two requests of keys[0]: start the rotation after it.
     const gatewayKeys = [...keys.slice(1), keys[0]!];
+    const servers = { direct: upstream, bare, ...(committing ? { committing } : {}) } as Record<string, ServerWorker>;
     const targets = [
       { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] },
       { target: 'bare' as const, url: bare.url, keys: [UPSTREAM_KEY] },
@@ -279,16 +295,26 @@ async function main(): Promise<void> {
         // The gateway's own event loop: how busy it was, per answered call (its CPU cost per call).
         let busyMs = 0;
         let cpuMs: number | null = 0;
+        // The pass-throughs' own threads too: the gateway's CPU per call beside theirs, in the same rounds.
+        const passCpuMs = new Map<string, number | null>();
         for (let round = 1; round <= ROUNDS; round++) {
           for (const job of jobs) {
             if (job.target !== 'gateway') {
+              const server = servers[job.target]!;
+              const before = await server.cpuMs();
               parts.get(job.target)!.push(await runPhase(job));
+              const after = await server.cpuMs();
+              const sum = passCpuMs.get(job.target) ?? 0;
+              passCpuMs.set(job.target, sum !== null && before !== null && after !== null ? sum + after - before : null);
               continue;
             }
+            // BENCH_MARKS=1: each gateway segment's monotonic-clock window, for `perf record -k CLOCK_MONOTONIC` and `perf script --time`.
+            if (process.env.BENCH_MARKS === '1') log(`segment ${job.id} round ${round} starts at ${monotonicSeconds()}`);
             const elu = performance.eventLoopUtilization();
             const cpuBefore = mainThreadCpuMs();
             parts.get(job.target)!.push(await profiled(ROUNDS > 1 ? `${job.id}-r${round}` : job.id, () => runPhase(job)));
             busyMs += performance.eventLoopUtilization(elu).active;
+            if (process.env.BENCH_MARKS === '1') log(`segment ${job.id} round ${round} ends at ${monotonicSeconds()}`);
             const cpuAfter = mainThreadCpuMs();
             cpuMs = cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? cpuMs + cpuAfter - cpuBefore : null;
           }
@@ -299,6 +325,10 @@ async function main(): Promise<void> {
         gw.gatewayBusyMsPerCall = Math.round((busyMs / calls) * 1000) / 1000;
         gw.gatewayUtilization = Math.round((busyMs / (gw.durationSeconds * 1000)) * 1000) / 1000;
         if (cpuMs !== null) gw.gatewayCpuMsPerCall = Math.round((cpuMs / calls) * 1000) / 1000;
+        for (const r of merged) {
+          const spent = passCpuMs.get(r.target);
+          if (spent !== undefined && spent !== null) r.threadCpuMsPerCall = Math.round((spent / Math.max(1, r.completed2xx)) * 1000) / 1000;
+        }
         const bareParts = parts.get('bare')!;
         gw.roundRatios = parts.get('gateway')!.map((g, i) => Math.round((g.requestsPerSecond / Math.max(1, bareParts[i]!.requestsPerSecond)) * 1000) / 1000);
         for (const r of merged) log(`(${r.id}) ${fmt(r)}`);

@@ -8,8 +8,17 @@ import { readFileSync } from 'node:fs';
 const TICK_MS = 10; // USER_HZ is 100 on Linux.
 
 export function mainThreadCpuMs(): number | null {
+  return cpuMsOf(`/proc/self/task/${process.pid}/stat`);
+}
+
+/** The same for the calling thread (a worker's own, in a worker: the pass-throughs report theirs). */
+export function threadCpuMs(): number | null {
+  return cpuMsOf('/proc/thread-self/stat');
+}
+
+function cpuMsOf(statFile: string): number | null {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;

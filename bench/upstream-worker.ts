@@ -2,7 +2,7 @@
  * Worker-thread entry for the bench's servers: the instant upstream; with workerData
  * `{ bareProxyTo }` the bare pass-through in front of it; with `{ bareProxyTo, commitTo }` the
  * committing pass-through (committing-proxy.ts). Listens on 127.0.0.1 and posts back its port;
- * closes on 'close'.
+ * closes on 'close'; answers 'cpu' with its thread's CPU time so far (ms, or null off Linux).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Server } from 'node:http';
@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createInstantUpstream } from './instant-upstream';
 import { createBareProxy } from './bare-proxy';
 import { createCommittingProxy } from './committing-proxy';
+import { threadCpuMs } from './thread-cpu';
 
 async function start(): Promise<{ server: Server; close(): Promise<void> }> {
   const { bareProxyTo, commitTo } = (workerData ?? {}) as { bareProxyTo?: string; commitTo?: string };
@@ -22,6 +23,7 @@ void start().then(({ server, close }) => {
     parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
   });
   parentPort!.on('message', (msg: unknown) => {
+    if (msg === 'cpu') parentPort!.postMessage({ cpuMs: threadCpuMs() });
     if (msg === 'close') {
       server.closeAllConnections();
       server.close(() => void close().finally(() => process.exit(0)));
