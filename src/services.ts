@@ -94,12 +94,10 @@ export async function buildServices(deps: {
   });
   const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
-  const accounts = new AccountService(db);
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
   const keyChanges = topic('svc:key-changes');
   const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges));
-  const accountAuth = new AccountAuthenticator(identity, accounts);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db, deps.hotDb);
@@ -130,6 +128,9 @@ export async function buildServices(deps: {
   });
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
+  // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
+  const accounts = new AccountService(db, leaseBook);
+  const accountAuth = new AccountAuthenticator(identity, accounts);
   const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'));
   const billing = new Billing(leaseBook, streamStarts);
   const idempotency = new IdempotencyService(db, {

@@ -1,4 +1,5 @@
 import { pollUntil } from '../support/poll';
+import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { SignJWT, generateKeyPair } from 'jose';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { DEV_AUDIENCE, DEV_ISSUER } from '../../src/infra/identity/dev-identity-provider';
@@ -268,6 +269,25 @@ describe('operator endpoints', () => {
     const member = await gw.api('PATCH', `/admin/accounts/${acct.id}`, { token: ADMIN_TOKEN, body: { member: true } });
     expect(member.body).toMatchObject({ id: acct.id, member: true });
     expect((await gw.api('GET', '/account', { token: acct.idToken })).body.member).toBe(true);
+  });
+
+  test('taking away everything takes what sits in credit leases too: the next call is refused, nothing is left to spend', async () => {
+    const acct = await gw.newAccount(50);
+    const key = await gw.newKey(acct);
+    const call = () => gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 } });
+    // The first call takes a lease of the account's credits; a second uses it.
+    expect((await call()).status).toBe(200);
+    expect((await call()).status).toBe(200);
+    const before = await gw.balance(acct);
+    expect(before).toBeGreaterThan(0);
+    const take = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -1_000_000, reason: 'closing the account' } });
+    expect(take.status).toBe(200);
+    expect(take.body.balance).toBe(0);
+    const refused = await call();
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.type).toBe('insufficient_credits');
+    expect(await gw.balance(acct)).toBe(0);
+    await expectLedgerInvariants(gw.gateway.database.db);
   });
 
   test('wrong admin token 401, unknown account 404, bad body 400 with param', async () => {

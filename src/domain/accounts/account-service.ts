@@ -33,12 +33,25 @@ const toAccount = (r: AccountRow): Account => ({
   created: new Date(r.created_at),
 });
 
+/** Where an account's credits may sit outside its balance: this instance's and others' credit leases. */
+export interface LeasedCredits {
+  /** Brings the account's leases back to its balance; waits up to `withinMs` for them to close. */
+  callBack(accountId: string, withinMs: number): Promise<void>;
+}
+
+/** How long a removal of credits waits for the account's leases to come back (calls in flight settle first). */
+const LEASE_CALL_BACK_MS = 5_000;
+
 /** An operator grant: signed credits (negative takes away), exact micro-credits after parsing. */
 const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 }), reason: z.string().trim().min(1).max(500) }).strict();
 
 /** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
 export class AccountService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Without it (tools, tests of accounts alone) a removal takes from the balance only. */
+    private readonly leases?: LeasedCredits,
+  ) {}
 
   async findOrCreate(identity: { issuer: string; subject: string }): Promise<Account> {
     // `do update` (a no-op) rather than `do nothing` so the existing row is returned too.
@@ -71,9 +84,18 @@ export class AccountService {
     return this.get(accountId);
   }
 
-  /** Operator grant (or removal, never below zero) of `{ credits, reason }`. Answers the account after it. */
+  /**
+   * Operator grant (or removal, never below zero) of `{ credits, reason }`. Answers the account
+   * after it. A removal first calls the account's leases back (on every instance, waiting up to
+   * LEASE_CALL_BACK_MS for them to close), so the credits they held are in the balance it takes
+   * from: otherwise "remove everything" left what sat in leases spendable.
+   */
   async adjustCredits(accountId: string, input: unknown): Promise<Account> {
     const { credits: amountMicro, reason } = parseInput(grantInput, input);
+    if (amountMicro < 0 && this.leases) {
+      await this.get(accountId);
+      await this.leases.callBack(accountId, LEASE_CALL_BACK_MS);
+    }
     return this.db.transaction(async (tx) => {
       await this.get(accountId, tx);
       await ledger.grant(tx, { accountId, amountMicro, reason });

@@ -151,6 +151,20 @@ export class LeaseBook {
     await this.returnIdleOf();
   }
 
+  /**
+   * Brings the account's leased credits back to its balance, on every instance: this one's
+   * leases are retired (each closes once its calls settle), the other instances are asked over
+   * the recall feed, and this waits, up to `withinMs`, until the database holds no open lease of
+   * the account. An operator's removal of credits runs after it, so that what sat in leases is
+   * removed too instead of coming back to be spent.
+   */
+  async callBack(accountId: string, withinMs: number): Promise<void> {
+    this.recall(accountId);
+    if ((await this.store.openElsewhere(accountId, this.options.instanceId)) > 0) await this.shortfall.recalls.publish(accountId);
+    const until = Date.now() + withinMs;
+    while ((await this.store.openOf(accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+  }
+
   /** Records the charges the journal keeps now (after a pass already under way, one more). */
   async recordKeptNow(): Promise<void> {
     await this.kept.record().catch(() => undefined);

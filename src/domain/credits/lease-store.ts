@@ -197,6 +197,12 @@ export class LeaseStore {
     return this.db.run(`delete from lease_holders where heartbeat_at < now() - make_interval(secs => ?)`, [graceSeconds]);
   }
 
+  /** Open leases of an account, on every instance. */
+  async openOf(accountId: string): Promise<number> {
+    const row = await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]);
+    return Number(row?.n ?? 0);
+  }
+
   /** Open leases of an account held by other instances (to recall them). */
   async openElsewhere(accountId: string, instanceId: string): Promise<number> {
     const row = await this.db.one<{ n: string | number }>(
