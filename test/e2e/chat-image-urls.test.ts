@@ -29,6 +29,8 @@ const FORBIDDEN = [
   'http://printer.localhost/cat.png',
   'https://user:pw@93.184.216.34/cat.png',
   'ftp://93.184.216.34/cat.png',
+  // A slash to the check's parser, user info to an RFC 3986 one: the host would be 127.0.0.1 there.
+  'https://example.com\\@127.0.0.1/cat.png',
 ];
 
 const withImage = (url: string, stream = false) => ({

@@ -78,6 +78,10 @@ export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Prom
   // the ends, so `https://example.com/x\r\nX-Injected: 1` was stored as another URL than the one
   // sent (and `exa\tmple.com` as example.com). What the caller sent must be what is stored.
   if (CONTROL_OR_SPACE.test(raw)) throw refuse('must not contain control characters or whitespace (write a space as %20).');
+  // A backslash is a slash to this parser (and browsers) but not to every one: in
+  // `https://example.com\@127.0.0.1/` this check sees the host example.com, and a provider whose
+  // parser follows RFC 3986 (Python's urlsplit, say) fetches from 127.0.0.1.
+  if (raw.includes('\\')) throw refuse('must not contain a backslash (write it as %5C).');
 
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && opts.allowHttp)) {
     throw refuse(opts.allowHttp ? 'must use the http or https scheme.' : 'must use the https scheme.');

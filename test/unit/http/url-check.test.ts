@@ -160,6 +160,22 @@ describe('checkCallerUrl: what is sent is what is stored', () => {
     }
   });
 
+  it.each([
+    ['https://example.com\\@127.0.0.1/a.png'],
+    ['https://example.com\\@169.254.169.254/latest/meta-data/'],
+    ['https://example.com\\x.png'],
+    ['https://example.com/a\\b.png'],
+    ['https:\\\\example.com/x.png'],
+  ])('refuses %j: a backslash, a slash to this parser and part of the user info to others (the host would differ)', async (raw) => {
+    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+      const err = await refusal(raw, opts);
+      expect([err.status, err.param]).toEqual([400, opts.param]);
+      expect(err.message).toMatch(/backslash/);
+    }
+    // Percent-encoded, it is an ordinary character of the path.
+    await expect(checkCallerUrl('https://example.com/a%5Cb.png', media)).resolves.toBe('https://example.com/a%5Cb.png');
+  });
+
   it('refuses port 0, also where local addresses are allowed', async () => {
     for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
       const err = await refusal('https://example.com:0/x', opts);
