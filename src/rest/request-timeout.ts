@@ -5,9 +5,9 @@
  * connection is closed as node closes it.
  *
  * A 'clientError' listener replaces node's answer to every client error, so the others (a request
- * node cannot parse, headers too large, …) are answered as node answers them.
+ * node cannot parse, headers too large, …) are answered with node's statuses, in the same shape.
  */
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DomainError } from '../domain/errors/domain-error';
 import { randomIdText } from '../domain/shared/ids';
@@ -22,33 +22,64 @@ export function requestNotReceivedInTime(seconds: number): DomainError {
   );
 }
 
-/** node's own answers to the other client errors (lib/_http_server.js, socketOnError). */
-const NODE_ANSWERS: Record<string, string> = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
+/** Statuses node answers the other client errors with (lib/_http_server.js, socketOnError); 400 for the rest. */
+const NODE_STATUSES: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'Payload Too Large'],
 };
 
+function malformedRequest(status: number): DomainError {
+  return status === 431
+    ? new DomainError('invalid_request_error', 'The request headers are too large.', { code: 'request_headers_too_large' })
+    : status === 413
+      ? new DomainError('invalid_request_error', 'The request body is too large.', { code: 'request_too_large' })
+      : new DomainError('invalid_request_error', 'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).', { code: 'malformed_request' });
+}
+
+/** The whole answer, on the raw socket: the API's error body, and the connection closes. */
+function rawAnswer(status: number, reason: string, error: DomainError, requestId: string): string {
+  const body = JSON.stringify(errorBody(error));
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n${body}`
+  );
+}
+
 export function answerRequestTimeouts(server: Server, receiveSeconds: number): void {
-  // The response in flight on each connection: its request id goes into the 408, and one that
-  // has started must not get a second status line in the middle of its bytes.
-  const current = new WeakMap<Duplex, ServerResponse>();
-  server.on('request', (req, res) => current.set(req.socket, res));
+  // The exchange in flight on each connection: its request id goes into the answer, one whose
+  // response has started must not get a second status line in the middle of its bytes, and one
+  // whose request was read whole is answered before the connection goes (below).
+  const current = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
+  server.on('request', (req, res) => current.set(req.socket, { req, res }));
+  // A parser that failed fails again on the bytes that follow: one answer per connection.
+  const answered = new WeakSet<Duplex>();
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const res = current.get(socket);
+    if (answered.has(socket)) return;
+    answered.add(socket);
+    const exchange = current.get(socket);
+    const res = exchange?.res;
+    // Bytes past a request that was read whole (more than its Content-Length, a body sent
+    // without one): that request is running and may have done its work (a job queued and
+    // charged). Its client gets its answer, then the connection closes; the stray bytes get
+    // none, as node would have cut the answer off with a bare 400 written first.
+    if (exchange && exchange.req.complete && !res!.writableFinished && !res!.destroyed) {
+      if (!res!.headersSent) res!.shouldKeepAlive = false;
+      const close = () => socket.destroy();
+      res!.once('finish', () => setImmediate(close));
+      res!.once('close', close);
+      return;
+    }
     const started = res !== undefined && res.headersSent && !res.writableFinished;
     if (socket.writable && !started) {
+      const requestId = (res?.getHeader(REQUEST_ID_HEADER) as string | undefined) ?? `req_${randomIdText(12)}`;
       if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
         // 408, not the 400 the error type has elsewhere: HTTP's status for this, which clients
         // and proxies know, and node's own. Nothing of the request was read: no route, no table.
-        const requestId = (res?.getHeader(REQUEST_ID_HEADER) as string | undefined) ?? `req_${randomIdText(12)}`;
-        const body = JSON.stringify(errorBody(requestNotReceivedInTime(receiveSeconds)));
-        socket.write(
-          'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
-            `Content-Length: ${Buffer.byteLength(body)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n${body}`,
-        );
+        socket.write(rawAnswer(408, 'Request Timeout', requestNotReceivedInTime(receiveSeconds), requestId));
       } else {
-        socket.write(`HTTP/1.1 ${NODE_ANSWERS[err.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+        const [status, reason] = NODE_STATUSES[err.code ?? ''] ?? [400, 'Bad Request'];
+        socket.write(rawAnswer(status, reason, malformedRequest(status), requestId));
       }
     }
     // As node: the connection goes; what was written has already left for the kernel.

@@ -257,9 +257,49 @@ test('so is one whose headers never finish (no request has started: the answer s
   expectRequestTimeout(answer);
 });
 
-test("other malformed requests keep node's own answers (a 'clientError' listener replaces them all)", async () => {
-  const garbage = await rawExchange((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n'));
-  expect(parseRaw(garbage).statusLine).toBe('HTTP/1.1 400 Bad Request');
-  const huge = await rawExchange((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
-  expect(parseRaw(huge).statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+test("other malformed requests get node's statuses, in the API's error shape, and the connection closes", async () => {
+  const garbage = parseRaw(await rawExchange((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n')));
+  expect(garbage.statusLine).toBe('HTTP/1.1 400 Bad Request');
+  expect(garbage.headers).toMatchObject({ connection: 'close', 'content-type': 'application/json; charset=utf-8', 'x-request-id': expect.stringMatching(/^req_/) });
+  expect(JSON.parse(garbage.body).error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_request', param: null });
+  const huge = parseRaw(await rawExchange((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)));
+  expect(huge.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+  expect(JSON.parse(huge.body).error).toMatchObject({ type: 'invalid_request_error', code: 'request_headers_too_large' });
+  // A chunked body whose chunk size is not hex: the request itself is malformed.
+  const badChunk = parseRaw(
+    await rawExchange((socket) =>
+      socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`),
+    ),
+  );
+  expect(badChunk.statusLine).toBe('HTTP/1.1 400 Bad Request');
+  expect(JSON.parse(badChunk.body).error.code).toBe('malformed_request');
+});
+
+describe('bytes past a request read whole: the request has run, so its client gets its answer, then the connection closes', () => {
+  const keyNames = async () => ((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ id: string; name: string }>);
+
+  test('more bytes than the Content-Length', async () => {
+    const body = JSON.stringify({ name: 'stray-bytes' });
+    const answer = await rawExchange((socket) =>
+      socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}garbage\r\n\r\n`),
+    );
+    const { statusLine, headers, body: text } = parseRaw(answer);
+    expect(statusLine).toMatch(/^HTTP\/1\.1 20[01] /);
+    expect(headers.connection).toBe('close');
+    const created = JSON.parse(text) as { id: string; name: string };
+    expect(created).toMatchObject({ name: 'stray-bytes', id: expect.stringMatching(/^svc_live_/) });
+    // The answer the client read is the one the server acted on.
+    expect((await keyNames()).map((k) => k.id)).toContain(created.id);
+  });
+
+  test('a DELETE with a body but no Content-Length (as node\'s own client sends one)', async () => {
+    const victim = await gw.newKey(acct, { name: 'deleted-with-a-body' });
+    const answer = await rawExchange((socket) =>
+      socket.write(`DELETE /account/api-keys/${victim.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\n\r\n{"why":"x"}`),
+    );
+    const { statusLine, headers } = parseRaw(answer);
+    expect(statusLine).toMatch(/^HTTP\/1\.1 2\d\d /);
+    expect(headers.connection).toBe('close');
+    expect((await keyNames()).map((k) => k.id)).not.toContain(victim.id);
+  });
 });
