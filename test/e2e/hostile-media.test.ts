@@ -77,6 +77,43 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     expect(await gw.balance(acct)).toBe(50);
   });
 
+  test.each(bombs)('as a later image[] part: %s (each part is checked, and named by its index)', async (_name, bomb) => {
+    const { acct, live } = await account();
+    const form = new FormData();
+    form.set('prompt', 'add a hat');
+    form.append('image[]', new Blob([makePng(64, 64)], { type: 'image/png' }), 'a.png');
+    form.append('image[]', new Blob([bomb()], { type: 'image/png' }), 'b.png');
+    const res = await edit(live, form);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'image[1]', code: 'image_too_large' });
+    expect(await gw.balance(acct)).toBe(50);
+  });
+
+  test('a truncated PNG as a later image[] part is a 400 naming it, nothing charged; as the first, too', async () => {
+    const { acct, live } = await account();
+    const whole = await noisyPng(64);
+    const truncated = whole.subarray(0, Math.floor(whole.length / 2));
+    for (const [parts, param] of [
+      [[whole, truncated], 'image[1]'],
+      [[truncated, whole], 'image[0]'],
+      [[whole, whole, truncated], 'image[2]'],
+    ] as const) {
+      const form = new FormData();
+      form.set('prompt', 'add a hat');
+      parts.forEach((data, i) => form.append('image[]', new Blob([data], { type: 'image/png' }), `${i}.png`));
+      const res = await edit(live, form);
+      expect([res.status, res.body.error?.type]).toEqual([400, 'invalid_request_error']);
+      // The header of a truncated PNG is whole: the first is refused when decoded, by the same name.
+      expect(res.body.error.param).toMatch(param === 'image[0]' ? /^image(\[0\])?$/ : new RegExp(`^${param.replace(/[[\]]/g, '\\$&')}$`));
+    }
+    expect(await gw.balance(acct)).toBe(50);
+    const ok = new FormData();
+    ok.set('prompt', 'add a hat');
+    ok.append('image[]', new Blob([whole], { type: 'image/png' }), 'a.png');
+    ok.append('image[]', new Blob([whole], { type: 'image/png' }), 'b.png');
+    expect((await edit(live, ok)).status).toBe(200);
+  });
+
   test.each(bombs)('as mask: %s', async (_name, bomb) => {
     const { acct, live } = await account();
     const res = await edit(live, editForm({ image: makePng(64, 64), mask: bomb() }));

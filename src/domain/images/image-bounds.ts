@@ -12,7 +12,8 @@ import { MAX_SIDE } from './image-size';
 /** The most pixels any decoder is allowed to produce from one input (sharp's limitInputPixels). */
 export const MAX_INPUT_PIXELS = MAX_SIDE * MAX_SIDE;
 
-export function checkInputImage(file: InputFile, param: 'image' | 'mask'): DeclaredImage {
+/** `param` names the upload: `image`, `mask`, or `image[i]` when several images came. */
+export function checkInputImage(file: InputFile, param: string): DeclaredImage {
   const declared = readImageHeader(file.data);
   if (declared === null) throw invalidRequest(`The ${param} must be a PNG, JPEG or WebP image.`, param, 'invalid_image_format');
   const { width, height } = declared;
@@ -24,7 +25,7 @@ export function checkInputImage(file: InputFile, param: 'image' | 'mask'): Decla
 
 /** Every input checked; answers the first image's declared size (an edit's default output size). */
 export function checkInputImages(images: InputFile[], mask: InputFile | undefined): DeclaredImage {
-  const declared = images.map((image) => checkInputImage(image, 'image'));
+  const declared = images.map((image, i) => checkInputImage(image, images.length > 1 ? `image[${i}]` : 'image'));
   if (mask) {
     const m = checkInputImage(mask, 'mask');
     const first = declared[0];

@@ -19,7 +19,7 @@ import { mediaSlots } from './media-slots';
 
 type Size = { width: number; height: number };
 
-const undecodable = (param: 'image' | 'mask') =>
+const undecodable = (param: string) =>
   invalidRequest(`The ${param} could not be decoded as a PNG, JPEG or WebP image within ${MAX_INPUT_PIXELS} pixels.`, param);
 
 /** An upload as 8-bit sRGB with alpha, resized (nearest) when a size is given. */
@@ -29,7 +29,7 @@ function decoder(file: InputFile, size?: Size): Sharp {
 }
 
 /** Runs sharp work on an upload; whatever sharp cannot read is a 400 naming the field. */
-async function reading<T>(param: 'image' | 'mask', work: () => Promise<T>): Promise<T> {
+async function reading<T>(param: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch {
@@ -84,6 +84,13 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
       if (!meta.width || !meta.height) throw new Error('no size');
       return { width: meta.width, height: meta.height };
     }));
+
+    // Only the first image is drawn on, but every one must be an image a provider could read (a
+    // truncated file as a second part was answered, and billed): each is decoded once, in turn.
+    for (let i = 1; i < request.images.length; i++) {
+      const file = request.images[i]!;
+      await mediaSlots.run(() => reading(`image[${i}]`, () => decoder(file).raw().toBuffer()));
+    }
 
     // The input bytes are part of the seed: editing another picture gives another tint.
     // Hashed once, not once per output, in slices between which other requests run.
