@@ -233,6 +233,19 @@ describe('paging arguments: videoJobs checks first and after as ledgerEntries do
     }
     expect((await http(query, { keyId: key.id, first: 500 }, acct.idToken)).body.data.webhookDeliveries).toEqual([]);
   });
+
+  test('an unknown or foreign key is named by the argument that carried it, keyId (REST names its path parameter id)', async () => {
+    const unknown = 'svc_live_ZZSR2MI0SgRkHoeJ';
+    const operations = [
+      'query($keyId: ID!) { webhookDeliveries(keyId: $keyId) { eventId } }',
+      'mutation($keyId: ID!) { setWebhook(keyId: $keyId, url: "https://example.com/hook") { url } }',
+      'mutation($keyId: ID!) { regenerateWebhookSecret(keyId: $keyId) { url } }',
+    ];
+    for (const query of operations) {
+      const res = await http(query, { keyId: unknown }, acct.idToken);
+      expect([query, res.body.errors[0].extensions]).toEqual([query, { code: 'not_found_error', param: 'keyId', reason: 'key_not_found' }]);
+    }
+  });
 });
 
 describe('unstorable text in a variable names the argument it fills', () => {

@@ -2,6 +2,7 @@ import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from '
 import { requireAccount, type GraphQLContext } from '../context';
 import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
 import { CreateApiKeyInput, UpdateApiKeyInput, createKeyBody, permissionsBody, updateKeyBody } from '../types/inputs';
+import { namingArgument } from '../argument-names';
 
 /** An ArgsType (not three @Arg) so the SDL lists the arguments in CONTRACT's order. */
 @ArgsType()
@@ -62,13 +63,13 @@ export class AccountResolver {
 
   @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })
   async setWebhook(@Args(() => WebhookArgs) { keyId, url }: WebhookArgs, @Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
-    const result = await ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { url: url ?? null });
+    const result = await namingArgument(ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { url: url ?? null }), 'id', 'keyId');
     return { url: result.url, secret: result.secret ?? null };
   }
 
   @Mutation(() => WebhookConfig, { description: 'In-flight retries keep the old secret; new events use the new one.' })
   async regenerateWebhookSecret(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
-    const result = await ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { regenerateSecret: true });
+    const result = await namingArgument(ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { regenerateSecret: true }), 'id', 'keyId');
     return { url: result.url, secret: result.secret ?? null };
   }
 }

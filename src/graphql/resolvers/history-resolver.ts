@@ -10,6 +10,7 @@ import {
   toUsageType,
 } from '../types/history';
 import { DELIVERY_PAGE, LEDGER_PAGE, definedArgs } from '../page-args';
+import { namingArgument } from '../argument-names';
 
 @ArgsType()
 class UsageArgs {
@@ -57,6 +58,6 @@ export class HistoryResolver {
     const accountId = requireAccount(ctx).accountId;
     // Checked here so a refusal names the argument (`first`), not the domain's `limit`.
     const page = DELIVERY_PAGE.check({ first });
-    return (await ctx.services.history.deliveries(accountId, keyId, { limit: page.first })).map(toDeliveryType);
+    return (await namingArgument(ctx.services.history.deliveries(accountId, keyId, { limit: page.first }), 'id', 'keyId')).map(toDeliveryType);
   }
 }
