@@ -30,6 +30,24 @@ test('a Range past the end: 416, Content-Range bytes */size, an OpenAI error bod
     expect(((await res.json()) as { error: unknown }).error).toEqual({ type: 'invalid_request_error', code: 'range_not_satisfiable', param: 'Range', message: expect.stringContaining(`${size} bytes`) });
   }
   expect((await fetch(url, { headers: { range: 'bytes=0-3' } })).status).toBe(206);
+  const huge = await fetch(url, { headers: { range: `bytes=${'9'.repeat(20)}-` } });
+  expect(huge.status).toBe(416);
+});
+
+test('Range headers RFC 9110 says to ignore get the whole file; a last position past the end is the end', async () => {
+  const made = await gw.api('POST', '/v1/images/generations', { token: secret, body: { model: 'svc-creative-v8', prompt: 'ranges', size: '64x64' } });
+  const url = made.body.data[0].url as string;
+  const whole = Buffer.from(await (await fetch(url)).arrayBuffer());
+  for (const range of ['bytes=5-1', 'bytes=0-1,4-5', 'items=0-1', 'bytes=-', 'bytes=x-1']) {
+    const res = await fetch(url, { headers: { range } });
+    expect([range, res.status]).toEqual([range, 200]);
+    expect(Buffer.from(await res.arrayBuffer()).equals(whole)).toBe(true);
+  }
+  for (const range of [`bytes=0-${'9'.repeat(20)}`, `bytes=0-${whole.length}`, `bytes=-${'9'.repeat(20)}`]) {
+    const res = await fetch(url, { headers: { range } });
+    expect([range, res.status, res.headers.get('content-range')]).toEqual([range, 206, `bytes 0-${whole.length - 1}/${whole.length}`]);
+    expect(Buffer.from(await res.arrayBuffer()).equals(whole)).toBe(true);
+  }
 });
 
 test.each([

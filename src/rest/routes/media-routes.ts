@@ -9,24 +9,31 @@ const SERVABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'video/
 
 /**
  * `bytes=a-b`, `bytes=a-` or `bytes=-n` (one range; browsers seeking a video send the first two).
- * Answers the inclusive range, 'unsatisfiable', or null for no (or an unusable) Range header.
+ * Answers the inclusive range, 'unsatisfiable', or null for no (or an unusable) Range header,
+ * which RFC 9110 says to ignore (a 200 with the whole file): several ranges, another unit, or a
+ * last position before the first (`bytes=5-1`). A last position past the end is the end, however
+ * many digits it has (`bytes=0-99999999999999999999` is the whole file, as a 206).
  */
 export function parseByteRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   if (!header) return null;
-  const m = /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim());
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === '' && m[2] === '')) return null;
+  // Past 15 digits a position is beyond any file we store: Infinity compares as it should.
+  const position = (digits: string) => (digits.length > 15 ? Infinity : Number(digits));
   let start: number;
   let end: number;
   if (m[1] === '') {
-    const suffix = Number(m[2]);
+    const suffix = position(m[2]!);
     if (suffix === 0) return 'unsatisfiable';
     start = Math.max(0, size - suffix);
     end = size - 1;
   } else {
-    start = Number(m[1]);
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    start = position(m[1]!);
+    const last = m[2] === '' ? Infinity : position(m[2]!);
+    if (last < start) return null;
+    end = Math.min(last, size - 1);
   }
-  if (start >= size || start > end) return 'unsatisfiable';
+  if (start >= size) return 'unsatisfiable';
   return { start, end };
 }
 
