@@ -290,6 +290,20 @@ describe('operator endpoints', () => {
     await expectLedgerInvariants(gw.gateway.database.db);
   });
 
+  test('a grant that would take the balance past 2^53 micro-credits (where JSON stops being exact) is refused, and moves nothing', async () => {
+    const acct = await gw.newAccount();
+    const grant = (credits: number) => gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits, reason: 'big' } });
+    for (let i = 0; i < 9; i++) expect((await grant(1e9)).status).toBe(200);
+    const over = await grant(1e9);
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({ type: 'invalid_request_error', param: 'credits', code: 'balance_too_large' });
+    expect(await gw.balance(acct)).toBe(9e9);
+    // Up to the bound, exact to the micro-credit.
+    const top = await grant(7_199_254.740991);
+    expect(top.body.balance).toBe(9_007_199_254.740991);
+    await expectLedgerInvariants(gw.gateway.database.db);
+  });
+
   test('wrong admin token 401, unknown account 404, bad body 400 with param', async () => {
     const acct = await gw.newAccount();
     expectError(await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'wrong-token-wrong-token', body: { credits: 1, reason: 'x' } }), 401, 'authentication_error');

@@ -1,6 +1,6 @@
 import type { Database, SqlExecutor } from '../ports/database';
 import { z } from 'zod';
-import { notFound } from '../errors/domain-error';
+import { invalidRequest, notFound } from '../errors/domain-error';
 import { newId } from '../shared/ids';
 import * as ledger from '../credits/ledger';
 import { creditAmount } from '../shared/credit-amount';
@@ -99,7 +99,12 @@ export class AccountService {
     return this.db.transaction(async (tx) => {
       await this.get(accountId, tx);
       await ledger.grant(tx, { accountId, amountMicro, reason });
-      return this.get(accountId, tx);
+      const after = await this.get(accountId, tx);
+      // Past 2^53 micro-credits a balance cannot be written exactly in JSON (or held in a JS number).
+      if (after.balanceMicro > Number.MAX_SAFE_INTEGER) {
+        throw invalidRequest(`This grant would take the balance past ${Math.floor(Number.MAX_SAFE_INTEGER / 1e6)} credits, the most an account may hold.`, 'credits', 'balance_too_large');
+      }
+      return after;
     });
   }
 }
