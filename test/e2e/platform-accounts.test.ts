@@ -210,6 +210,23 @@ describe('API keys', () => {
     expect(cap.body.error.param).toBe('dailySpendCap');
   });
 
+  test('a key name (created or renamed) and a grant reason are one line of printable text: control characters and line breaks are a 400 naming the field', async () => {
+    const acct = await gw.newAccount();
+    const key = await gw.newKey(acct, { name: 'café — ünïcode ok' });
+    for (const name of ['a\u0001b', 'line\nbreak', 'tab\there', 'c1\u0085', 'sep\u2028x', 'bell\u0007']) {
+      const created = await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name } });
+      expect([name, created.status, created.body.error?.param]).toEqual([name, 400, 'name']);
+      expect(created.body.error.message).toMatch(/one line of printable text/);
+      const renamed = await gw.api('PATCH', `/account/api-keys/${key.id}`, { token: acct.idToken, body: { name } });
+      expect([name, renamed.status, renamed.body.error?.param]).toEqual([name, 400, 'name']);
+      const granted = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 1, reason: name } });
+      expect([name, granted.status, granted.body.error?.param]).toEqual([name, 400, 'reason']);
+    }
+    const list = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
+    expect(list.body.data.map((k: { name: string }) => k.name)).toEqual(['café — ünïcode ok']);
+    expect(await gw.balance(acct)).toBe(0);
+  });
+
   test("another account's key id answers 404 for every operation", async () => {
     const owner = await gw.newAccount();
     const other = await gw.newAccount();

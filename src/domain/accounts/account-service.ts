@@ -4,7 +4,7 @@ import { invalidRequest, notFound } from '../errors/domain-error';
 import { newId } from '../shared/ids';
 import * as ledger from '../credits/ledger';
 import { creditAmount } from '../shared/credit-amount';
-import { parseInput } from '../shared/validate';
+import { oneLineLabel, parseInput } from '../shared/validate';
 
 export interface Account {
   id: string;
@@ -43,7 +43,7 @@ export interface LeasedCredits {
 const LEASE_CALL_BACK_MS = 5_000;
 
 /** An operator grant: signed credits (negative takes away), exact micro-credits after parsing. */
-const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 }), reason: z.string().trim().min(1).max(500) }).strict();
+const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 }), reason: oneLineLabel(z.string().trim().min(1).max(500)) }).strict();
 
 /** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
 export class AccountService {

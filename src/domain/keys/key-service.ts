@@ -5,7 +5,7 @@ import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, databaseTooSlow, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
-import { assertStorableText, parseInput } from '../shared/validate';
+import { assertStorableText, oneLineLabel, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
 import { KEY_COLUMNS, activeKeyRows, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
@@ -46,7 +46,7 @@ export class KeyService {
     if (cache) this.refresher = new KeyRefresher(db, cache);
     this.createSchema = z
       .object({
-        name: z.string().trim().min(1).max(100).optional(),
+        name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
         mode: z.enum(['live', 'test']).default('live'),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
@@ -55,7 +55,7 @@ export class KeyService {
       .strict();
     this.updateSchema = z
       .object({
-        name: z.string().trim().min(1).max(100).optional(),
+        name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
         dailySpendCap: cap,

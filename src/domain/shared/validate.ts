@@ -84,3 +84,15 @@ function refuseUnstorable(input: unknown, path: (string | number)[], depth: numb
     refuseUnstorable(v, [...path, k], depth + 1);
   }
 }
+
+/** C0 and C1 control characters (tab and line breaks among them), and Unicode's line and paragraph separators. */
+// eslint-disable-next-line no-control-regex
+const NOT_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * A label shown on one line (a key's name, a grant's reason): printable text, no control
+ * characters, so it cannot break a log line, a CSV export or a terminal that shows it.
+ */
+export function oneLineLabel(schema: z.ZodString): z.ZodString {
+  return schema.refine((text) => !NOT_ONE_LINE.test(text), { message: 'must be one line of printable text (no control characters or line breaks)' });
+}
