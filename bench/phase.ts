@@ -45,6 +45,8 @@ export interface PhaseResult {
   gatewayCpuMsPerCall?: number;
   /** The direct upstream and the pass-throughs: CPU time of their worker thread per answered call. */
   threadCpuMsPerCall?: number;
+  /** Every target: the whole machine's busy time (all cores, all processes) per answered call. */
+  machineCpuMsPerCall?: number;
   /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
   answered?: [string, number | null][];
   /** Every 2xx latency, ms: kept until the segments of a phase are merged, not written to the results. */

@@ -78,6 +78,12 @@ export function sideBySide(r: BenchReport): SideBySide[] {
   return rows;
 }
 
+/** The whole machine's busy time per call in each target's segments, as `direct / bare / committing / gateway`. */
+function machineCpu(s: SideBySide): string {
+  const cpu = (r: PhaseResult | undefined) => (r?.machineCpuMsPerCall !== undefined ? r.machineCpuMsPerCall.toFixed(3) : '—');
+  return [s.direct, s.bare, ...(s.committing ? [s.committing] : []), s.gateway].map(cpu).join(' / ');
+}
+
 /** The bare and committing pass-throughs' CPU per call (their worker threads'), as `bare / committing`. */
 function passCpu(s: SideBySide): string {
   const cpu = (r: PhaseResult | undefined) => (r?.threadCpuMsPerCall !== undefined ? r.threadCpuMsPerCall.toFixed(3) : '—');
@@ -92,7 +98,7 @@ export function summaryLines(r: BenchReport): string[] {
         `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare (rounds ${(s.gateway.roundRatios ?? []).map(pct).join(' ')}); added mean ${ms(s.addedMeanMs)} ms; ` +
         `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call` +
         (s.committing ? `; committing pass-through ${s.committing.requestsPerSecond.toFixed(0)} req/s, added mean ${ms(s.committingAddedMeanMs ?? 0)} ms` : '') +
-        `; pass-through CPU ${passCpu(s)} ms/call`,
+        `; pass-through CPU ${passCpu(s)} ms/call; machine CPU ${machineCpu(s)} ms/call`,
     ),
     `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
   ];
@@ -125,14 +131,14 @@ export function renderMarkdown(r: BenchReport): string {
     "machine's speed during the run falls on every target alike; req/s are over every round, latencies over every response, and",
     '"per round" lists the gateway / bare ratio of each round.',
     '',
-    '| conns | mode | direct req/s | bare req/s | committing req/s (added mean ms) | gateway req/s | gateway / bare | per round | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call | bare / committing CPU ms/call |',
-    '|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|',
+    '| conns | mode | direct req/s | bare req/s | committing req/s (added mean ms) | gateway req/s | gateway / bare | per round | added mean ms | added p50 ms | gateway busy ms/call | gateway loop busy | gateway CPU ms/call | bare / committing CPU ms/call | machine CPU ms/call: direct / bare / (committing /) gateway |',
+    '|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (s) =>
         `| ${s.connections} | ${s.streamed ? 'streamed' : 'non-streamed'} | ${s.direct.requestsPerSecond.toFixed(0)} | ${s.bare.requestsPerSecond.toFixed(0)} | ` +
         `${s.committing ? `${s.committing.requestsPerSecond.toFixed(0)} (+${ms(s.committingAddedMeanMs ?? 0)})` : '—'} | ` +
         `${s.gateway.requestsPerSecond.toFixed(0)} | **${pct(s.ratio)}** | ${(s.gateway.roundRatios ?? []).map(pct).join(' ')} | +${ms(s.addedMeanMs)} | +${ms(s.addedP50Ms)} | ` +
-        `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} | ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} | ${passCpu(s)} |`,
+        `${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} | ${pct(s.gateway.gatewayUtilization ?? 0)} | ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} | ${passCpu(s)} | ${machineCpu(s)} |`,
     ),
     '',
     '## Every phase',

@@ -46,7 +46,7 @@ import { renderMarkdown, summaryLines, type BenchReport } from './report';
 import { probeMachine, probeText } from './machine-probe';
 import { checkMoney, ledgerMark, type MoneyCheck } from './money-check';
 import { profiled } from './profiler';
-import { mainThreadCpuMs } from './thread-cpu';
+import { machineBusyMs, mainThreadCpuMs } from './thread-cpu';
 import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResult } from './fanout';
 import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
@@ -297,12 +297,22 @@ async function main(): Promise<void> {
         let cpuMs: number | null = 0;
         // The pass-throughs' own threads too: the gateway's CPU per call beside theirs, in the same rounds.
         const passCpuMs = new Map<string, number | null>();
+        // And the whole machine's, per target (every process: PostgreSQL and Redis included).
+        const machineMs = new Map<string, number | null>();
+        const onMachine = async <T>(target: string, work: () => Promise<T>): Promise<T> => {
+          const before = machineBusyMs();
+          const out = await work();
+          const after = machineBusyMs();
+          const sum = machineMs.get(target) ?? 0;
+          machineMs.set(target, sum !== null && before !== null && after !== null ? sum + after - before : null);
+          return out;
+        };
         for (let round = 1; round <= ROUNDS; round++) {
           for (const job of jobs) {
             if (job.target !== 'gateway') {
               const server = servers[job.target]!;
               const before = await server.cpuMs();
-              parts.get(job.target)!.push(await runPhase(job));
+              parts.get(job.target)!.push(await onMachine(job.target, () => runPhase(job)));
               const after = await server.cpuMs();
               const sum = passCpuMs.get(job.target) ?? 0;
               passCpuMs.set(job.target, sum !== null && before !== null && after !== null ? sum + after - before : null);
@@ -312,7 +322,7 @@ async function main(): Promise<void> {
             if (process.env.BENCH_MARKS === '1') log(`segment ${job.id} round ${round} starts at ${monotonicSeconds()}`);
             const elu = performance.eventLoopUtilization();
             const cpuBefore = mainThreadCpuMs();
-            parts.get(job.target)!.push(await profiled(ROUNDS > 1 ? `${job.id}-r${round}` : job.id, () => runPhase(job)));
+            parts.get(job.target)!.push(await onMachine(job.target, () => profiled(ROUNDS > 1 ? `${job.id}-r${round}` : job.id, () => runPhase(job))));
             busyMs += performance.eventLoopUtilization(elu).active;
             if (process.env.BENCH_MARKS === '1') log(`segment ${job.id} round ${round} ends at ${monotonicSeconds()}`);
             const cpuAfter = mainThreadCpuMs();
@@ -326,6 +336,8 @@ async function main(): Promise<void> {
         gw.gatewayUtilization = Math.round((busyMs / (gw.durationSeconds * 1000)) * 1000) / 1000;
         if (cpuMs !== null) gw.gatewayCpuMsPerCall = Math.round((cpuMs / calls) * 1000) / 1000;
         for (const r of merged) {
+          const busy = machineMs.get(r.target);
+          if (busy !== undefined && busy !== null) r.machineCpuMsPerCall = Math.round((busy / Math.max(1, r.completed2xx)) * 1000) / 1000;
           const spent = passCpuMs.get(r.target);
           if (spent !== undefined && spent !== null) r.threadCpuMsPerCall = Math.round((spent / Math.max(1, r.completed2xx)) * 1000) / 1000;
         }

@@ -26,3 +26,19 @@ function cpuMsOf(statFile: string): number | null {
     return null;
   }
 }
+
+/**
+ * Busy time of the whole machine so far (every core, every process: the gateway, PostgreSQL,
+ * Redis, the bench's own threads, the kernel's network work), in ms, from /proc/stat; null off
+ * Linux. Per call, beside the gateway thread's own, it shows what the rest of the machine spends.
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    // cpu user nice system idle iowait irq softirq steal …, in USER_HZ ticks.
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return (user! + nice! + system! + irq! + softirq! + steal!) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
