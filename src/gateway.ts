@@ -29,6 +29,7 @@ import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
 import { answerRequestTimeouts } from './rest/request-timeout';
+import { continueWhenRead } from './rest/expect-continue';
 import type { CallSignal } from './domain/shared/call-signal';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
@@ -168,6 +169,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   server.requestTimeout = receiveMs;
   server.headersTimeout = Math.min(server.headersTimeout, receiveMs);
   answerRequestTimeouts(server, config.requestReceiveSeconds);
+  continueWhenRead(server);
 
   return {
     config,

@@ -275,6 +275,59 @@ test("other malformed requests get node's statuses, in the API's error shape, an
   expect(JSON.parse(badChunk.body).error.code).toBe('malformed_request');
 });
 
+describe('Expect: 100-continue: the 100 goes out when the body is read, so a refusal comes alone and no upload is wasted', () => {
+  const expectRefusedAlone = (answer: string, status: number) => {
+    expect(answer.startsWith('HTTP/1.1 100')).toBe(false);
+    const { statusLine, headers, body } = parseRaw(answer);
+    expect(statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(headers.connection).toBe('close');
+    return JSON.parse(body) as { error: { type: string; code: string | null } };
+  };
+
+  test('a bad key with a 30 MB upload declared: 401 without a 100', async () => {
+    const answer = await rawExchange((socket) =>
+      socket.write(`POST /v1/images/edits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svc_live_nope\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 31457280\r\nExpect: 100-continue\r\n\r\n`),
+    );
+    expect(expectRefusedAlone(answer, 401).error.type).toBe('authentication_error');
+  });
+
+  test('a JSON body declared past its route\'s limit: 413 without a 100', async () => {
+    const answer = await rawExchange((socket) =>
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\nExpect: 100-continue\r\n\r\n`),
+    );
+    expect(expectRefusedAlone(answer, 413).error.type).toBe('request_too_large');
+  });
+
+  test('an accepted request gets its 100, then its answer, and the connection stays open', async () => {
+    const body = JSON.stringify({ name: 'after-continue' });
+    const port = Number(new URL(gw.url).port);
+    const got = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      let sent = false;
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`),
+      );
+      socket.on('data', (d) => {
+        text += d.toString();
+        if (!sent && text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
+          sent = true;
+          socket.write(body);
+        }
+        if (/\r\n\r\n\{.*\}$/s.test(text.slice('HTTP/1.1 100 Continue\r\n\r\n'.length))) {
+          socket.end();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+    });
+    expect(got.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+    const { statusLine, headers, body: text } = parseRaw(got.slice('HTTP/1.1 100 Continue\r\n\r\n'.length));
+    expect(statusLine).toMatch(/^HTTP\/1\.1 20[01] /);
+    expect(headers.connection).toBe('keep-alive');
+    expect(JSON.parse(text)).toMatchObject({ name: 'after-continue' });
+  });
+});
+
 describe('bytes past a request read whole: the request has run, so its client gets its answer, then the connection closes', () => {
   const keyNames = async () => ((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ id: string; name: string }>);
 
