@@ -170,19 +170,6 @@ async function warmUp(gatewayUrl: string, keys: string[], body: string): Promise
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));
-  // A loaded server sees clients leave mid-call all the time; each phase's segments end with 32
-  // such calls too (autocannon stops). Without them in the warm-up, the first cut calls run the
-  // abort paths of functions optimised without feedback for them: 16-28 deopts a segment, and
-  // the hot path recompiled on V8's background threads in the next (README, "Where a call's time
-  // goes"). A few calls left at once, on keys of their own, give the steady state's feedback.
-  await Promise.all(
-    keys.slice(0, 64).map(async (key, i) => {
-      const left = new AbortController();
-      const call = fetch(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body, signal: left.signal });
-      setTimeout(() => left.abort(), i % 4);
-      await call.then((res) => res.text()).catch(() => undefined);
-    }),
-  );
 }
 
 const fmt = (r: PhaseResult) =>
