@@ -13,6 +13,7 @@ import { DomainError } from '../domain/errors/domain-error';
 import { randomIdText } from '../domain/shared/ids';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
 import { errorBody } from '../infra/http/error-body';
+import { bodyTooLarge } from './error-middleware';
 
 export function requestNotReceivedInTime(seconds: number): DomainError {
   return new DomainError(
@@ -22,19 +23,32 @@ export function requestNotReceivedInTime(seconds: number): DomainError {
   );
 }
 
-/** Statuses node answers the other client errors with (lib/_http_server.js, socketOnError); 400 for the rest. */
-const NODE_STATUSES: Record<string, [number, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'Payload Too Large'],
+/** A client error's answer: node's status for it, in the API's error shape. */
+interface ClientErrorAnswer {
+  status: number;
+  reason: string;
+  error: () => DomainError;
+}
+
+/** node's statuses for the client errors it names (lib/_http_server.js, socketOnError); 400 for the rest. */
+const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    error: () => new DomainError('invalid_request_error', 'The request headers are too large.', { code: 'request_headers_too_large' }),
+  },
+  // As every other body over its bound (error-middleware.ts).
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, reason: 'Payload Too Large', error: () => bodyTooLarge() },
 };
 
-function malformedRequest(status: number): DomainError {
-  return status === 431
-    ? new DomainError('invalid_request_error', 'The request headers are too large.', { code: 'request_headers_too_large' })
-    : status === 413
-      ? new DomainError('invalid_request_error', 'The request body is too large.', { code: 'request_too_large' })
-      : new DomainError('invalid_request_error', 'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).', { code: 'malformed_request' });
-}
+const MALFORMED_REQUEST: ClientErrorAnswer = {
+  status: 400,
+  reason: 'Bad Request',
+  error: () =>
+    new DomainError('invalid_request_error', 'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).', {
+      code: 'malformed_request',
+    }),
+};
 
 /** The whole answer, on the raw socket: the API's error body, and the connection closes. */
 function rawAnswer(status: number, reason: string, error: DomainError, requestId: string): string {
@@ -63,11 +77,11 @@ export function answerRequestTimeouts(server: Server, receiveSeconds: number): v
     // without one): that request is running and may have done its work (a job queued and
     // charged). Its client gets its answer, then the connection closes; the stray bytes get
     // none, as node would have cut the answer off with a bare 400 written first.
-    if (exchange && exchange.req.complete && !res!.writableFinished && !res!.destroyed) {
-      if (!res!.headersSent) res!.shouldKeepAlive = false;
+    if (res && exchange.req.complete && !res.writableFinished && !res.destroyed) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
       const close = () => socket.destroy();
-      res!.once('finish', () => setImmediate(close));
-      res!.once('close', close);
+      res.once('finish', () => setImmediate(close));
+      res.once('close', close);
       return;
     }
     const started = res !== undefined && res.headersSent && !res.writableFinished;
@@ -78,8 +92,8 @@ export function answerRequestTimeouts(server: Server, receiveSeconds: number): v
         // and proxies know, and node's own. Nothing of the request was read: no route, no table.
         socket.write(rawAnswer(408, 'Request Timeout', requestNotReceivedInTime(receiveSeconds), requestId));
       } else {
-        const [status, reason] = NODE_STATUSES[err.code ?? ''] ?? [400, 'Bad Request'];
-        socket.write(rawAnswer(status, reason, malformedRequest(status), requestId));
+        const answer = CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? MALFORMED_REQUEST;
+        socket.write(rawAnswer(answer.status, answer.reason, answer.error(), requestId));
       }
     }
     // As node: the connection goes; what was written has already left for the kernel.
