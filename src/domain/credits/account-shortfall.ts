@@ -4,7 +4,8 @@
  * ones go back at once and the request is tried again; its busy ones go back as their calls
  * settle, and other instances are asked to give theirs back. While any lease of the account is
  * open, the caller gets a 402 with Retry-After: 1, and a retry a moment later finds the
- * credits; with none open, the plain 402.
+ * credits; with none open, the plain 402. And the operator's side of the same: calling every
+ * lease of an account back before credits are taken away (callBackLeases).
  */
 import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
@@ -25,6 +26,8 @@ export interface ShortfallParties {
   recall(accountId: string): void;
   /** Open leases of the account held by other instances. */
   openElsewhere(accountId: string): Promise<number>;
+  /** Open leases of the account, on every instance. */
+  openAnywhere(accountId: string): Promise<number>;
   /** Where the other instances hear a recall. */
   recalls: TopicFeed;
 }
@@ -41,4 +44,18 @@ export async function afterShortfall<T>(parties: ShortfallParties, accountId: st
   parties.recall(accountId);
   if (elsewhere > 0) await parties.recalls.publish(accountId);
   throw creditsInFlight();
+}
+
+/**
+ * Brings the account's leased credits back to its balance, on every instance: this one's leases
+ * are retired (each closes once its calls settle), the other instances are asked over the recall
+ * feed, and this waits, up to `withinMs`, until the database holds no open lease of the account.
+ * An operator's removal of credits runs after it, so that what sat in leases is removed too
+ * instead of coming back to be spent.
+ */
+export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
+  parties.recall(accountId);
+  if ((await parties.openElsewhere(accountId)) > 0) await parties.recalls.publish(accountId);
+  const until = Date.now() + withinMs;
+  while ((await parties.openAnywhere(accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
 }

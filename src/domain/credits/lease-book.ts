@@ -18,7 +18,7 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
-import { afterShortfall, creditsInFlight, type ShortfallParties } from './account-shortfall';
+import { afterShortfall, callBackLeases, creditsInFlight, type ShortfallParties } from './account-shortfall';
 
 export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
@@ -71,6 +71,7 @@ export class LeaseBook {
       holdsLeaseOf: (accountId) => [...this.current.values(), ...this.retiring].some((l) => l.accountId === accountId),
       recall: (accountId) => this.recall(accountId),
       openElsewhere: (accountId) => store.openElsewhere(accountId, options.instanceId),
+      openAnywhere: (accountId) => store.openOf(accountId),
       recalls,
     };
   }
@@ -151,18 +152,9 @@ export class LeaseBook {
     await this.returnIdleOf();
   }
 
-  /**
-   * Brings the account's leased credits back to its balance, on every instance: this one's
-   * leases are retired (each closes once its calls settle), the other instances are asked over
-   * the recall feed, and this waits, up to `withinMs`, until the database holds no open lease of
-   * the account. An operator's removal of credits runs after it, so that what sat in leases is
-   * removed too instead of coming back to be spent.
-   */
-  async callBack(accountId: string, withinMs: number): Promise<void> {
-    this.recall(accountId);
-    if ((await this.store.openElsewhere(accountId, this.options.instanceId)) > 0) await this.shortfall.recalls.publish(accountId);
-    const until = Date.now() + withinMs;
-    while ((await this.store.openOf(accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+  /** Brings the account's leased credits back to its balance, on every instance (account-shortfall.ts). */
+  callBack(accountId: string, withinMs: number): Promise<void> {
+    return callBackLeases(this.shortfall, accountId, withinMs);
   }
 
   /** Records the charges the journal keeps now (after a pass already under way, one more). */
