@@ -78,16 +78,16 @@ export function sideBySide(r: BenchReport): SideBySide[] {
   return rows;
 }
 
+const msOrDash = (value: number | undefined) => (value !== undefined ? value.toFixed(3) : '—');
+
 /** The whole machine's busy time per call in each target's segments, as `direct / bare / committing / gateway`. */
 function machineCpu(s: SideBySide): string {
-  const cpu = (r: PhaseResult | undefined) => (r?.machineCpuMsPerCall !== undefined ? r.machineCpuMsPerCall.toFixed(3) : '—');
-  return [s.direct, s.bare, ...(s.committing ? [s.committing] : []), s.gateway].map(cpu).join(' / ');
+  return [s.direct, s.bare, ...(s.committing ? [s.committing] : []), s.gateway].map((r) => msOrDash(r.machineCpuMsPerCall)).join(' / ');
 }
 
 /** The bare and committing pass-throughs' CPU per call (their worker threads'), as `bare / committing`. */
 function passCpu(s: SideBySide): string {
-  const cpu = (r: PhaseResult | undefined) => (r?.threadCpuMsPerCall !== undefined ? r.threadCpuMsPerCall.toFixed(3) : '—');
-  return s.committing ? `${cpu(s.bare)} / ${cpu(s.committing)}` : cpu(s.bare);
+  return [s.bare, ...(s.committing ? [s.committing] : [])].map((r) => msOrDash(r.threadCpuMsPerCall)).join(' / ');
 }
 
 export function summaryLines(r: BenchReport): string[] {

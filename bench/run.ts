@@ -75,6 +75,16 @@ function positiveInt(name: string, fallback: number): number {
   return n;
 }
 
+/** Adds a reading's change to a target's sum; one reading missing (off Linux) makes the sum null for good. */
+function addSpent(sums: Map<string, number | null>, target: string, before: number | null, after: number | null): void {
+  const sum = sums.get(target) ?? 0;
+  sums.set(target, sum !== null && before !== null && after !== null ? sum + after - before : null);
+}
+
+/** A sum of ms over answered calls, to the µs; undefined when there was nothing to measure. */
+const perCall = (ms: number | null | undefined, calls: number): number | undefined =>
+  ms === undefined || ms === null ? undefined : Math.round((ms / Math.max(1, calls)) * 1000) / 1000;
+
 /** CLOCK_MONOTONIC in seconds, as perf prints its sample times. */
 const monotonicSeconds = (): string => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
 
@@ -302,9 +312,7 @@ async function main(): Promise<void> {
         const onMachine = async <T>(target: string, work: () => Promise<T>): Promise<T> => {
           const before = machineBusyMs();
           const out = await work();
-          const after = machineBusyMs();
-          const sum = machineMs.get(target) ?? 0;
-          machineMs.set(target, sum !== null && before !== null && after !== null ? sum + after - before : null);
+          addSpent(machineMs, target, before, machineBusyMs());
           return out;
         };
         for (let round = 1; round <= ROUNDS; round++) {
@@ -313,9 +321,7 @@ async function main(): Promise<void> {
               const server = servers[job.target]!;
               const before = await server.cpuMs();
               parts.get(job.target)!.push(await onMachine(job.target, () => runPhase(job)));
-              const after = await server.cpuMs();
-              const sum = passCpuMs.get(job.target) ?? 0;
-              passCpuMs.set(job.target, sum !== null && before !== null && after !== null ? sum + after - before : null);
+              addSpent(passCpuMs, job.target, before, await server.cpuMs());
               continue;
             }
             // BENCH_MARKS=1: each gateway segment's monotonic-clock window, for `perf record -k CLOCK_MONOTONIC` and `perf script --time`.
@@ -336,10 +342,8 @@ async function main(): Promise<void> {
         gw.gatewayUtilization = Math.round((busyMs / (gw.durationSeconds * 1000)) * 1000) / 1000;
         if (cpuMs !== null) gw.gatewayCpuMsPerCall = Math.round((cpuMs / calls) * 1000) / 1000;
         for (const r of merged) {
-          const busy = machineMs.get(r.target);
-          if (busy !== undefined && busy !== null) r.machineCpuMsPerCall = Math.round((busy / Math.max(1, r.completed2xx)) * 1000) / 1000;
-          const spent = passCpuMs.get(r.target);
-          if (spent !== undefined && spent !== null) r.threadCpuMsPerCall = Math.round((spent / Math.max(1, r.completed2xx)) * 1000) / 1000;
+          r.machineCpuMsPerCall = perCall(machineMs.get(r.target), r.completed2xx);
+          r.threadCpuMsPerCall = perCall(passCpuMs.get(r.target), r.completed2xx);
         }
         const bareParts = parts.get('bare')!;
         gw.roundRatios = parts.get('gateway')!.map((g, i) => Math.round((g.requestsPerSecond / Math.max(1, bareParts[i]!.requestsPerSecond)) * 1000) / 1000);
