@@ -10,6 +10,7 @@ import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook, type LeaseBookOptions } from '../../src/domain/credits/lease-book';
 import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { StreamStarts } from '../../src/domain/credits/stream-starts';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro } from '../../src/domain/shared/money';
@@ -268,5 +269,73 @@ test('a lease whose close failed (the database away) is closed by the next retur
   await book.returnIdleNow(); // the database is back
   expect(await openLeases(acct.id)).toBe(0);
   expect(await gw.balance(acct)).toBe(48);
+  await expectLedgerInvariants(db());
+});
+
+/** A lease store whose next charge batches fail as an unreachable database's would. */
+class FailingRecords extends LeaseStore {
+  failures = 0;
+  override record(rows: Parameters<LeaseStore['record']>[0]) {
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(Object.assign(new Error('connection terminated'), { code: '08006' }));
+    }
+    return super.record(rows);
+  }
+}
+
+test("a stream whose charge waits in the journal keeps its lease open until it is recorded: it is charged its usage, not the estimate the lease's close would charge it", async () => {
+  const acct = await gw.newAccount(50);
+  const key = await liveKey(acct);
+  const store = Object.assign(new FailingRecords(db()), { failures: 1 });
+  const book = instanceOn(store, 'journaled-stream');
+  // Written at once, what it owes never brought up to date, its row never deleted by a tick: as
+  // when the database dropped the connection the delete would have gone on.
+  const streams = new StreamStarts(store, { writeAfterMs: 0, updateEveryMs: 3_600_000 });
+  const billing = new Billing(book, streams);
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-journaled-stream');
+  billing.streaming(hold, () => creditsToMicro(0.9)); // the running estimate: prompt and what was relayed
+  await streams.tick();
+  expect(await db().all(`select request_id from stream_starts where request_id = 'chatcmpl-journaled-stream'`)).toHaveLength(1);
+
+  // The provider reports 0.5 credits of usage; the database drops the charge: kept, answered from the lease.
+  expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
+  await book.returnIdleNow();
+  expect(await openLeases(acct.id)).toBe(1); // not closed over a charge it has not recorded
+  await book.recordKeptNow();
+  await book.returnIdleNow();
+  expect(await openLeases(acct.id)).toBe(0);
+  const charge = await db().one<{ amount_micro: string }>(`select amount_micro from lease_charges where request_id = 'chatcmpl-journaled-stream'`);
+  expect(Number(charge!.amount_micro)).toBe(creditsToMicro(0.5));
+  expect(await gw.balance(acct)).toBe(49.5);
+  expect(await db().all(`select request_id from stream_starts where request_id = 'chatcmpl-journaled-stream'`)).toEqual([]);
+  streams.stop();
+  await expectLedgerInvariants(db());
+});
+
+test('a stream charged its estimate by a close from elsewhere, whose usage is recorded later and comes to less: the difference goes back, once', async () => {
+  const acct = await gw.newAccount(50);
+  const key = await liveKey(acct);
+  const store = Object.assign(new FailingRecords(db()), { failures: 1 });
+  const book = instanceOn(store, 'journaled-stream-closed-elsewhere');
+  const streams = new StreamStarts(store, { writeAfterMs: 0, updateEveryMs: 3_600_000 });
+  const billing = new Billing(book, streams);
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-closed-elsewhere');
+  billing.streaming(hold, () => creditsToMicro(0.9));
+  await streams.tick();
+  expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5)); // kept in the journal
+
+  // Another instance closes the lease (as after this one stopped heartbeating): the stream is charged its estimate.
+  const [lease] = await db().all<{ id: string }>(`select id from credit_leases where account_id = ? and closed_at is null`, [acct.id]);
+  await new LeaseStore(db()).close(lease!.id);
+  expect(await gw.balance(acct)).toBeCloseTo(49.1, 9);
+
+  // The journal is recorded: the call is charged its usage, the estimate's excess given back.
+  await book.recordKeptNow();
+  await book.recordKeptNow();
+  expect(await gw.balance(acct)).toBeCloseTo(49.5, 9);
+  const refunds = await db().all<{ amount_micro: string }>(`select amount_micro from ledger_entries where kind = 'refund' and reference = 'chatcmpl-closed-elsewhere'`);
+  expect(refunds.map((r) => Number(r.amount_micro))).toEqual([creditsToMicro(0.4)]);
+  streams.stop();
   await expectLedgerInvariants(db());
 });

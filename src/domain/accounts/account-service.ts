@@ -66,12 +66,18 @@ export class AccountService {
 
   async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
     // Credits leased to instances and not yet charged are still the account's: the balance shown
-    // is the account row plus what its open leases have not spent (their amounts less their charges).
+    // is the account row plus what its open leases have not spent (their amounts less their
+    // charges), less what an operator's removal will take from those leases as they close.
     const row = await tx.one<AccountRow>(
-      `select id, issuer, subject, member, created_at,
-              balance_micro + coalesce((select sum(l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0))
-                                          from credit_leases l where l.account_id = a.id and l.closed_at is null), 0) as balance_micro
-         from accounts a where id = ?`,
+      `select id, issuer, subject, member, created_at, balance_micro + leased - least(removal_pending_micro, removable) as balance_micro
+         from (select a.*,
+                      coalesce(sum(u.unspent), 0) as leased,
+                      coalesce(sum(u.unspent) filter (where u.id = any(a.removal_leases)), 0) as removable
+                 from accounts a
+                 left join lateral (select l.id, greatest(0, l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0)) as unspent
+                                      from credit_leases l where l.account_id = a.id and l.closed_at is null) u on true
+                where a.id = ?
+                group by a.id) as account`,
       [accountId],
     );
     if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
@@ -86,15 +92,21 @@ export class AccountService {
 
   /**
    * Operator grant (or removal, never below zero) of `{ credits, reason }`. Answers the account
-   * after it. A removal first calls the account's leases back (on every instance, waiting up to
-   * LEASE_CALL_BACK_MS for them to close), so the credits they held are in the balance it takes
-   * from: otherwise "remove everything" left what sat in leases spendable.
+   * after it. A removal takes what the balance holds at once and, for the rest, what the
+   * account's open credit leases give back as they close (ledger.removeCredits): it calls them
+   * back (on every instance) and waits up to LEASE_CALL_BACK_MS for them, so "take everything"
+   * leaves nothing to spend, however busy the account is. A lease whose calls outlast the wait
+   * is swept when it closes, later.
    */
   async adjustCredits(accountId: string, input: unknown): Promise<Account> {
     const { credits: amountMicro, reason } = parseInput(grantInput, input);
-    if (amountMicro < 0 && this.leases) {
-      await this.get(accountId);
-      await this.leases.callBack(accountId, LEASE_CALL_BACK_MS);
+    if (amountMicro < 0) {
+      const { pendingMicro } = await this.db.transaction(async (tx) => {
+        await this.get(accountId, tx);
+        return ledger.removeCredits(tx, { accountId, amountMicro: -amountMicro, reason });
+      });
+      if (pendingMicro > 0 && this.leases) await this.leases.callBack(accountId, LEASE_CALL_BACK_MS);
+      return this.get(accountId);
     }
     return this.db.transaction(async (tx) => {
       await this.get(accountId, tx);

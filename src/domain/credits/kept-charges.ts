@@ -20,6 +20,8 @@ export class KeptCharges {
   /** Charges the journal could not take (its disk failed). */
   private readonly inMemory: ChargeRow[] = [];
   private recording: Promise<void> | null = null;
+  /** Leases with a charge kept here since the last pass that recorded everything. */
+  private readonly unrecordedLeases = new Set<string>();
 
   constructor(
     private readonly store: Pick<LeaseStore, 'record'>,
@@ -28,6 +30,7 @@ export class KeptCharges {
 
   /** Keeps a charge the database could not take (`err` says why), on disk when it can. */
   keep(row: ChargeRow, err: unknown): void {
+    this.unrecordedLeases.add(row.leaseId);
     try {
       if (!this.options.journal) throw new Error('no charge journal');
       this.options.journal.append(row);
@@ -38,6 +41,15 @@ export class KeptCharges {
     }
   }
 
+  /**
+   * Whether a charge on `leaseId` is kept and not yet recorded. Its lease must not be closed
+   * meanwhile: the close would charge a stream of it what it owed when last written (the
+   * stream's row is still there), and the usage kept here could then only add to that.
+   */
+  holdsChargeOn(leaseId: string): boolean {
+    return this.unrecordedLeases.has(leaseId);
+  }
+
   /** Records what is kept (and what stopped instances left in the journal), one pass at a time. */
   record(): Promise<void> {
     this.recording ??= this.recordAll().finally(() => (this.recording = null));
@@ -45,6 +57,8 @@ export class KeptCharges {
   }
 
   private async recordAll(): Promise<void> {
+    // Leases kept from before this pass; one kept during it waits for the next.
+    const before = [...this.unrecordedLeases];
     let count = 0;
     if (this.inMemory.length > 0) {
       const rows = this.inMemory.splice(0);
@@ -56,6 +70,7 @@ export class KeptCharges {
       }
     }
     if (this.options.journal) count += await this.options.journal.replay((rows) => this.recordRows(rows));
+    for (const leaseId of before) this.unrecordedLeases.delete(leaseId);
     if (count > 0) this.options.onJournal?.('recorded', { count });
   }
 

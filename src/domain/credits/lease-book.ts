@@ -200,6 +200,8 @@ export class LeaseBook {
   private closeNow(lease: Lease): Promise<void> {
     const running = this.closes.get(lease);
     if (running) return running;
+    // A charge on it waits in the journal: closed by the idle pass once the charge is recorded.
+    if (this.kept.holdsChargeOn(lease.id)) return Promise.resolve();
     if (!this.retiring.delete(lease)) return Promise.resolve();
     const close = retryOnLockConflict(() => this.store.close(lease.id))
       .then(

@@ -75,6 +75,17 @@ export async function grant(tx: SqlExecutor, input: { accountId: string; amountM
   return Number(row?.applied ?? 0);
 }
 
+/**
+ * An operator's removal of `amountMicro` (positive): what the balance holds is taken at once, and
+ * what that leaves of the amount is taken from the account's open credit leases as each closes
+ * (svc_remove_credits and svc_close_lease, migration 20261202000000). Answers what was taken now
+ * and what is still waiting on leases.
+ */
+export async function removeCredits(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<{ takenMicro: number; pendingMicro: number }> {
+  const row = await tx.one<{ taken: string | number; pending: string | number }>(`select taken, pending from svc_remove_credits(?, ?, ?)`, [input.accountId, input.amountMicro, input.reason]);
+  return { takenMicro: Number(row?.taken ?? 0), pendingMicro: Number(row?.pending ?? 0) };
+}
+
 /** A hold not settled within this time (the instance died mid-call) is released by the worker. */
 export const HOLD_EXPIRY_SECONDS = 15 * 60;
 

@@ -27,7 +27,7 @@ import { RECORD_CHARGES_CAPPED_SQL } from './Migration20261128000000';
  * The lease's heartbeat no longer rides on its charges: it is its holder's (migration
  * 20261201000000, one row per instance).
  */
-const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_items jsonb)
+export const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_items jsonb)
     returns table (request_id text, status int, charged bigint) language plpgsql as $$
   declare
     it record;
@@ -149,7 +149,7 @@ const RECORD_CHARGES_SQL = `create or replace function svc_record_charges(p_item
     end loop;
   end $$`;
 
-const CLOSE_SQL = `create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
+export const CLOSE_SQL = `create or replace function svc_close_lease(p_lease text) returns bigint language plpgsql as $$
   declare
     l credit_leases%rowtype;
     v_back bigint;

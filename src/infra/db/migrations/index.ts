@@ -15,6 +15,8 @@ import { Migration20261128000000 } from './Migration20261128000000';
 import { Migration20261129000000 } from './Migration20261129000000';
 import { Migration20261130000000 } from './Migration20261130000000';
 import { Migration20261201000000 } from './Migration20261201000000';
+import { Migration20261202000000 } from './Migration20261202000000';
+import { Migration20261203000000 } from './Migration20261203000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -35,4 +37,6 @@ export const migrationsList = [
   { name: 'Migration20261129000000', class: Migration20261129000000 },
   { name: 'Migration20261130000000', class: Migration20261130000000 },
   { name: 'Migration20261201000000', class: Migration20261201000000 },
+  { name: 'Migration20261202000000', class: Migration20261202000000 },
+  { name: 'Migration20261203000000', class: Migration20261203000000 },
 ];
