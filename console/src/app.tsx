@@ -41,7 +41,9 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   // A passing word (a sign-in link that was ignored): gone once the user moves on to another view.
   const [notice, setNotice] = useState<string | null>(props.initialNotice);
   // The last secret created in this tab, kept in memory only, so the Jobs form can queue with it.
-  const [recentSecret, setRecentSecret] = useState<string | null>(null);
+  // The key created last in this tab: Jobs queues with its secret until it is revoked.
+  const [recentKey, setRecentKey] = useState<{ secret: string; keyId: string } | null>(null);
+  const recentSecret = recentKey?.secret ?? null;
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
   const [route, setRoute] = useState<Shown>(currentRoute(routes));
 
@@ -118,7 +120,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   };
   const signOut = async () => {
     await leave(true);
-    setRecentSecret(null);
+    setRecentKey(null);
     setCredential(null);
     history.replaceState(null, '', `${location.pathname}#/`);
   };
@@ -158,7 +160,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         <Notice message={notice} />
         {credential.kind === 'apiKey' && <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>}
         {route === 'overview' && credential.kind === 'idToken' && <Overview token={bearer} live={live} />}
-        {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={setRecentSecret} />}
+        {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={(secret, keyId) => setRecentKey({ secret, keyId })} onRevoked={(keyId) => setRecentKey((k) => (k?.keyId === keyId ? null : k))} />}
         {route === 'jobs' && <Jobs token={bearer} live={live} liveStatus={liveStatus} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
         {route === 'models' && <Models token={bearer} />}
         {route === 'not-found' && <NotFound hash={location.hash} home={TITLES[routes[0]!]} />}

@@ -5,6 +5,28 @@ export const credits = (n: number | null | undefined): string =>
 
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : '—');
 
+/**
+ * One submission at a time: a second click while the first is in flight is ignored (the ref is
+ * set at once; `busy`, for disabling the button, only on the next render). A form that issues a
+ * secret must not issue two, of which the page might show the one not kept.
+ */
+export function useOneAtATime(): { busy: boolean; once: (work: () => Promise<void>) => Promise<void> } {
+  const inFlight = useRef(false);
+  const [busy, setBusy] = useState(false);
+  const once = async (work: () => Promise<void>) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    try {
+      await work();
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
+    }
+  };
+  return { busy, once };
+}
+
 export function ErrorNote({ message }: { message: string | null }) {
   return message ? (
     <p class="error" role="alert">

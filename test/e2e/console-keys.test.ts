@@ -149,7 +149,8 @@ test('the daily cap: a disabled field is not read (a test key is created whateve
   await page.getByLabel('Live', { exact: true }).check();
   await page.getByLabel('Name', { exact: true }).fill('odd caps');
   const refusal = page.getByRole('region', { name: 'New key' }).getByRole('alert').filter({ hasText: 'The daily cap is a number of credits' });
-  for (const odd of ['0x10', '1e3', 'Infinity', '-5', '1,5']) {
+  // 400 digits were Infinity to Number(), sent as null: "no cap". Seven decimals were rounded before the gateway could refuse them.
+  for (const odd of ['0x10', '1e3', 'Infinity', '-5', '1,5', `1${'0'.repeat(400)}`, '0.30000000000000001', '0', '1000000000.5']) {
     await capField.fill(odd);
     await page.getByRole('button', { name: 'Create key' }).click();
     await refusal.waitFor();
@@ -159,6 +160,57 @@ test('the daily cap: a disabled field is not read (a test key is created whateve
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('listitem', { name: 'Key odd caps' }).waitFor();
   expect((await stored()).find((k) => k.name === 'odd caps')?.dailySpendCap).toBe(2.5);
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});
+
+test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank name is refused, not saved as the old one; a double click issues one webhook secret; a revoked key leaves the Jobs form', async () => {
+  const acct = await gw.newAccount(10);
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  const setWebhooks: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().endsWith('/graphql') && (r.postData() ?? '').includes('mutation SetWebhook')) setWebhooks.push(r.postData()!);
+  });
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('capped');
+  await page.getByLabel('Daily spend cap (credits, live keys)').fill('50');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByLabel('New key secret', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Done' }).click();
+  const stored = async () => (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0] as { name: string; dailySpendCap: number | null; webhook: unknown };
+  const card = page.getByRole('listitem', { name: 'Key capped' });
+
+  await card.getByRole('button', { name: 'Edit' }).click();
+  await card.getByLabel('Daily spend cap (credits; empty: none)').fill(`1${'0'.repeat(400)}`);
+  await card.getByRole('button', { name: 'Save' }).click();
+  await card.getByRole('alert').filter({ hasText: 'The daily cap is a number of credits' }).waitFor();
+  await card.getByLabel('Daily spend cap (credits; empty: none)').fill('50');
+  await card.getByLabel('Name').fill('   ');
+  await card.getByRole('button', { name: 'Save' }).click();
+  await card.getByRole('alert').filter({ hasText: 'A key needs a name' }).waitFor();
+  expect(await card.getByRole('status').filter({ hasText: 'Saved.' }).count()).toBe(0);
+  expect(await stored()).toMatchObject({ name: 'capped', dailySpendCap: 50 });
+
+  await card.getByRole('button', { name: 'Webhook' }).click();
+  await card.getByLabel('Webhook URL (https)').fill(receiver.url);
+  await card.getByRole('button', { name: 'Save webhook' }).dblclick();
+  const secret = await card.getByLabel('Webhook secret of capped', { exact: true }).inputValue();
+  await page.waitForTimeout(300);
+  expect(setWebhooks).toHaveLength(1);
+  expect(secret.length).toBeGreaterThan(20);
+
+  // The Jobs form queues with the key created in this tab; once it is revoked, the form forgets it.
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  const keyField = page.getByLabel('API key for queueing');
+  expect(await keyField.inputValue()).toMatch(/^svc_live_/);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByRole('listitem', { name: 'Key capped' }).getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('button', { name: /Confirm revoke/ }).click();
+  await page.getByText('No keys yet.').waitFor();
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  expect(await page.getByLabel('API key for queueing').inputValue()).toBe('');
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });

@@ -210,10 +210,12 @@ describe('API keys', () => {
     expect(cap.body.error.param).toBe('dailySpendCap');
   });
 
-  test('a key name (created or renamed) and a grant reason are one line of printable text: control characters and line breaks are a 400 naming the field', async () => {
+  test('a key name (created or renamed) and a grant reason are one line of printable text: control characters, line breaks, direction controls and nothing visible are a 400 naming the field', async () => {
     const acct = await gw.newAccount();
     const key = await gw.newKey(acct, { name: 'café — ünïcode ok' });
-    for (const name of ['a\u0001b', 'line\nbreak', 'tab\there', 'c1\u0085', 'sep\u2028x', 'bell\u0007']) {
+    // Right-to-left text and emoji with zero-width joiners are names like any other.
+    expect((await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name: 'مفتاح الإنتاج 👩\u200d💻' } })).status).toBe(201);
+    for (const name of ['a\u0001b', 'line\nbreak', 'tab\there', 'c1\u0085', 'sep\u2028x', 'bell\u0007', 'invoice\u202egpj.exe', 'isolate\u2067x', 'mark\u200fx', '\u200b\u200b', '\u3164', '\ufeff \u200d']) {
       const created = await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name } });
       expect([name, created.status, created.body.error?.param]).toEqual([name, 400, 'name']);
       expect(created.body.error.message).toMatch(/one line of printable text/);
@@ -223,7 +225,7 @@ describe('API keys', () => {
       expect([name, granted.status, granted.body.error?.param]).toEqual([name, 400, 'reason']);
     }
     const list = await gw.api('GET', '/account/api-keys', { token: acct.idToken });
-    expect(list.body.data.map((k: { name: string }) => k.name)).toEqual(['café — ünïcode ok']);
+    expect(list.body.data.map((k: { name: string }) => k.name)).toEqual(['مفتاح الإنتاج 👩\u200d💻', 'café — ünïcode ok']);
     expect(await gw.balance(acct)).toBe(0);
   });
 

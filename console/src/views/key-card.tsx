@@ -9,7 +9,7 @@ import { KeyEdit, type KeyRecord } from './key-edit';
 import { WebhookPanel } from './webhook-panel';
 
 /** One active key: its facts, the edit and webhook panels, revoke (in two steps). */
-export function KeyCard(props: { token: Bearer; apiKey: KeyRecord; models: ModelRecord[]; onChanged: () => void; onRevoked: () => Promise<void> }) {
+export function KeyCard(props: { token: Bearer; apiKey: KeyRecord; models: ModelRecord[]; onChanged: () => void; onRevoked: (keyId: string) => Promise<void> }) {
   const { token, apiKey, models } = props;
   const [open, setOpen] = useState<'edit' | 'webhook' | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -17,7 +17,7 @@ export function KeyCard(props: { token: Bearer; apiKey: KeyRecord; models: Model
     setError(null);
     try {
       await execute(token, RevokeApiKeyMutation, { id: apiKey.id });
-      await props.onRevoked();
+      await props.onRevoked(apiKey.id);
     } catch (err) {
       setError(describeError(err));
     }

@@ -3,7 +3,7 @@ import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { UpdateApiKeyMutation } from '../api/operations';
 import type { ApiKeysQuery } from '../gql/graphql';
-import { ErrorNote } from '../ui';
+import { ErrorNote, useOneAtATime } from '../ui';
 import type { ModelRecord } from './models';
 import { ModelPicker, parseCap } from './model-picker';
 
@@ -17,20 +17,26 @@ export function KeyEdit({ token, apiKey, models, onSaved }: { token: Bearer; api
   const [cap, setCap] = useState(apiKey.dailySpendCap === null || apiKey.dailySpendCap === undefined ? '' : String(apiKey.dailySpendCap));
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
+  const { busy, once } = useOneAtATime();
   const id = apiKey.id;
 
-  const save = async (e: Event) => {
+  const save = (e: Event) => {
     e.preventDefault();
+    return once(() => submit());
+  };
+  const submit = async () => {
     // Only a live key has a cap (and the field); a test key's is never read.
     const parsed = apiKey.mode === 'LIVE' ? parseCap(cap) : { cap: null };
     if ('error' in parsed) return setError(parsed.error);
+    // Blank was saved as the old name, with "Saved." shown over the blank field.
+    if (name.trim() === '') return setError('A key needs a name: type one, or put back its old one.');
     setError(null);
     setSaved(false);
     try {
       await execute(token, UpdateApiKeyMutation, {
         id,
         input: {
-          name: name.trim() || apiKey.name,
+          name: name.trim(),
           allowedModels: allowed.length ? allowed : null,
           blockedModels: blocked.length ? blocked : null,
           ...(apiKey.mode === 'LIVE' ? { dailySpendCap: parsed.cap } : {}),
@@ -59,7 +65,9 @@ export function KeyEdit({ token, apiKey, models, onSaved }: { token: Bearer; api
       )}
       <ErrorNote message={error} />
       {saved && <p role="status">Saved.</p>}
-      <button type="submit">Save</button>
+      <button type="submit" disabled={busy}>
+        Save
+      </button>
     </form>
   );
 }

@@ -10,7 +10,8 @@ import { KeyCard } from './key-card';
 import type { KeyRecord } from './key-edit';
 
 /** The account's active keys: create, edit, webhooks, delivery logs, revoke. */
-export function Keys({ token, onSecret }: { token: Bearer; onSecret: (secret: string) => void }) {
+/** `onSecret`: a key created here, whose secret Jobs queues with; `onRevoked`: a key revoked here. */
+export function Keys({ token, onSecret, onRevoked }: { token: Bearer; onSecret: (secret: string, keyId: string) => void; onRevoked: (keyId: string) => void }) {
   const [keys, setKeys] = useState<KeyRecord[] | null>(null);
   const [models, setModels] = useState<ModelRecord[]>([]);
   const errors = useErrorSlots();
@@ -21,7 +22,8 @@ export function Keys({ token, onSecret }: { token: Bearer; onSecret: (secret: st
       errors.succeeded('keys');
     }, errors.failed('keys'));
   // The revoked card (and the focused button in it) is gone: focus goes to the list's heading, which says how many keys are left.
-  const afterRevoke = async () => {
+  const afterRevoke = async (keyId: string) => {
+    onRevoked(keyId);
     await reload();
     heading.current?.focus();
   };
@@ -40,8 +42,8 @@ export function Keys({ token, onSecret }: { token: Bearer; onSecret: (secret: st
         token={token}
         models={models}
         keyCount={keys?.length ?? null}
-        onCreated={(secret) => {
-          onSecret(secret);
+        onCreated={(secret, keyId) => {
+          onSecret(secret, keyId);
           void reload();
         }}
       />

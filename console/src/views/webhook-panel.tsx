@@ -3,7 +3,7 @@ import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { RegenerateWebhookSecretMutation, SetWebhookMutation, WebhookDeliveriesQuery } from '../api/operations';
 import type { WebhookDeliveriesQuery as DeliveriesResult } from '../gql/graphql';
-import { ErrorNote, SecretOnce, when } from '../ui';
+import { ErrorNote, SecretOnce, useOneAtATime, when } from '../ui';
 import type { KeyRecord } from './key-edit';
 import { ConfirmButton } from './confirm-button';
 
@@ -17,15 +17,17 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
   const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const urlInput = useRef<HTMLInputElement>(null);
+  const { busy, once } = useOneAtATime();
 
-  const run = async (work: () => Promise<void>) => {
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError(describeError(err));
-    }
-  };
+  const run = (work: () => Promise<void>) =>
+    once(async () => {
+      setError(null);
+      try {
+        await work();
+      } catch (err) {
+        setError(describeError(err));
+      }
+    });
   const save = (e: Event) => {
     e.preventDefault();
     return run(async () => {
@@ -55,13 +57,18 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
       <form onSubmit={save} class="grid" aria-label={`Webhook of ${apiKey.name}`}>
         <div class="field">
           <label for={`hook-${id}`}>Webhook URL (https)</label>
-          <input id={`hook-${id}`} ref={urlInput} type="url" value={url} aria-describedby={`hook-note-${id}`} placeholder="https://example.com/hooks" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input id={`hook-${id}`} ref={urlInput} type="url" value={url} aria-describedby={`hook-note-${id}`} placeholder="https://example.com/hooks" onInput={(e) => {
+              setUrl(e.currentTarget.value);
+              setError(null);
+            }} />
           <p class="hint" id={`hook-note-${id}`}>
             {apiKey.webhook ? 'Saving issues a new signing secret, shown once: the current one stops working.' : 'Saving issues a signing secret, shown once.'}
           </p>
         </div>
         <div class="row">
-          <button type="submit">Save webhook</button>
+          <button type="submit" disabled={busy}>
+            Save webhook
+          </button>
           {apiKey.webhook && (
             <>
               <ConfirmButton secondary label="Regenerate secret" confirmLabel="Confirm regenerate (the current secret stops working)" onConfirm={regenerate} />

@@ -85,14 +85,23 @@ function refuseUnstorable(input: unknown, path: (string | number)[], depth: numb
   }
 }
 
-/** C0 and C1 control characters (tab and line breaks among them), and Unicode's line and paragraph separators. */
+/**
+ * C0 and C1 control characters (tab and line breaks among them), Unicode's line and paragraph
+ * separators, and the text-direction controls (embeddings, overrides, isolates, the marks): a
+ * right-to-left override shows `invoice\u202egpj.exe` as "invoiceexe.jpg".
+ */
 // eslint-disable-next-line no-control-regex
-const NOT_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const NOT_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+/** Nothing a reader would see: spaces, zero-width and other format characters only. */
+const INVISIBLE = /^[\p{White_Space}\p{Cf}\u115f\u1160\u3164\uffa0]*$/u;
 
 /**
- * A label shown on one line (a key's name, a grant's reason): printable text, no control
- * characters, so it cannot break a log line, a CSV export or a terminal that shows it.
+ * A label shown on one line (a key's name, a grant's reason): printable text, no control or
+ * direction characters, so it cannot break a log line, a CSV export or a terminal that shows it
+ * or read as something else, and at least one character a reader can see.
  */
 export function oneLineLabel(schema: z.ZodString): z.ZodString {
-  return schema.refine((text) => !NOT_ONE_LINE.test(text), { message: 'must be one line of printable text (no control characters or line breaks)' });
+  return schema.refine((text) => !NOT_ONE_LINE.test(text) && !INVISIBLE.test(text), {
+    message: 'must be one line of printable text with something visible in it (no control characters, line breaks or text-direction controls)',
+  });
 }
