@@ -4,6 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { notFound, unauthenticated } from '../domain/errors/domain-error';
 import type { KeyPrincipal } from '../domain/keys/principal';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
+import { keyIdOfSecret } from '../domain/keys/key-secrets';
 import type { AccountAuthenticator } from '../domain/accounts/account-authenticator';
 
 export function keyOf(res: Response): KeyPrincipal {
@@ -33,6 +34,8 @@ export function requireIdToken(accounts: AccountAuthenticator): RequestHandler {
   return (req, res, next) => {
     const token = bearerToken(authorizationHeader(req));
     if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <ID token>".'));
+    // Shaped like an API key: say so, rather than "Invalid ID token." to a developer who sent the right thing to the wrong door.
+    if (keyIdOfSecret(token)) return next(unauthenticated('This endpoint takes the account owner\'s ID token (from signing in), not an API key.'));
     accounts.authenticate(token).then((account) => {
       res.locals.accountId = account.id;
       next();

@@ -334,3 +334,13 @@ describe('operator endpoints', () => {
     expectError(await gw.api('PATCH', `/admin/accounts/${acct.id}`, { token: acct.idToken, body: { member: true } }), 401, 'authentication_error');
   });
 });
+
+test('an API key sent where the account owner\'s ID token goes is a 401 that says so (code invalid_api_key, as CONTRACT has it)', async () => {
+  const acct = await gw.newAccount();
+  const key = await gw.newKey(acct);
+  const res = await gw.api('GET', '/account', { token: key.secret });
+  expectError(res, 401, 'authentication_error');
+  expect(res.body.error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('not an API key') });
+  // Anything else that is not a valid ID token keeps the plain answer.
+  expect((await gw.api('GET', '/account', { token: 'not-a-token' })).body.error.message).toBe('Invalid ID token.');
+});

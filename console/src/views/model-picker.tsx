@@ -9,6 +9,7 @@ export function ModelPicker(props: { id: string; label: string; models: ModelRec
         id={props.id}
         multiple
         size={5}
+        aria-describedby={`${props.id}-hint`}
         onChange={(e) => props.onChange([...e.currentTarget.selectedOptions].map((o) => o.value))}
       >
         {props.models.map((m) => (
@@ -17,6 +18,10 @@ export function ModelPicker(props: { id: string; label: string; models: ModelRec
           </option>
         ))}
       </select>
+      {/* A multiple select takes one option per click: more, or none, needs Ctrl (⌘ on a Mac), which nothing else says. */}
+      <p class="hint" id={`${props.id}-hint`}>
+        Ctrl-click (⌘-click on a Mac) to choose several or to clear one.
+      </p>
     </div>
   );
 }

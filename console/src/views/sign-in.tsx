@@ -9,7 +9,9 @@ import { ErrorNote } from '../ui';
 /** Sign in with the identity provider (OIDC or the development one), or paste an API key. */
 export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onSignIn: (c: Credential) => void }) {
   const [apiKey, setApiKey] = useState('');
+  // Each sign-in's refusal is shown beside it: the provider's in its card, the key's under its field.
   const [error, setError] = useState<string | null>(null);
+  const [keyError, setKeyError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
   const providerSignIn = async () => {
@@ -33,15 +35,16 @@ export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onS
     e.preventDefault();
     const token = apiKey.trim();
     if (!/^svc_(live|test)_[A-Za-z0-9_]+$/.test(token)) {
-      setError('An API key looks like svc_live_… or svc_test_….');
+      setKeyError('An API key looks like svc_live_… or svc_test_….');
       return;
     }
+    setKeyError(null);
     setBusy(true);
     try {
       await execute(token, ModelsQuery);
       onSignIn({ kind: 'apiKey', token });
     } catch (err) {
-      setError(describeError(err));
+      setKeyError(describeError(err));
     } finally {
       setBusy(false);
     }
@@ -59,19 +62,36 @@ export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onS
         <button type="button" onClick={providerSignIn} disabled={!config || busy}>
           Sign in
         </button>
+        <ErrorNote message={error} />
       </section>
       <section class="card" aria-labelledby="key-heading">
         <h2 id="key-heading">Sign in with an API key</h2>
         <p>A key sees its account's jobs, the models and quotes; account management stays hidden.</p>
-        <form onSubmit={useKey}>
-          <label for="api-key">API key</label>
-          <input id="api-key" type="password" autoComplete="off" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} />
-          <button type="submit" disabled={busy}>
-            Use API key
-          </button>
+        <form onSubmit={useKey} class="grid">
+          <div class="field">
+            <label for="api-key">API key</label>
+            <input
+              id="api-key"
+              type="password"
+              autoComplete="off"
+              value={apiKey}
+              aria-invalid={keyError ? true : undefined}
+              aria-describedby={keyError ? 'api-key-error' : undefined}
+              onInput={(e) => setApiKey(e.currentTarget.value)}
+            />
+          </div>
+          {keyError && (
+            <p class="error" role="alert" id="api-key-error">
+              {keyError}
+            </p>
+          )}
+          <div class="row">
+            <button type="submit" disabled={busy}>
+              Use API key
+            </button>
+          </div>
         </form>
       </section>
-      <ErrorNote message={error} />
     </div>
   );
 }
