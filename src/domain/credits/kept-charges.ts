@@ -16,12 +16,15 @@ export interface KeptChargesOptions {
   onJournal?: (event: 'kept' | 'recorded', detail: { requestId?: string; count?: number; err?: unknown }) => void;
 }
 
+/** How long a lease waits, unclosed, for a charge of it kept in the journal to be recorded. */
+const HOLD_LEASE_FOR_JOURNAL_MS = 15 * 60_000;
+
 export class KeptCharges {
   /** Charges the journal could not take (its disk failed). */
   private readonly inMemory: ChargeRow[] = [];
   private recording: Promise<void> | null = null;
-  /** Leases with a charge kept here since the last pass that recorded everything. */
-  private readonly unrecordedLeases = new Set<string>();
+  /** Leases with a charge kept here since the last pass that recorded everything, and since when. */
+  private readonly unrecordedLeases = new Map<string, number>();
 
   constructor(
     private readonly store: Pick<LeaseStore, 'record'>,
@@ -30,7 +33,7 @@ export class KeptCharges {
 
   /** Keeps a charge the database could not take (`err` says why), on disk when it can. */
   keep(row: ChargeRow, err: unknown): void {
-    this.unrecordedLeases.add(row.leaseId);
+    if (!this.unrecordedLeases.has(row.leaseId)) this.unrecordedLeases.set(row.leaseId, Date.now());
     try {
       if (!this.options.journal) throw new Error('no charge journal');
       this.options.journal.append(row);
@@ -44,10 +47,14 @@ export class KeptCharges {
   /**
    * Whether a charge on `leaseId` is kept and not yet recorded. Its lease must not be closed
    * meanwhile: the close would charge a stream of it what it owed when last written (the
-   * stream's row is still there), and the usage kept here could then only add to that.
+   * stream's row is still there), and the usage kept here could then only add to that. Not past
+   * HOLD_LEASE_FOR_JOURNAL_MS: a charge the database keeps refusing must not hold the lease's
+   * credits away from the account for good (a close from elsewhere is made exact by the
+   * recording's refund anyway, migration 20261203000000).
    */
   holdsChargeOn(leaseId: string): boolean {
-    return this.unrecordedLeases.has(leaseId);
+    const since = this.unrecordedLeases.get(leaseId);
+    return since !== undefined && Date.now() - since < HOLD_LEASE_FOR_JOURNAL_MS;
   }
 
   /** Records what is kept (and what stopped instances left in the journal), one pass at a time. */
@@ -58,7 +65,7 @@ export class KeptCharges {
 
   private async recordAll(): Promise<void> {
     // Leases kept from before this pass; one kept during it waits for the next.
-    const before = [...this.unrecordedLeases];
+    const before = [...this.unrecordedLeases.keys()];
     let count = 0;
     if (this.inMemory.length > 0) {
       const rows = this.inMemory.splice(0);
