@@ -29,6 +29,27 @@ export const UsageQuery = graphql(`
   }
 `);
 
+export const LedgerQuery = graphql(`
+  query Ledger($first: Int, $after: String) {
+    ledgerEntries(first: $first, after: $after) {
+      nodes {
+        id
+        kind
+        credits
+        reference
+        keyId
+        model
+        reason
+        created
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+`);
+
 export const ModelsQuery = graphql(`
   query Models {
     models {

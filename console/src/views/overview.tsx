@@ -8,6 +8,7 @@ import type { AccountQuery as AccountResult, UsageGroupBy, UsageQuery as UsageRe
 import { ErrorNote, credits } from '../ui';
 import { useErrorSlots } from '../error-slots';
 import { UsageChart, type UsageSeries } from './usage-chart';
+import { Statement } from './statement';
 
 type Usage = UsageResult['usage'];
 
@@ -109,6 +110,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
         {chart && usage && <UsageChart days={chart.days} series={chart.series} summary={`Credits spent per day from ${usage.from} to ${usage.to}: ${total} in total.`} />}
         <p class="hint">Live keys only: test keys never spend credits. A refund counts on the day of the charge it returns.</p>
       </section>
+      <Statement token={token} tick={tick} keyNames={keyNames} errors={errors} />
     </>
   );
 }

@@ -1,0 +1,110 @@
+import { useEffect, useState } from 'preact/hooks';
+import { execute } from '../api/client';
+import type { Bearer } from '../api/bearer';
+import { LedgerQuery } from '../api/operations';
+import type { LedgerQuery as LedgerResult } from '../gql/graphql';
+import { when } from '../ui';
+import type { useErrorSlots } from '../error-slots';
+
+type Entry = LedgerResult['ledgerEntries']['nodes'][number];
+type ErrorSlots = ReturnType<typeof useErrorSlots>;
+
+const PAGE = 20;
+
+/** What an entry was, in words: its kind and what the gateway recorded with it. */
+function describe(e: Entry, keyNames: Map<string, string>): { what: string; detail: string | null } {
+  const key = e.keyId ? (keyNames.get(e.keyId) ?? e.keyId) : null;
+  const parts = (...xs: Array<string | null | undefined>) => xs.filter(Boolean).join(' · ') || null;
+  switch (e.kind) {
+    case 'GRANT':
+      return { what: e.credits < 0 ? 'Removed by the operator' : 'Granted', detail: parts(e.reason) };
+    case 'CHARGE':
+      return { what: 'Charge', detail: parts(e.model, key, e.reference) };
+    case 'REFUND':
+      return { what: 'Refund', detail: parts(e.reason, e.model, e.reference) };
+    default:
+      return { what: e.kind.toLowerCase().replace('_', ' '), detail: parts(e.model, key, e.reference) };
+  }
+}
+
+const signed = (n: number) => `${n > 0 ? '+' : n < 0 ? '−' : ''}${Math.abs(n).toLocaleString('en-US', { maximumFractionDigits: 6 })}`;
+
+/**
+ * The account's statement: every change of the balance, newest first (grants and removals,
+ * each call's charge, refunds), a page at a time. `tick` reloads the first page while only the
+ * first page is shown (older pages, once opened, stay as they are). Its errors go to the view's
+ * slots (`errors`), so the page says "could not be reached" once, not once per section.
+ */
+export function Statement({ token, tick, keyNames, errors }: { token: Bearer; tick: number; keyNames: Map<string, string>; errors: ErrorSlots }) {
+  const [entries, setEntries] = useState<Entry[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    if (entries && entries.length > PAGE) return;
+    execute(token, LedgerQuery, { first: PAGE }).then(
+      (d) => {
+        setEntries(d.ledgerEntries.nodes);
+        setNext(d.ledgerEntries.pageInfo.hasNextPage ? d.ledgerEntries.pageInfo.endCursor ?? null : null);
+        errors.succeeded('statement');
+      },
+      errors.failed('statement'),
+    );
+  }, [token, tick]);
+
+  const older = async () => {
+    if (!next || busy) return;
+    setBusy(true);
+    try {
+      const d = await execute(token, LedgerQuery, { first: PAGE, after: next });
+      setEntries((es) => [...(es ?? []), ...d.ledgerEntries.nodes]);
+      setNext(d.ledgerEntries.pageInfo.hasNextPage ? d.ledgerEntries.pageInfo.endCursor ?? null : null);
+      errors.succeeded('statement');
+    } catch (err) {
+      errors.failed('statement')(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="statement-heading">
+      <h2 id="statement-heading">Statement</h2>
+      {entries?.length === 0 && <p>No entries yet: grants, charges and refunds show here.</p>}
+      {entries && entries.length > 0 && (
+        <table class="statement">
+          <caption class="hint">Every change of the balance, newest first (credits).</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">What</th>
+              <th scope="col" class="num">
+                Credits
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((e) => {
+              const { what, detail } = describe(e, keyNames);
+              return (
+                <tr key={e.id}>
+                  <td>{when(e.created)}</td>
+                  <td>
+                    {what}
+                    {detail && <span class="detail">{detail}</span>}
+                  </td>
+                  <td class="num">{signed(e.credits)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {next && (
+        <button type="button" class="secondary" onClick={older} disabled={busy}>
+          Show older entries
+        </button>
+      )}
+    </section>
+  );
+}

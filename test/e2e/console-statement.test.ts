@@ -1,0 +1,57 @@
+import type { Browser } from 'playwright-core';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { devSignIn, openPage, scrollsSideways, withChromium } from '../support/browser';
+
+/**
+ * The Overview's statement: every change of the balance, newest first, as the gateway's ledger has
+ * it (grants and removals with their reasons, each call's charge with its model and key), a page
+ * of 20 at a time, fitting 390 px.
+ */
+let gw: TestGateway;
+let browser: Browser;
+beforeAll(async () => {
+  [gw, browser] = await withChromium(startTestGateway());
+});
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+test('the statement lists grants, removals and charges as the ledger has them, newest first, and pages to the oldest', async () => {
+  const acct = await gw.newAccount(10);
+  const key = await gw.newKey(acct, { name: 'statement key' });
+  const charged: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 8 } });
+    expect(res.status).toBe(200);
+    charged.push(Number(res.headers.get('x-svc-credits')));
+  }
+  await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -1, reason: 'goodwill reversed' } });
+
+  const cp = await openPage(browser, gw.url, 390, 844);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  const statement = page.getByRole('region', { name: 'Statement' });
+  const rows = statement.getByRole('row');
+  await rows.nth(1).waitFor();
+  // A header row and the newest 20 entries: the removal first, then the charges.
+  expect(await rows.count()).toBe(21);
+  await expect(rows.nth(1).textContent()).resolves.toMatch(/Removed by the operator.*goodwill reversed.*−1$/);
+  await expect(rows.nth(2).textContent()).resolves.toMatch(/Charge.*svc-chat-1 · statement key · chatcmpl-/);
+  expect(await scrollsSideways(page)).toBe(false);
+  await cp.shot('mobile-overview-statement');
+
+  await statement.getByRole('button', { name: 'Show older entries' }).click();
+  await rows.nth(23).waitFor();
+  // 1 removal + 21 charges + the first grant: everything, the grant last.
+  expect(await rows.count()).toBe(24);
+  await expect(rows.nth(23).textContent()).resolves.toMatch(/Granted.*\+10$/);
+  expect(await statement.getByRole('button', { name: 'Show older entries' }).count()).toBe(0);
+  // The amounts are the ledger's: they sum to the balance shown.
+  const amounts = await statement.locator('td.num').allTextContents();
+  const sum = amounts.reduce((s, t) => s + Number(t.replace('−', '-').replace('+', '').replace(/,/g, '')), 0);
+  expect(sum).toBeCloseTo(await gw.balance(acct), 6);
+  expect(sum).toBeCloseTo(10 - 1 - charged.reduce((a, b) => a + b, 0), 6);
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});
