@@ -3,7 +3,7 @@ import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { CreateApiKeyMutation } from '../api/operations';
 import type { ApiKeyMode } from '../gql/graphql';
-import { ErrorNote, SecretOnce } from '../ui';
+import { ErrorNote, SecretOnce, useOneAtATime } from '../ui';
 import type { ModelRecord } from './models';
 import { ModelPicker, parseCap } from './model-picker';
 
@@ -16,39 +16,38 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
   const [cap, setCap] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, once } = useOneAtATime();
   const nameInput = useRef<HTMLInputElement>(null);
   // A refusal such as "at most 10 active API keys" is stale once the list has changed (a key revoked).
   useEffect(() => setError(null), [keyCount]);
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
     // A test key has no cap: the field is disabled then, and what it still holds is not read.
     const parsed = mode === 'LIVE' ? parseCap(cap) : { cap: null };
     if ('error' in parsed) return setError(parsed.error);
-    setBusy(true);
-    setError(null);
-    try {
-      const { createApiKey } = await execute(token, CreateApiKeyMutation, {
-        input: {
-          name: name.trim() || null,
-          mode,
-          allowedModels: allowed.length ? allowed : null,
-          blockedModels: blocked.length ? blocked : null,
-          dailySpendCap: parsed.cap,
-        },
-      });
-      setSecret(createApiKey.key);
-      setName('');
-      setAllowed([]);
-      setBlocked([]);
-      setCap('');
-      onCreated(createApiKey.key, createApiKey.id);
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    return once(async () => {
+      setError(null);
+      try {
+        const { createApiKey } = await execute(token, CreateApiKeyMutation, {
+          input: {
+            name: name.trim() || null,
+            mode,
+            allowedModels: allowed.length ? allowed : null,
+            blockedModels: blocked.length ? blocked : null,
+            dailySpendCap: parsed.cap,
+          },
+        });
+        setSecret(createApiKey.key);
+        setName('');
+        setAllowed([]);
+        setBlocked([]);
+        setCap('');
+        onCreated(createApiKey.key, createApiKey.id);
+      } catch (err) {
+        setError(describeError(err));
+      }
+    });
   };
 
   // The secret box is gone: on to the form's first field, for another key.

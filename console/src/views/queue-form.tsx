@@ -1,10 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { execute, describeError } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { useIdempotencyKey } from '../api/idempotency';
 import { QueueMotionControlMutation, QueueVideoMutation, VideoQuoteQuery } from '../api/operations';
 import type { JobFieldsFragment, VideoQuoteQuery as QuoteResult } from '../gql/graphql';
-import { ErrorNote } from '../ui';
+import { ErrorNote, useOneAtATime } from '../ui';
 import { loadModels } from './models';
 import { MOTION_DEFAULTS, MotionFields, motionInput, motionQuoteInput, type MotionValues } from './motion-fields';
 import { VIDEO_DEFAULTS, VideoFields, videoInput, videoQuoteInput, type VideoValues } from './video-fields';
@@ -24,9 +24,7 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
   // A quote is shown only for the settings (and key) it was made for.
   const [quote, setQuote] = useState<{ for: string; quote: Quote } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  // Set at once, unlike `busy` (the button is disabled on the next render): a second click in between is ignored.
-  const inFlight = useRef(false);
+  const { busy, once } = useOneAtATime();
   const idempotency = useIdempotencyKey();
 
   useEffect(() => setKey(queueKey ?? ''), [queueKey]);
@@ -73,24 +71,21 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
     return (await execute(credential, QueueVideoMutation, { input, idempotencyKey })).queueVideo;
   };
 
-  const queue = async (e: Event) => {
+  const queue = (e: Event) => {
     e.preventDefault();
-    if (inFlight.current || !shown) return;
-    inFlight.current = true;
-    setError(null);
-    setBusy(true);
-    try {
-      const job = await send();
-      idempotency.settle();
-      onQueued(job);
-      setQuote(null);
-    } catch (err) {
-      idempotency.settle(err);
-      setError(describeError(err));
-    } finally {
-      inFlight.current = false;
-      setBusy(false);
-    }
+    if (!shown) return;
+    return once(async () => {
+      setError(null);
+      try {
+        const job = await send();
+        idempotency.settle();
+        onQueued(job);
+        setQuote(null);
+      } catch (err) {
+        idempotency.settle(err);
+        setError(describeError(err));
+      }
+    });
   };
 
   return (

@@ -11,6 +11,9 @@ type ErrorSlots = ReturnType<typeof useErrorSlots>;
 
 const PAGE = 20;
 
+/** Where the next page starts, or null on the last one. */
+const nextCursor = (d: LedgerResult) => (d.ledgerEntries.pageInfo.hasNextPage ? (d.ledgerEntries.pageInfo.endCursor ?? null) : null);
+
 /** What an entry was, in words: its kind and what the gateway recorded with it. */
 function describe(e: Entry, keyNames: Map<string, string>): { what: string; detail: string | null } {
   const key = e.keyId ? (keyNames.get(e.keyId) ?? e.keyId) : null;
@@ -45,7 +48,7 @@ export function Statement({ token, tick, keyNames, errors }: { token: Bearer; ti
     execute(token, LedgerQuery, { first: PAGE }).then(
       (d) => {
         setEntries(d.ledgerEntries.nodes);
-        setNext(d.ledgerEntries.pageInfo.hasNextPage ? d.ledgerEntries.pageInfo.endCursor ?? null : null);
+        setNext(nextCursor(d));
         errors.succeeded('statement');
       },
       errors.failed('statement'),
@@ -58,7 +61,7 @@ export function Statement({ token, tick, keyNames, errors }: { token: Bearer; ti
     try {
       const d = await execute(token, LedgerQuery, { first: PAGE, after: next });
       setEntries((es) => [...(es ?? []), ...d.ledgerEntries.nodes]);
-      setNext(d.ledgerEntries.pageInfo.hasNextPage ? d.ledgerEntries.pageInfo.endCursor ?? null : null);
+      setNext(nextCursor(d));
       errors.succeeded('statement');
     } catch (err) {
       errors.failed('statement')(err);
