@@ -284,22 +284,30 @@ class FailingRecords extends LeaseStore {
   }
 }
 
-test("a stream whose charge waits in the journal keeps its lease open until it is recorded: it is charged its usage, not the estimate the lease's close would charge it", async () => {
+/**
+ * An account of 50 credits whose stream (request `requestId`) has its `stream_starts` row written
+ * with a running estimate of 0.9 credits, reports 0.5 of usage, and has that charge dropped by the
+ * database: kept in the journal, answered from the lease. The row is written at once and never
+ * brought up to date or deleted by a tick, as when the database dropped the connection the delete
+ * would have gone on.
+ */
+async function streamChargedIntoTheJournal(requestId: string) {
   const acct = await gw.newAccount(50);
   const key = await liveKey(acct);
   const store = Object.assign(new FailingRecords(db()), { failures: 1 });
-  const book = instanceOn(store, 'journaled-stream');
-  // Written at once, what it owes never brought up to date, its row never deleted by a tick: as
-  // when the database dropped the connection the delete would have gone on.
+  const book = instanceOn(store, requestId);
   const streams = new StreamStarts(store, { writeAfterMs: 0, updateEveryMs: 3_600_000 });
   const billing = new Billing(book, streams);
-  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-journaled-stream');
+  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', requestId);
   billing.streaming(hold, () => creditsToMicro(0.9)); // the running estimate: prompt and what was relayed
   await streams.tick();
-  expect(await db().all(`select request_id from stream_starts where request_id = 'chatcmpl-journaled-stream'`)).toHaveLength(1);
-
-  // The provider reports 0.5 credits of usage; the database drops the charge: kept, answered from the lease.
+  expect(await db().all(`select request_id from stream_starts where request_id = ?`, [requestId])).toHaveLength(1);
   expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
+  return { acct, book, streams };
+}
+
+test("a stream whose charge waits in the journal keeps its lease open until it is recorded: it is charged its usage, not the estimate the lease's close would charge it", async () => {
+  const { acct, book, streams } = await streamChargedIntoTheJournal('chatcmpl-journaled-stream');
   await book.returnIdleNow();
   expect(await openLeases(acct.id)).toBe(1); // not closed over a charge it has not recorded
   await book.recordKeptNow();
@@ -314,16 +322,7 @@ test("a stream whose charge waits in the journal keeps its lease open until it i
 });
 
 test('a stream charged its estimate by a close from elsewhere, whose usage is recorded later and comes to less: the difference goes back, once', async () => {
-  const acct = await gw.newAccount(50);
-  const key = await liveKey(acct);
-  const store = Object.assign(new FailingRecords(db()), { failures: 1 });
-  const book = instanceOn(store, 'journaled-stream-closed-elsewhere');
-  const streams = new StreamStarts(store, { writeAfterMs: 0, updateEveryMs: 3_600_000 });
-  const billing = new Billing(book, streams);
-  const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-closed-elsewhere');
-  billing.streaming(hold, () => creditsToMicro(0.9));
-  await streams.tick();
-  expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5)); // kept in the journal
+  const { acct, book, streams } = await streamChargedIntoTheJournal('chatcmpl-closed-elsewhere');
 
   // Another instance closes the lease (as after this one stopped heartbeating): the stream is charged its estimate.
   const [lease] = await db().all<{ id: string }>(`select id from credit_leases where account_id = ? and closed_at is null`, [acct.id]);

@@ -5,7 +5,7 @@
  * settle, and other instances are asked to give theirs back. While any lease of the account is
  * open, the caller gets a 402 with Retry-After: 1, and a retry a moment later finds the
  * credits; with none open, the plain 402. And the operator's side of the same: calling every
- * lease of an account back before credits are taken away (callBackLeases).
+ * lease of an account back when a removal of credits waits on them (callBackLeases).
  */
 import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
@@ -50,8 +50,8 @@ export async function afterShortfall<T>(parties: ShortfallParties, accountId: st
  * Brings the account's leased credits back to its balance, on every instance: this one's leases
  * are retired (each closes once its calls settle), the other instances are asked over the recall
  * feed, and this waits, up to `withinMs`, until the database holds no open lease of the account.
- * An operator's removal of credits runs after it, so that what sat in leases is removed too
- * instead of coming back to be spent.
+ * An operator's removal of credits runs it after taking the balance: each lease, as it closes,
+ * gives the removal what it noted on it (migration 20261202000000).
  */
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
   parties.recall(accountId);
