@@ -114,6 +114,31 @@ test('the daily cap counts leases; a call past it is refused; a closed lease giv
   expect(Number(spent!.spent_micro)).toBe(creditsToMicro(9));
 });
 
+
+test("a key whose own concurrent calls keep taking each new lease: the short 402 names the key's calls, retryable in a second, and nothing is charged for it", async () => {
+  const acct = await gw.newAccount(1000);
+  const key = await liveKey(acct, 50);
+  // Leases the size of one call, as a key's daily cap (or a thin balance) makes them: each take serves one waiting call.
+  const { billing, book } = instance('own-race', { wantFactor: 1, minWantMicro: 1 });
+  const outcomes = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-race-${i}`).then(
+      (hold) => billing.settle(hold, creditsToMicro(1)).then(() => 'charged'),
+      (err) => err,
+    )),
+  );
+  const refused = outcomes.filter((o): o is DomainError => o instanceof DomainError);
+  expect(refused.length).toBeGreaterThan(0);
+  for (const err of refused) {
+    expect(err.type).toBe('insufficient_credits');
+    expect(err.retryAfterSeconds).toBe(1);
+    expect(err.message).toMatch(/calls of this API key in progress/);
+  }
+  const charged = outcomes.filter((o) => o === 'charged').length;
+  expect(charged + refused.length).toBe(12);
+  await book.stop();
+  expect(await gw.balance(acct)).toBe(1000 - charged);
+  await expectLedgerInvariants(db());
+});
 test('two instances drain one account of 10 credits with 200 concurrent calls: never more than 10, down to its last call', async () => {
   const acct = await gw.newAccount(10);
   const keys = [await liveKey(acct), await liveKey(acct)];

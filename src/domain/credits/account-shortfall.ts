@@ -16,6 +16,15 @@ export const creditsInFlight = () =>
     retryAfterSeconds: 1,
   });
 
+/**
+ * The same, when the calls in progress are the key's own: each new lease it took (bounded by the
+ * balance and by what its daily cap leaves today) went to its other calls first.
+ */
+export const keyCreditsInFlight = () =>
+  new DomainError('insufficient_credits', "Other calls of this API key in progress hold what its balance and daily spend cap allow now; retry in a second.", {
+    retryAfterSeconds: 1,
+  });
+
 /** What the shortfall path needs of this instance's lease book and of the database. */
 export interface ShortfallParties {
   /** Closes this instance's unused leases of the account; answers whether any went back. */

@@ -18,7 +18,7 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
-import { afterShortfall, callBackLeases, creditsInFlight, type ShortfallParties } from './account-shortfall';
+import { afterShortfall, callBackLeases, keyCreditsInFlight, type ShortfallParties } from './account-shortfall';
 
 export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
@@ -96,7 +96,7 @@ export class LeaseBook {
       await this.takeFor(key, amountMicro, now);
     }
     // Other calls of the key kept taking what each new lease brought: they will settle soon.
-    throw creditsInFlight();
+    throw keyCreditsInFlight();
   }
 
   /**
