@@ -14,8 +14,9 @@ import { DomainError } from '../domain/errors/domain-error';
 import { bodyTooLarge, charsetNotUtf8, unsupportedContentType } from './error-middleware';
 import { clientGone } from './abandoned-answer';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
+import { jsonElementsExceed, MAX_JSON_ELEMENTS } from '../infra/http/json-elements';
 
-export { jsonDepthExceeds, MAX_JSON_DEPTH };
+export { jsonDepthExceeds, jsonElementsExceed, MAX_JSON_DEPTH };
 
 /** JSON bodies above this answer 413; image edits (multipart) have their own limit. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -25,6 +26,13 @@ export const CHAT_BODY_LIMIT = 25 * 1024 * 1024;
 export function bodyTooDeep(): DomainError {
   return new DomainError('invalid_request_error', `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, {
     code: 'body_too_deep',
+  });
+}
+
+/** Refused before it is parsed (infra/http/json-elements.ts): parsing it could take the event loop for seconds. */
+export function bodyTooComplex(): DomainError {
+  return new DomainError('invalid_request_error', `The request body holds more than ${MAX_JSON_ELEMENTS} JSON values; no request of this API needs that many.`, {
+    code: 'body_too_complex',
   });
 }
 
@@ -53,8 +61,8 @@ export function isJsonObject(body: unknown): boolean {
 /** The charset parameter of a Content-Type, quoted or not. */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
-/** Marks body-parser's verify failure as ours (it wraps whatever verify throws as a 403). */
-const NOT_UTF8 = Symbol('not utf-8');
+/** Marks body-parser's verify failures as ours (it wraps whatever verify throws as a 403). */
+const REFUSAL = Symbol('refusal');
 
 /** A POST, PUT or PATCH that carries bytes (a GET's or DELETE's body is never read). */
 function sendsBody(req: { method: string; headers: { 'content-length'?: string; 'transfer-encoding'?: string } }): boolean {
@@ -74,7 +82,8 @@ export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
     // Any JSON value parses; what is not an object is then refused in our words (bodyNotObject).
     strict: false,
     verify: (_req, _res, bytes) => {
-      if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [NOT_UTF8]: true });
+      if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [REFUSAL]: bodyNotUtf8() });
+      if (jsonElementsExceed(bytes)) throw Object.assign(new Error('too complex'), { [REFUSAL]: bodyTooComplex() });
     },
   });
   return (req, res, next) => {
@@ -94,7 +103,7 @@ export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
       return next(bodyTooLarge());
     }
     parse(req, res, (err?: unknown) => {
-      if (err) return next((err as { [NOT_UTF8]?: boolean })[NOT_UTF8] ? bodyNotUtf8() : err);
+      if (err) return next((err as { [REFUSAL]?: DomainError })[REFUSAL] ?? err);
       // undefined: no body was sent (the route reads its defaults).
       if (req.body !== undefined && !isJsonObject(req.body)) return next(bodyNotObject());
       next(jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined);

@@ -20,7 +20,7 @@ import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
 import { clientGone } from './abandoned-answer';
 import { NO_STORE } from './http-app';
 import { observeRequest } from './request-metrics';
-import { bodyNotObject, bodyNotUtf8, bodyTooDeep, isJsonObject, jsonDepthExceeds } from './json-body';
+import { bodyNotObject, bodyNotUtf8, bodyTooComplex, bodyTooDeep, isJsonObject, jsonDepthExceeds, jsonElementsExceed } from './json-body';
 import type { JsonPostHandler } from './routes/chat-routes';
 
 export interface JsonLaneRoute {
@@ -101,9 +101,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
   });
 }
 
-/** As jsonBody reads a body on the Express side: a JSON object, a leading BOM ignored, an empty body is {}. */
+/** As jsonBody reads a body on the Express side: a JSON object, a leading BOM ignored, an empty body is {}, not too many values. */
 function parseJsonBody(raw: Buffer): unknown {
   if (!isUtf8(raw)) throw bodyNotUtf8();
+  if (jsonElementsExceed(raw)) throw bodyTooComplex();
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
