@@ -69,6 +69,12 @@ const schema = z.object({
    * long. 300 s carries the 50 MB multipart cap at 170 kB/s.
    */
   REQUEST_RECEIVE_SECONDS: z.coerce.number().min(1).max(3600).default(300),
+  /**
+   * How long a stream may wait on a client that reads nothing (its socket full); past it the
+   * stream is cut and billed what it sent, so a reader that stopped cannot hold its upstream,
+   * its credits and the gateway's memory for as long as its socket stays open.
+   */
+  STREAM_STALL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
   /** Internal tuning: a credit lease no call used for this long goes back to its account. */
@@ -127,6 +133,7 @@ export interface Config {
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
   requestReceiveSeconds: number;
+  streamStallSeconds: number;
   shutdownNoticeSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
   wsMaxConnectionsPerAddress: number;
@@ -186,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     videoPollSeconds: c.VIDEO_POLL_SECONDS,
     shutdownDrainSeconds: c.SHUTDOWN_DRAIN_SECONDS,
     requestReceiveSeconds: c.REQUEST_RECEIVE_SECONDS,
+    streamStallSeconds: c.STREAM_STALL_SECONDS,
     shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
     secrets: env,
   };

@@ -110,7 +110,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   const s = services;
 
   let draining = false;
-  const shutdownDeadline = () => drain.deadline;
+  const streamTerms = { shutdownDeadline: () => drain.deadline, stallMs: config.streamStallSeconds * 1000 };
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250, Date.now, 2_000);
@@ -142,8 +142,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       v1Raw: [imageEditRoutes(s.images, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
       // The busiest first: Express tries routers in order.
       v1: [
-        chatRoutes(s.chat, shutdownDeadline, idempotentJson),
-        responsesRoutes(s.responses, shutdownDeadline),
+        chatRoutes(s.chat, streamTerms, idempotentJson),
+        responsesRoutes(s.responses, streamTerms),
         imageGenerationRoutes(s.images, idempotentJson),
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),
@@ -155,8 +155,8 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   });
   // The billed JSON POSTs skip Express when nothing about them needs it (rest/json-lane.ts).
   const lane = [
-    { path: '/v1/chat/completions', limitBytes: CHAT_BODY_LIMIT, handle: chatCompletionsHandler(s.chat, shutdownDeadline) },
-    { path: '/v1/responses', limitBytes: CHAT_BODY_LIMIT, handle: createResponseHandler(s.responses, shutdownDeadline) },
+    { path: '/v1/chat/completions', limitBytes: CHAT_BODY_LIMIT, handle: chatCompletionsHandler(s.chat, streamTerms) },
+    { path: '/v1/responses', limitBytes: CHAT_BODY_LIMIT, handle: createResponseHandler(s.responses, streamTerms) },
   ];
   const receiveMs = config.requestReceiveSeconds * 1000;
   // node checks the receive deadline on this interval (30 s by default): a quarter of it, at most 30 s.

@@ -1,7 +1,7 @@
 /**
  * The SSE writer on a real node:http server and a real client socket: events stream as they are
  * queued; held events (a stream's finished choices) wait for the next sent event and leave with it;
- * a hold is bounded.
+ * a hold is bounded; so is what one turn queues; a client that reads nothing is cut at the stall deadline.
  */
 import { createServer, get, type Server, type ServerResponse } from 'node:http';
 import { closeNow, listenLocal } from '../support/local-http';
@@ -167,4 +167,56 @@ test('a slow reader makes the stream wait many times, and no wait leaves a liste
   expect(waits).toBeGreaterThanOrEqual(3);
   // node:http's own listeners only; each wait used to add a 'close' one.
   expect([waits, listeners]).toEqual([waits, 0]);
+});
+
+test('events queued in one turn past 64 KB are written at once, so a provider that never waits sees the socket fill', async () => {
+  let firstWait = -1;
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  handler = async (res) => {
+    startEventStream(res, {});
+    // 64 MB in one turn, as a generator that never waits would queue it: far past any socket buffer.
+    for (let i = 0; i < 64 * 1024; i++) {
+      const full = writeEvent(res, 'x'.repeat(1024));
+      if (full) {
+        firstWait = i;
+        break;
+      }
+    }
+    await finished;
+    res.destroy();
+  };
+  const request = get(origin, (res) => res.pause());
+  request.on('error', () => undefined);
+  await until(() => firstWait >= 0);
+  // Waited after what the socket took, not after 64 MB held in a string.
+  expect(firstWait).toBeLessThan(32 * 1024);
+  finish();
+  request.destroy();
+});
+
+test('a client that reads nothing past the stall deadline: the stream is cut, its wait settles and no listener stays', async () => {
+  const cut = new Promise<{ waitedMs: number; destroyed: boolean; listeners: number }>((resolve) => {
+    handler = async (res) => {
+      startEventStream(res, {}, 300);
+      for (;;) {
+        await new Promise((r) => setImmediate(r));
+        const full = writeEvent(res, 'x'.repeat(64 * 1024));
+        if (!full) continue;
+        const started = Date.now();
+        await full;
+        if (!res.destroyed) continue;
+        resolve({ waitedMs: Date.now() - started, destroyed: res.destroyed, listeners: res.listenerCount('drain') });
+        return;
+      }
+    };
+  });
+  const request = get(origin, (res) => res.pause());
+  request.on('error', () => undefined);
+  const outcome = await cut;
+  expect(outcome.destroyed).toBe(true);
+  expect(outcome.waitedMs).toBeGreaterThanOrEqual(250);
+  expect(outcome.waitedMs).toBeLessThan(5_000);
+  expect(outcome.listeners).toBe(0);
+  request.destroy();
 });

@@ -17,6 +17,15 @@ export interface PlannedChoice {
   finishReason: FinishReason;
 }
 
+/**
+ * The simulator's output limit: completion tokens of one call, shared by its `n` choices. A free
+ * test-key call of `n: 8`, `max_tokens: 8192`, `top_logprobs: 20` and a schema asking for
+ * 100,000 items built a 47 MB answer in 1.1 s of the event loop (session 26's hostile sweep); a
+ * simulated answer is for trying shapes, not volume, so it stops here with `finish_reason:
+ * "length"`, as a model stops at its own output limit.
+ */
+export const SIMULATED_COMPLETION_TOKENS = 2048;
+
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 function callId(hash: number): string {
@@ -68,7 +77,8 @@ function applyStop(content: string, stop: string[] | undefined): string {
 }
 
 export function planChoice(request: ChatRequest, variant: number): PlannedChoice {
-  const limit = Math.max(0, Math.floor(request.maxTokens));
+  const share = Math.floor(SIMULATED_COMPLETION_TOKENS / Math.max(1, request.n));
+  const limit = Math.max(0, Math.min(share, Math.floor(request.maxTokens)));
   const tool = toolToCall(request);
   if (tool) {
     const args = JSON.stringify(new JsonSampler(tool.function.parameters ?? { type: 'object', properties: {} }, wordsOf(request)).sample());

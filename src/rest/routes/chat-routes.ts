@@ -9,9 +9,8 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
-import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
+import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
-import type { CallSignal } from '../../domain/shared/call-signal';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
 export function streamErrorBody(err: unknown) {
@@ -26,7 +25,7 @@ export type JsonPostHandler = (key: KeyPrincipal, body: unknown, res: ServerResp
  * POST /v1/chat/completions, plain JSON or server-sent events with `data: [DONE]`. A stream
  * still running at the server's drain deadline is ended with an error event and billed what it sent.
  */
-export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () => CallSignal): JsonPostHandler {
+export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {}): JsonPostHandler {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
       const abort = callLifetime(res);
@@ -35,13 +34,13 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
       return;
     }
 
-    const abort = callLifetime(res, shutdownDeadline?.());
+    const abort = callLifetime(res, terms.shutdownDeadline?.());
     const { info, items: rest } = await chat.stream(key, body, abort.signal);
     // Wait for the provider's first event before committing to a 200: an upstream that fails
     // before sending anything (refused, reset, timed out) is then an ordinary HTTP error
     // (502 upstream_error, nothing charged) instead of an error event inside a 200 stream.
     let next = await rest.next();
-    startEventStream(res, info.headers);
+    startEventStream(res, info.headers, terms.stallMs);
     try {
       const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));
       // Queued, not written: it leaves with the headers and the first content events, in one write.
@@ -81,8 +80,8 @@ export function chatCompletionsHandler(chat: ChatService, shutdownDeadline?: () 
  * The Express route for what the JSON lane hands on (an Idempotency-Key, a query string, another
  * content type); `idempotency` runs after the parser, as it fingerprints the parsed body.
  */
-export function chatRoutes(chat: ChatService, shutdownDeadline?: () => CallSignal, idempotency?: RequestHandler): Router {
-  const handle = chatCompletionsHandler(chat, shutdownDeadline);
+export function chatRoutes(chat: ChatService, terms: StreamTerms = {}, idempotency?: RequestHandler): Router {
+  const handle = chatCompletionsHandler(chat, terms);
   const r = Router();
   r.post('/chat/completions', jsonBody(CHAT_BODY_LIMIT), ...(idempotency ? [idempotency] : []), (req, res) => handle(keyOf(res), req.body, res));
   return r;

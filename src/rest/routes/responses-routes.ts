@@ -6,11 +6,10 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent } from '../sse/sse-writer';
-import type { CallSignal } from '../../domain/shared/call-signal';
+import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
-export function createResponseHandler(responses: ResponsesService, shutdownDeadline?: () => CallSignal): JsonPostHandler {
+export function createResponseHandler(responses: ResponsesService, terms: StreamTerms = {}): JsonPostHandler {
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res);
@@ -18,11 +17,11 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }
-    const abort = callLifetime(res, shutdownDeadline?.());
+    const abort = callLifetime(res, terms.shutdownDeadline?.());
     const { headers, events: rest, translator } = await responses.stream(key, body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
     let next = await rest.next();
-    startEventStream(res, headers);
+    startEventStream(res, headers, terms.stallMs);
     try {
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
         // As for chat: once the answer has finished, its last events leave with its end, in one write.
@@ -48,8 +47,8 @@ export function createResponseHandler(responses: ResponsesService, shutdownDeadl
 }
 
 /** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id, its input items, cancel, and input-token counting. */
-export function responsesRoutes(responses: ResponsesService, shutdownDeadline?: () => CallSignal): Router {
-  const create = createResponseHandler(responses, shutdownDeadline);
+export function responsesRoutes(responses: ResponsesService, terms: StreamTerms = {}): Router {
+  const create = createResponseHandler(responses, terms);
   const r = Router();
   r.post('/responses', jsonBody(CHAT_BODY_LIMIT), (req, res) => create(keyOf(res), req.body, res));
   r.post('/responses/input_tokens', jsonBody(CHAT_BODY_LIMIT), async (req, res) => {

@@ -2,13 +2,21 @@
 import type { ServerResponse } from 'node:http';
 import { CallAbort, type CallSignal } from '../../domain/shared/call-signal';
 
+/** What a route's streams are given by the server: its drain deadline, and how long a stream may wait on a client that reads nothing. */
+export interface StreamTerms {
+  shutdownDeadline?: () => CallSignal;
+  /** A stream whose socket stays full this long (its client reads nothing) is cut, and billed what it sent. */
+  stallMs?: number;
+}
+
 const EVENT_STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
 
 /**
  * Commits the 200 and its headers. They are not flushed on their own: they leave with the first
  * event, written right after, which saves one socket write per stream (node corks what one tick writes).
  */
-export function startEventStream(res: ServerResponse, headers: Record<string, string>): void {
+export function startEventStream(res: ServerResponse, headers: Record<string, string>, stallMs?: number): void {
+  pendingOf(res).stallMs = stallMs;
   // Connection: close set by a draining server stays (setHeader values survive writeHead).
   res.writeHead(200, res.hasHeader('connection') ? { ...headers, ...EVENT_STREAM_HEADERS, Connection: 'close' } : { ...headers, ...EVENT_STREAM_HEADERS });
 }
@@ -21,11 +29,21 @@ interface Pending {
   held: boolean;
   /** Set while the socket is full (the last write answered false): settles on drain or close. */
   full?: Promise<void>;
+  /** StreamTerms.stallMs of the stream. */
+  stallMs?: number;
 }
 
 const PENDING = Symbol('sse.pending');
 /** How much held text (holdEvents) may wait: an upstream that goes on after its finish is written as it comes. */
 const HELD_TEXT_LIMIT = 64 * 1024;
+/**
+ * How much one turn may queue before it is written at once. A provider whose events all come in
+ * one turn (the simulator's, whose stream is a generator that never waits) queued its whole answer
+ * before the first write and the first chance to see the socket full: a client that read nothing
+ * held 90 MB of the gateway's memory per stream (session 26's hostile sweep). Written here, the
+ * socket's fullness reaches the route's loop, which then waits for it to drain.
+ */
+const TURN_TEXT_LIMIT = 64 * 1024;
 type WithPending = ServerResponse & { [PENDING]?: Pending };
 
 function pendingOf(res: WithPending): Pending {
@@ -44,9 +62,14 @@ function flush(res: ServerResponse, p: Pending): void {
   p.text = '';
   if (res.write(text) || res.destroyed) return;
   p.full = new Promise<void>((resolve) => {
+    // A client that reads nothing would hold the stream (its upstream, its lease, its memory) for
+    // as long as its socket stays open: past the stall deadline the stream is cut, as a client
+    // that left is, and billed what it sent.
+    const stall = p.stallMs === undefined ? undefined : setTimeout(() => res.destroy(), p.stallMs).unref();
     // Both listeners go with the first: a long stream to a slow reader waits many times, and each
     // wait used to leave its 'close' listener behind (MaxListenersExceededWarning on the console).
     const done = () => {
+      clearTimeout(stall);
       res.off('drain', done);
       res.off('close', done);
       p.full = undefined;
@@ -69,6 +92,10 @@ export function writeEvent(res: ServerResponse, data: unknown, event?: string): 
   const p = pendingOf(res);
   p.text += `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
   if (p.held && p.text.length > HELD_TEXT_LIMIT) p.held = false;
+  if (!p.held && p.text.length > TURN_TEXT_LIMIT) {
+    flush(res, p);
+    return p.full;
+  }
   if (!p.scheduled) {
     p.scheduled = true;
     process.nextTick(flush, res, p);

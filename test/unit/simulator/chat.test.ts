@@ -2,6 +2,7 @@ import { SimulatorChatProvider } from '../../../src/providers/simulator';
 import type { ChatRequest, ChatStreamEvent } from '../../../src/providers/ports';
 import { countTokens } from '../../../src/domain/chat/tokens';
 import { estimatePromptTokens } from '../../../src/domain/chat/prompt-tokens';
+import { SIMULATED_COMPLETION_TOKENS } from '../../../src/providers/simulator/chat-plan';
 
 const provider = new SimulatorChatProvider();
 
@@ -129,5 +130,40 @@ describe('SimulatorChatProvider.stream', () => {
     expect(finished).toBe(false);
     expect(delivered).toHaveLength(2);
     expect(countTokens(delivered.join(''))).toBe(6);
+  });
+});
+
+describe('the simulator has an output limit, as a model does', () => {
+  // A free test-key call asking for the most: 8 choices of 8,192 tokens, 20 alternatives each, and a
+  // schema that asks for 100,000 strings of 100,000 characters.
+  const greedy = request({
+    n: 8,
+    maxTokens: 8192,
+    options: {
+      logprobs: true,
+      top_logprobs: 20,
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'array', minItems: 100_000, items: { type: 'string', minLength: 100_000 } } } },
+    },
+  });
+
+  test('2,048 completion tokens a call, shared by its choices, each cut with finish_reason "length"', async () => {
+    const result = await provider.complete(greedy);
+    expect(result.usage.completionTokens).toBeLessThanOrEqual(SIMULATED_COMPLETION_TOKENS);
+    expect(result.choices.map((c) => c.finishReason)).toEqual(Array(8).fill('length'));
+    for (const choice of result.choices) expect(countTokens(choice.message.content ?? '')).toBeLessThanOrEqual(SIMULATED_COMPLETION_TOKENS / 8);
+    // The whole answer, logprobs and all, stays a few MB (it was 47 MB).
+    expect(JSON.stringify(result).length).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  test('a stream is cut at the same limit', async () => {
+    const events = await collect(provider.stream(greedy));
+    const finish = events.at(-1);
+    expect(finish?.type).toBe('finish');
+    expect(finish?.type === 'finish' ? finish.usage?.completionTokens : undefined).toBeLessThanOrEqual(SIMULATED_COMPLETION_TOKENS);
+  });
+
+  test('a call within the limit is not cut', async () => {
+    const { finishReason } = await answer(request({ maxTokens: 2048 }));
+    expect(finishReason).toBe('stop');
   });
 });
