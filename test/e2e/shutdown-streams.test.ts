@@ -2,10 +2,13 @@
  * SIGTERM with streams running (main.ts calls gateway.close()): a chat stream and a Responses
  * stream still open at the drain deadline each get a terminal error event the `openai` SDK
  * raises as an error, are charged exactly the prompt plus what was sent, and leave no hold or
- * credit lease open.
+ * credit lease open. Calls whose provider has not answered at the deadline (a plain call, a
+ * stream before its first event) get a 503 `server_shutdown` and are charged nothing; a
+ * Responses stream, whose 200 went out at once, gets its error event and is charged nothing.
  */
 import OpenAI from 'openai';
 import { writeModelsFile } from '../support/models-file';
+import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { openDatabase } from '../../src/infra/db/orm';
 import { FAKE_CHAT_DELTAS, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
@@ -13,17 +16,24 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 
 let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
+let silent: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;
 
 beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
   upstream.setMode('stall-mid-stream'); // one delta, then silence: a 60-second answer in the making
-  models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });
+  silent = await startFakeOpenAIUpstream();
+  silent.setMode('hang'); // reads the request, never answers
+  const chatModel = BUILTIN_CATALOG.models.find((m) => m.id === 'svc-chat-1')!;
+  models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } }, [
+    { ...chatModel, id: 'svc-chat-silent', route: { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: silent.url, timeoutSeconds: 60 } },
+  ]);
   gw = await startTestGateway({ MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' });
 });
 afterAll(async () => {
   await gw.close();
   await upstream.close();
+  await silent.close();
   models.remove();
 });
 
@@ -43,9 +53,29 @@ test('streams cut by the drain deadline end with an error event, are billed what
       if (e.type === 'response.output_text.delta') responses.push(e.delta);
     }
   })().catch((e) => e);
-  while (chat.join('') === '' || responses.length === 0) await new Promise((r) => setTimeout(r, 20));
+  // Three calls of another account whose provider never answers: plain, streamed, a Responses stream.
+  const quiet = await gw.newAccount(10);
+  const quietKey = (await gw.newKey(quiet)).secret;
+  const unanswered = [{ stream: false }, { stream: true }].map(({ stream }) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${quietKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-chat-silent', messages: [{ role: 'user', content: 'anyone there?' }], stream }),
+    }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error?: { type: string; code: string } } })),
+  );
+  const quietOpenai = new OpenAI({ apiKey: quietKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const quietResponse = (async () => {
+    for await (const e of await quietOpenai.responses.create({ model: 'svc-chat-silent', input: 'hello?', stream: true, store: false })) void e;
+  })().catch((e) => e);
+  while (chat.join('') === '' || responses.length === 0 || silent.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
 
   await gw.gateway.close();
+  for (const answer of await Promise.all(unanswered)) {
+    expect(answer).toMatchObject({ status: 503, retryAfter: '1', body: { error: { type: 'service_unavailable', code: 'server_shutdown' } } });
+  }
+  const quietErr = await quietResponse;
+  expect(quietErr).toBeInstanceOf(OpenAI.APIError);
+  expect(quietErr.message).toContain('restarting');
   const errs = [await chatDone, await responsesDone];
   for (const err of errs) {
     expect(err).toBeInstanceOf(OpenAI.APIError);
@@ -65,6 +95,9 @@ test('streams cut by the drain deadline end with an error event, are billed what
     expect(charged).toBeGreaterThan(0);
     const balance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [account.id]);
     expect(Number(balance!.b)).toBe(10_000_000 - charged);
+    // Nothing was sent to the quiet account's calls: nothing charged.
+    const quietBalance = await db.db.one<{ b: string }>(`select balance_micro as b from accounts where id = ?`, [quiet.id]);
+    expect(Number(quietBalance!.b)).toBe(10_000_000);
     await expectLedgerInvariants(db.db);
   } finally {
     await db.close();

@@ -167,7 +167,8 @@ export class ChatService {
    * A streamed call. The hold is placed before this resolves (so 402/429 are ordinary HTTP
    * errors); the stream then charges the provider's usage, or, when the client goes away, the
    * prompt plus what was sent. A provider failure before anything was sent charges nothing; one
-   * after it charges what was relayed, as a client abort does.
+   * after it charges what was relayed, as a client abort does. A call cut (the client gone, the
+   * drain deadline) before the provider's first event charges nothing either.
    */
   async stream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
     const call = await this.prepare(key, input);
@@ -206,11 +207,13 @@ export class ChatService {
         return;
       }
     } catch (err) {
-      if (signal.aborted) return;
-      if (sent === '') {
+      // The provider never answered (the client left, or the drain deadline cut the call, before
+      // its first event: nothing was sent), or it failed before its first word: nothing is charged.
+      if (!answering || (!signal.aborted && sent === '')) {
         await this.billing.settle(call.hold, 0);
         settled = true;
       }
+      if (signal.aborted) return;
       throw err;
     } finally {
       // The client left, or the provider died after relaying part of the answer: charge the

@@ -9,7 +9,7 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
-import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import { callLifetime, cutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -28,8 +28,10 @@ export type JsonPostHandler = (key: KeyPrincipal, body: unknown, res: ServerResp
 export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {}): JsonPostHandler {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
-      const abort = callLifetime(res);
-      const out = await chat.complete(key, body, abort.signal, callIdOf(res));
+      const abort = callLifetime(res, terms.shutdownDeadline?.());
+      const out = await chat.complete(key, body, abort.signal, callIdOf(res)).catch((err: unknown) => {
+        throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
+      });
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, completionBody(out));
       return;
     }
@@ -40,6 +42,12 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
     // before sending anything (refused, reset, timed out) is then an ordinary HTTP error
     // (502 upstream_error, nothing charged) instead of an error event inside a 200 stream.
     let next = await rest.next();
+    // Cut before the provider's first event (nothing sent, nothing charged): by the drain
+    // deadline, an ordinary 503; for a client that left, nothing to write.
+    if (next.done && abort.signal.aborted) {
+      if (abort.cutByShutdown()) throw cutBeforeAnswer();
+      return;
+    }
     startEventStream(res, info.headers, terms.stallMs);
     try {
       const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));

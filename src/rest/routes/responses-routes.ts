@@ -6,14 +6,16 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import { callLifetime, cutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
 export function createResponseHandler(responses: ResponsesService, terms: StreamTerms = {}): JsonPostHandler {
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
-      const abort = callLifetime(res);
-      const out = await responses.create(key, body, abort.signal);
+      const abort = callLifetime(res, terms.shutdownDeadline?.());
+      const out = await responses.create(key, body, abort.signal).catch((err: unknown) => {
+        throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
+      });
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }

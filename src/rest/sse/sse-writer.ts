@@ -1,6 +1,7 @@
 /** Server-sent events on a node:http response (Express's extends it), with backpressure. */
 import type { ServerResponse } from 'node:http';
 import { CallAbort, type CallSignal } from '../../domain/shared/call-signal';
+import { DomainError } from '../../domain/errors/domain-error';
 
 /** What a route's streams are given by the server: its drain deadline, and how long a stream may wait on a client that reads nothing. */
 export interface StreamTerms {
@@ -167,6 +168,18 @@ export function callLifetime(res: ServerResponse, shutdownDeadline?: CallSignal)
     if (!res.writableFinished) abort.abort();
   });
   return { signal: abort, cutByShutdown: () => cut && !res.destroyed };
+}
+
+/**
+ * A call the drain deadline cut before its answer began (a plain call waiting on its provider, a
+ * stream before the provider's first event): nothing was sent and nothing is charged, so it is an
+ * ordinary 503 the client may retry, not a bare connection reset or an empty 200 stream.
+ */
+export function cutBeforeAnswer(): DomainError {
+  return new DomainError('service_unavailable', 'The server is restarting and ended this call before the model answered; nothing was charged. Retry the request.', {
+    code: 'server_shutdown',
+    retryAfterSeconds: 1,
+  });
 }
 
 export const SHUTDOWN_STREAM_ERROR = {
