@@ -163,5 +163,27 @@ export function internalNameReason(host: string): string | null {
     const category = isIP(address) ? classifyAddress(address) : null;
     if (category) return `a name that spells ${DESCRIBE[category]} address`;
   }
+  // Their other spellings: eight hex digits (7f000001.nip.io, app-7f000001.nip.io) and IPv6 with
+  // dashes for colons (--1.sslip.io is ::1).
+  for (const label of host.split('.')) {
+    const spelled = [ipv6OfDashes(label), ...label.split('-').map(ipv4OfHex)];
+    for (const address of spelled) {
+      const category = address ? classifyAddress(address) : null;
+      if (category) return `a name that spells ${DESCRIBE[category]} address`;
+    }
+  }
   return null;
+}
+
+/** `7f000001` → `127.0.0.1`; null unless exactly eight hex digits. */
+function ipv4OfHex(part: string): string | null {
+  if (!/^[0-9a-f]{8}$/.test(part)) return null;
+  return [0, 2, 4, 6].map((i) => parseInt(part.slice(i, i + 2), 16)).join('.');
+}
+
+/** `--1` → `::1`, `fe80--1` → `fe80::1`; null unless the label, dashes read as colons, is an IPv6 address. */
+function ipv6OfDashes(label: string): string | null {
+  if (!label.includes('-')) return null;
+  const address = label.replace(/-/g, ':');
+  return isIP(address) === 6 ? address : null;
 }

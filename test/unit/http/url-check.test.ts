@@ -199,11 +199,29 @@ describe('names that only mean something inside a network (refused though they d
     'http://127.0.0.1.nip.io/',
     'http://10-0-0-1.sslip.io/x',
     'http://app.169.254.169.254.nip.io/',
+    // The same services' hex and IPv6 spellings (session 26's hostile sweep found them accepted).
+    'http://7f000001.nip.io/a',
+    'http://app-7f000001.nip.io/a',
+    'http://a9fea9fe.nip.io/latest/meta-data',
+    'http://0a000001.sslip.io/',
+    'http://--1.sslip.io/a',
+    'http://fe80--1.sslip.io/',
+    'http://fd00-ec2--254.sslip.io/',
   ])('%s', async (url) => {
     await expect(checkCallerUrl(url, media)).rejects.toMatchObject({ type: 'invalid_request_error', param: 'image_url' });
   });
 
-  test.each(['https://example.com/cat.png', 'https://cdn.example.org/a.png', 'https://8.8.8.8.nip.io/x', 'https://img-2024.example.net/x'])('%s passes', async (url) => {
+  test.each([
+    'https://example.com/cat.png',
+    'https://cdn.example.org/a.png',
+    'https://8.8.8.8.nip.io/x',
+    'https://img-2024.example.net/x',
+    // Hex and dashes that spell public addresses, or none at all.
+    'https://08080808.nip.io/x',
+    'https://cafebabe.example.com/x',
+    'https://my--site.example.com/x',
+    'https://2a01-4f8-c17-b8f--2.sslip.io/x',
+  ])('%s passes', async (url) => {
     await expect(checkCallerUrl(url, media)).resolves.toBe(new URL(url).href);
   });
 });
