@@ -47,8 +47,9 @@ export function bodyNotJson(): DomainError {
 
 /** What each of multer's limits means to the client (the field it names goes in `param`). */
 const MULTIPART_LIMITS: Record<string, (field?: string) => string> = {
-  LIMIT_UNEXPECTED_FILE: (field) => `Unexpected file field '${(field ?? '').slice(0, 64)}': images go in 'image' (or 'image[]'), and at most one 'mask'.`,
-  LIMIT_FILE_COUNT: () => 'The multipart body has more files than this endpoint accepts.',
+  // Also what multer says of a field past its maxCount (a 17th image).
+  LIMIT_UNEXPECTED_FILE: (field) => `Unexpected file field '${(field ?? '').slice(0, 64)}': images go in 'image' (or 'image[]'), at most 16, and at most one 'mask'.`,
+  LIMIT_FILE_COUNT: () => 'The multipart body has more files than this endpoint accepts: at most 16 images and one mask.',
   LIMIT_FIELD_COUNT: () => 'The multipart body has more text fields than this endpoint accepts.',
   LIMIT_PART_COUNT: () => 'The multipart body has more parts than this endpoint accepts.',
   LIMIT_FIELD_KEY: () => 'A multipart field name is longer than this endpoint accepts.',
@@ -74,11 +75,14 @@ export function toDomainError(err: unknown): DomainError | null {
     return new DomainError('invalid_request_error', 'Unsupported Content-Encoding: send the body as it is, or gzip, deflate or br.', { code: 'unsupported_content_encoding' });
   if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) {
     const message = MULTIPART_LIMITS[e.code]?.(e.field) ?? 'The multipart body breaks a limit of this endpoint.';
-    return new DomainError('invalid_request_error', message, { param: e.field ?? null });
+    // Too many files are too many images: the field a client fixes.
+    return new DomainError('invalid_request_error', message, { param: e.field ?? (e.code === 'LIMIT_FILE_COUNT' ? 'image' : null) });
   }
-  // zlib's refusal of a body that is not what its Content-Encoding says (body-parser passes it on as a 400).
-  if (typeof e?.code === 'string' && e.code.startsWith('Z_'))
-    return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.');
+  // zlib's refusal of a body that is not what its Content-Encoding says (body-parser passes it on
+  // as a 400): Z_… from gzip and deflate, ERR__ERROR_… from brotli (which used to fall through to
+  // "could not be read", without a code).
+  if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR_')))
+    return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.', { code: 'invalid_content_encoding' });
   // Any other client error body-parser raises (an aborted or mis-sized body): its status says it is the client's.
   if (e?.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500)
     return new DomainError('invalid_request_error', 'The request body could not be read.');

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { IDEMPOTENCY_HEADER, IdempotencyService, type StoredResponse } from '../domain/idempotency/idempotency-service';
+import { singleHeader } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
 import { stableJson } from '../domain/idempotency/stable-json';
 import { keyOf } from './auth';
@@ -26,7 +27,7 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {
-    const raw = req.get(IDEMPOTENCY_HEADER);
+    const raw = singleHeader(req, IDEMPOTENCY_HEADER);
     if (raw === undefined || req.method !== 'POST' || !IDEMPOTENT_PATHS.has(req.path) || res.locals.idempotency) return next();
     const multipart = req.is('multipart/form-data') === 'multipart/form-data';
     if (multipart !== (chain === 'raw')) return next();

@@ -2,7 +2,7 @@
  * Two Authorization headers in one request: Node keeps the first, a proxy in front may keep the
  * last, so the two would see different identities. Every door that reads the header (REST /v1 on
  * Express and on the JSON lane, /account, /admin) answers 400 naming it, whichever comes first,
- * and nothing is charged.
+ * and nothing is charged. Two Idempotency-Key headers likewise (Node joined them into one key).
  */
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { rawRequest } from '../support/raw-http';
@@ -68,4 +68,26 @@ test('GraphQL over HTTP refuses a second Authorization header too, in the GraphQ
     expect(errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'Authorization' });
     expect(errors[0].message).toContain("'Authorization' header is given more than once");
   }
+});
+
+test('two Idempotency-Key headers are a 400 naming the header, not one key made of both; nothing is charged', async () => {
+  const acct = await gw.newAccount(10);
+  const key = await gw.newKey(acct);
+  const routes: Array<[string, string]> = [
+    ['/v1/chat/completions', CHAT],
+    ['/v1/images/generations', JSON.stringify({ model: 'svc-creative-v8', prompt: 'x', size: '64x64' })],
+  ];
+  for (const [path, body] of routes) {
+    const head = ['POST ' + path + ' HTTP/1.1', 'Host: x', `Authorization: Bearer ${key.secret}`, 'Content-Type: application/json', 'Idempotency-Key: first-one', 'idempotency-key: second-one'];
+    const res = await rawRequest(gw.url, head, body);
+    expect([path, res.status]).toEqual([path, 400]);
+    expect(JSON.parse(res.body).error).toEqual({
+      type: 'invalid_request_error',
+      param: 'Idempotency-Key',
+      code: 'duplicate_header',
+      message: expect.stringContaining("'Idempotency-Key' header is given more than once"),
+    });
+  }
+  await allCallsBilled(gw, acct.id);
+  expect(await gw.balance(acct)).toBe(10);
 });

@@ -47,10 +47,10 @@ const JSON_ROUTES: Array<[string, unknown]> = [
 ];
 
 describe('a Content-Encoding the bytes do not follow', () => {
-  test.each(JSON_ROUTES)('%s: gzip and deflate that are not, 400; the real ones are read', async (path, body) => {
-    for (const encoding of ['gzip', 'deflate']) {
+  test.each(JSON_ROUTES)('%s: gzip, deflate and br that are not, 400 invalid_content_encoding; the real ones are read', async (path, body) => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
       const res = await post(path, 'plainly not compressed', { 'content-type': 'application/json', 'content-encoding': encoding });
-      expect([res.status, res.body.error?.type]).toEqual([400, 'invalid_request_error']);
+      expect([encoding, res.status, res.body.error?.type, res.body.error?.code]).toEqual([encoding, 400, 'invalid_request_error', 'invalid_content_encoding']);
     }
     if (path !== '/v1/video/quote') return; // the one free route: the encoded body must be read as JSON
     for (const [encoding, zip] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {

@@ -93,3 +93,14 @@ test('a well-formed edit with UTF-8 text (and n=1) still runs, on a test key', a
   });
   expect(res.status).toBe(200);
 });
+
+test.each([
+  ['16 of image and 1 of image[]', 16, 1],
+  ['9 of each', 9, 9],
+  ['17 of image', 17, 0],
+])('more than 16 images (%s) is a 400 naming image that says so, and nothing is charged', async (_label, plain, bracketed) => {
+  const files = [...Array.from({ length: plain }, () => image()), ...Array.from({ length: bracketed }, () => part('image[]', makePng(8, 8), 'b.png'))];
+  const res = await edit(form(part('prompt', 'a hat'), ...files), MULTIPART);
+  expect([res.status, res.body.error?.type, res.body.error?.param]).toEqual([400, 'invalid_request_error', 'image']);
+  expect(res.body.error?.message).toMatch(/16/);
+});

@@ -12,16 +12,27 @@ export function bearerToken(header: string | undefined): string | null {
  * The request's one Authorization header. Node keeps the first of several in `req.headers`
  * while a proxy in front may keep the last (or join them): two would let the gateway and that
  * proxy see two identities in one request, so a second one is a 400, whatever either says.
- * Counted on `rawHeaders` (no `headersDistinct` object built per request on the hot path).
  */
 export function authorizationHeader(req: IncomingMessage): string | undefined {
+  return singleHeader(req, 'Authorization');
+}
+
+/**
+ * The value of a header that must be given once (`name` as the client reads it in the error),
+ * or undefined; a second one is a 400 `duplicate_header` naming it. Node joins most repeated
+ * headers with ", " (two Idempotency-Keys became one key, `k1, k2`) and keeps the first of some
+ * (Authorization). Counted on `rawHeaders` (no `headersDistinct` object built per request on the hot path).
+ */
+export function singleHeader(req: IncomingMessage, name: string): string | undefined {
   const raw = req.rawHeaders;
+  const lower = name.toLowerCase();
   let seen = false;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
-    if (seen) throw invalidRequest("The 'Authorization' header is given more than once; send exactly one.", 'Authorization', 'duplicate_header');
+    const given = raw[i]!;
+    if (given.length !== lower.length || given.toLowerCase() !== lower) continue;
+    if (seen) throw invalidRequest(`The '${name}' header is given more than once; send exactly one.`, name, 'duplicate_header');
     seen = true;
   }
-  return req.headers.authorization;
+  const value = req.headers[lower];
+  return Array.isArray(value) ? value[0] : value;
 }
