@@ -4,10 +4,16 @@
  * every ready socket in one poll phase before any timer or other request runs: the bench measured
  * 9,000 WebSocket messages read in one turn and the loop held for 360 ms, each read (the syscall,
  * node's stream, ws's frame parsing) ~30 µs even with the messages' handling deferred by the turn
- * gate. JavaScript cannot split a poll phase, but it can take sockets out of it: once a turn's
- * share of messages has arrived, every tracked socket stops reading (libuv skips the events it
- * had already collected for them), and they read again a slice per turn, with I/O in between.
- * A paused socket keeps its data in the kernel's buffer; nothing is lost or reordered.
+ * gate. JavaScript cannot split a poll phase, but it can take sockets out of it: once more
+ * sockets have messages waiting than a turn serves, every tracked socket stops reading (libuv
+ * skips the events it had already collected for them), and they read again a slice per turn,
+ * with I/O in between. A paused socket keeps its data in the kernel's buffer; nothing is lost or
+ * reordered.
+ *
+ * It is the number of sockets waiting that counts, not of messages: one socket's flood is its
+ * own lane's backlog (bounded, message-turns.ts) and must not stop everyone else reading. When
+ * it did, a socket with 300,000 pings queued kept every other socket unread until they were
+ * all handled, and new clients were closed for not sending `connection_init` in time.
  */
 import type { Socket } from 'node:net';
 
@@ -51,7 +57,7 @@ export class BurstReads {
 
   /**
    * @param perTurn sockets put back to reading per turn.
-   * @param backlog messages still waiting for their turn; sockets wait while it is over `perTurn`.
+   * @param backlog sockets whose messages still wait for their turn; paused sockets wait while it is over `perTurn`.
    * @param onPause told each time a burst paused sockets (a metric).
    */
   constructor(
@@ -70,7 +76,7 @@ export class BurstReads {
     return this.paused.length;
   }
 
-  /** A turn got more messages than its share: every socket stops reading, to come back in slices. */
+  /** More sockets wait than a turn serves: every socket stops reading, to come back in slices. */
   pauseAll(): void {
     if (this.paused.length > 0) return;
     for (const socket of this.open) if (stopReading(socket)) this.paused.push(socket);

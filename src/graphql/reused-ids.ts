@@ -38,6 +38,11 @@ export class ReusedIds {
     private readonly open: () => boolean,
   ) {}
 
+  /** Messages waiting behind a held `subscribe` (they count toward the socket's bound, message-turns.ts). */
+  get holding(): number {
+    return this.held?.length ?? 0;
+  }
+
   push(args: MessageArgs): void {
     if (this.held) {
       this.held.push(args);
@@ -72,10 +77,11 @@ export class ReusedIds {
     const queued = this.held ?? [];
     this.held = null;
     if (!this.open()) return;
-    while (queued.length > 0) {
-      this.dispatch(queued.shift()!);
+    // By index, not shift(): shifting each out of a long queue would be O(n²).
+    for (let i = 0; i < queued.length; i++) {
+      this.dispatch(queued[i]!);
       if (this.held) {
-        (this.held as MessageArgs[]).push(...queued);
+        for (let j = i + 1; j < queued.length; j++) (this.held as MessageArgs[]).push(queued[j]!);
         return;
       }
     }

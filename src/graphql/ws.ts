@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
@@ -8,7 +8,6 @@ import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import { bearerToken } from '../infra/http/bearer-token';
-import { errorBody } from '../infra/http/error-body';
 import { clientAddress, trustedProxies } from '../infra/http/client-address';
 import { asGraphQLError, type FormatError } from './errors';
 import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
@@ -21,6 +20,8 @@ import { ConnectionCap } from './connection-cap';
 import { messagesThroughGate } from './message-turns';
 import { BurstReads } from './burst-reads';
 import { serveGraphQLWs } from './ws-transport';
+import { claimUpgrades, isWebSocketUpgradeTo, serveAsHttp } from './upgrade-routing';
+import { handshakeFailed, handshakeRefusal, refuseUpgrade } from './upgrade-refusals';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -157,19 +158,6 @@ function admit(ctx: { subscriptions: Record<string, unknown>; extra: Pick<Partia
 }
 
 /**
- * An upgrade refused before the handshake: a plain HTTP answer with the OpenAI error body (the
- * status from the one error table), so a client sees why rather than a dropped connection.
- */
-function refuseUpgrade(socket: Duplex, err: DomainError): void {
-  const body = JSON.stringify(errorBody(err));
-  const retry = err.retryAfterSeconds === undefined ? '' : `Retry-After: ${err.retryAfterSeconds}\r\n`;
-  socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\nConnection: close\r\nContent-Type: application/json\r\n${retry}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-}
-
-/**
  * graphql-transport-ws on the HTTP server's port, path /graphql. The credential is checked at
  * connection time (`connectionParams.authorization`); a missing or bad one closes the socket
  * (4403) before any operation runs. One client address holds at most `maxConnectionsPerAddress`
@@ -191,18 +179,22 @@ export function attachWebSocketDoor(
   },
 ): { close: () => Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
+  // What ws finds wrong that handshakeRefusal did not (a malformed Sec-WebSocket-Protocol): the same shape.
+  wss.on('wsClientError', (err: Error, socket: Duplex) => refuseUpgrade(socket, handshakeFailed(err.message)));
   const cap = new ConnectionCap(deps.maxConnectionsPerAddress);
   const proxies = trustedProxies(deps.trustedProxies);
   let closing = false;
 
+  // The door owns the server's upgrades: a WebSocket upgrade to /graphql is its own, anything
+  // else asking for an upgrade (h2c, another path) is served by the app (upgrade-routing.ts).
+  const ours = (req: IncomingMessage) => isWebSocketUpgradeTo(req, GRAPHQL_PATH);
+  const unclaim = claimUpgrades(server, ours);
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== GRAPHQL_PATH) {
-      // Another door may own this path; when none does, do not leave the socket hanging.
-      if (server.listenerCount('upgrade') === 1) socket.destroy();
-      return;
-    }
+    if (!ours(req)) return serveAsHttp(server, req, socket, head);
     if (closing) return void socket.destroy();
+    // A handshake that cannot succeed is answered in the error shape, not with ws's text/html.
+    const invalid = handshakeRefusal(req);
+    if (invalid) return refuseUpgrade(socket, invalid);
     const release = cap.acquire(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], proxies));
     if (!release) {
       if (!req.socket.remoteAddress) return void socket.destroy();
@@ -226,12 +218,17 @@ export function attachWebSocketDoor(
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
   const keySockets = new KeySockets(deps.services, deps.logger);
-  // Registered before graphql-ws's own 'connection' listener, so every message goes through it.
-  // A turn that brings more messages than the gate's share pauses every socket's reads, which
+  // Registered before graphql-ws's own 'connection' listener, so every message goes through it,
+  // each socket in a lane of its own (one socket's backlog waits for that socket alone). A turn
+  // that leaves more sockets waiting than the gate's share pauses every socket's reads, which
   // then come back a slice per turn (burst-reads.ts).
   const messageGate: TurnGate = new TurnGate(PER_TURN, () => burstReads.pauseAll());
-  const burstReads = new BurstReads(PER_TURN, () => messageGate.backlog, () => deps.metrics?.wsReadPauses.inc());
-  wss.on('connection', (socket: WebSocket) => messagesThroughGate(messageGate, socket));
+  const burstReads = new BurstReads(PER_TURN, () => messageGate.waitingLanes, () => deps.metrics?.wsReadPauses.inc());
+  wss.on('connection', (socket: WebSocket, req: IncomingMessage) =>
+    messagesThroughGate(messageGate, socket, (waiting) =>
+      deps.logger.info({ ...waiting, address: req.socket.remoteAddress }, 'GraphQL WebSocket closed (1008): too many messages waiting'),
+    ),
+  );
   const disposable = serveGraphQLWs<Record<string, unknown>, ConnectionExtra>(
     wss,
     {
@@ -283,6 +280,7 @@ export function attachWebSocketDoor(
     close: async () => {
       closing = true;
       server.off('upgrade', onUpgrade);
+      unclaim?.();
       // Clients get 1001 "Going away"; one that does not answer the close handshake is cut off.
       const cutOff = setTimeout(() => wss.clients.forEach((c) => c.terminate()), 2000);
       await disposable.dispose();

@@ -1,0 +1,48 @@
+/**
+ * Answers to a WebSocket upgrade the door refuses before any handshake: plain HTTP with the
+ * OpenAI error body (the status from the one error table) and `Connection: close`, so a client
+ * sees why rather than a dropped connection or `ws`'s text/html page.
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { DomainError } from '../domain/errors/domain-error';
+import { errorBody } from '../infra/http/error-body';
+
+/** 16 bytes in base64, as RFC 6455 §4.1 asks (`ws`'s own test). */
+const KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+export function refuseUpgrade(socket: Duplex, err: DomainError): void {
+  const body = JSON.stringify(errorBody(err));
+  const retry = err.retryAfterSeconds === undefined ? '' : `Retry-After: ${err.retryAfterSeconds}\r\n`;
+  const extra = Object.entries(err.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\nConnection: close\r\nContent-Type: application/json\r\n${retry}${extra}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** A WebSocket handshake that cannot succeed, in the door's words; null when `ws` may complete it. */
+export function handshakeRefusal(req: IncomingMessage): DomainError | null {
+  const key = req.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !KEY.test(key)) {
+    return badHandshake("A WebSocket upgrade needs a 'Sec-WebSocket-Key' header: 16 random bytes in base64.", 'Sec-WebSocket-Key');
+  }
+  // The versions `ws` speaks, read as it reads them: RFC 6455's 13, and draft 8.
+  const version = Number(req.headers['sec-websocket-version']);
+  if (version !== 13 && version !== 8) {
+    // RFC 6455 §4.4: the versions this server speaks go back with the refusal.
+    return badHandshake("A WebSocket upgrade needs 'Sec-WebSocket-Version: 13'.", 'Sec-WebSocket-Version', { 'Sec-WebSocket-Version': '13' });
+  }
+  return null;
+}
+
+/** A refusal for what `ws` itself found wrong with the handshake (its message names the header). */
+export function handshakeFailed(wsMessage: string): DomainError {
+  return badHandshake(`The WebSocket handshake is invalid: ${wsMessage}.`, null);
+}
+
+function badHandshake(message: string, param: string | null, headers?: Record<string, string>): DomainError {
+  return new DomainError('invalid_request_error', message, { param, code: 'invalid_websocket_handshake', headers });
+}
