@@ -16,7 +16,7 @@ const positiveSeconds = (fallback: number) =>
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: z.coerce.number().min(0).max(65535).int().default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
     message: 'must be a postgres:// URL',
@@ -58,7 +58,7 @@ const schema = z.object({
   /** Internal tuning (not in CONTRACT): how long a claimed work row stays leased to one instance. */
   WORK_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
   /** Internal tuning: concurrent work items per instance; 0 runs an API-only instance with no worker. */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(32),
+  WORKER_CONCURRENCY: z.coerce.number().min(0).max(1000).int().default(32),
   /** Internal tuning: how often an upstream video job is polled. */
   VIDEO_POLL_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   /** On SIGTERM: how long requests in flight may finish before streams are ended and connections cut. */
@@ -86,8 +86,8 @@ const schema = z.object({
    * always uses one). More stop calls queueing behind the commit ahead of theirs but make smaller
    * batches, so more commits: worth it when PostgreSQL has cores of its own.
    */
-  CHARGE_COMMITS_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(1),
-  CHARGE_DEADLINE_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  CHARGE_COMMITS_IN_FLIGHT: z.coerce.number().min(1).max(16).int().default(1),
+  CHARGE_DEADLINE_MS: z.coerce.number().min(1).max(600_000).int().default(5_000),
   /**
    * GraphQL WebSocket connections one client address (IPv6: one /64) may hold open on an
    * instance; 0: no cap. 1,000: a browser or an SDK holds one socket (up to 20 operations each),
@@ -95,7 +95,7 @@ const schema = z.object({
    * tenth of an instance sized for 10,000 sockets. Behind a proxy set TRUSTED_PROXIES, or every
    * connection counts against the proxy's address.
    */
-  WS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  WS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().min(0).max(1_000_000).int().default(1000),
   /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client. */
   TRUSTED_PROXIES: z
     .string()

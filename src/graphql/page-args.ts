@@ -25,7 +25,7 @@ export class PageRule {
   ) {
     this.schema = z
       .object({
-        first: z.coerce.number().int().min(1).max(max).default(byDefault),
+        first: z.coerce.number().min(1).max(max).int().default(byDefault),
         after: (cursor ? z.string().regex(cursor.pattern, `must be the cursor of ${cursor.of}`) : z.never()).optional(),
       })
       .strict();

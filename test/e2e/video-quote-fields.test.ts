@@ -49,3 +49,10 @@ test('GraphQL videoQuote answers the same refusal', async () => {
   expect(res.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error' });
   expect(res.body.errors[0].message).toContain('duration_seconds');
 });
+
+test.each([[31], [1e20], [Number.MAX_SAFE_INTEGER + 2]])('duration_seconds %d is a 400 that names its real bound (30), not the largest safe integer', async (seconds) => {
+  const res = await quote({ model: MOTION, duration_seconds: seconds });
+  expect([res.status, res.body.error.param]).toEqual([400, 'duration_seconds']);
+  expect(res.body.error.message).toContain('30');
+  expect(res.body.error.message).not.toContain('9007199254740991');
+});

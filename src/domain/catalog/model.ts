@@ -57,14 +57,14 @@ const imageModel = base.extend({
   /** UI grouping label shown as `provider` in the model record. */
   providerLabel: z.string().min(1),
   creative: z.boolean().default(false),
-  creditsPerImage: z.number().int().min(1).max(100),
+  creditsPerImage: z.number().min(1).max(100).int(),
   /** The gpt-image options this model takes (forwarded as sent); others are refused. */
   options: z.array(z.enum(IMAGE_OPTION_NAMES)).default([]),
 });
 
 const editModel = base.extend({
   group: z.literal('image-edit'),
-  creditsPerImage: z.number().int().min(1).max(100),
+  creditsPerImage: z.number().min(1).max(100).int(),
   options: z.array(z.enum(IMAGE_OPTION_NAMES)).default([]),
 });
 

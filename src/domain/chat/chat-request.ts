@@ -100,7 +100,7 @@ export const chatRequestSchema = z.strictObject({
   parallel_tool_calls: z.boolean().optional(),
   response_format: responseFormat.optional(),
   logprobs: z.boolean().nullable().optional(),
-  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  top_logprobs: z.number().min(0).max(20).int().nullable().optional(),
   frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),

@@ -26,7 +26,7 @@ export interface ImageOptions {
  * multipart body, where every field is text, plain decimal digits (integerText: `04` is a 400).
  */
 export function integerField(multipart: boolean, min: number, max: number) {
-  return multipart ? integerText(min, max) : z.number().int().min(min).max(max);
+  return multipart ? integerText(min, max) : z.number().min(min).max(max).int();
 }
 
 export function imageOptionFields(multipart: boolean) {

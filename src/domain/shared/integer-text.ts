@@ -13,7 +13,7 @@ const rule = (min: number, max: number) => `must be an integer from ${min} to ${
 
 /** An integer field of a text-only input (multipart): digits only. */
 export function integerText(min: number, max: number) {
-  return z.string().regex(DECIMAL_INTEGER, rule(min, max)).transform(Number).pipe(z.number().int().min(min).max(max));
+  return z.string().regex(DECIMAL_INTEGER, rule(min, max)).transform(Number).pipe(z.number().min(min).max(max).int());
 }
 
 /**

@@ -19,7 +19,7 @@ export const quoteSchema = z
     model: z.string().min(1).max(100),
     duration: z.enum(VIDEO_DURATIONS).optional(),
     resolution: z.enum(VIDEO_RESOLUTIONS).optional(),
-    duration_seconds: z.number().int().min(1).max(30).optional(),
+    duration_seconds: z.number().min(1).max(30).int().optional(),
   })
   .strict();
 
@@ -62,7 +62,7 @@ export const motionSchema = z
   .object({
     image_url: url,
     video_url: url,
-    duration_seconds: z.number().int().min(1).max(30),
+    duration_seconds: z.number().min(1).max(30).int(),
     prompt: z.string().trim().max(5000).optional(),
     keep_original_sound: z.boolean().default(false),
     character_orientation: z.enum(['image', 'video']).default('image'),

@@ -102,7 +102,7 @@ export const responsesRequestSchema = z.strictObject({
   max_output_tokens: z.number().int().positive().nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
-  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  top_logprobs: z.number().min(0).max(20).int().nullable().optional(),
   stream: z.boolean().nullable().optional(),
   stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).nullable().optional(),
   store: z.boolean().nullable().optional(),
