@@ -53,6 +53,17 @@ test.each([
   await rig.expectCharged(2);
 });
 
+test('streamText with a tool on the .chat() model: the step that calls the tool has no empty text part before the call', async () => {
+  const result = streamText({ model: provider().chat('svc-chat-1'), prompt: 'What is the weather in Paris?', tools: { weather: weatherTool() }, stopWhen: stepCountIs(3), maxRetries: 0 });
+  await result.consumeStream();
+  const steps = await result.steps;
+  expect(steps).toHaveLength(2);
+  // The gateway opened the choice with content "" (OpenAI opens a tool call with null): a text part of "" came first.
+  expect(steps[0]!.content.map((p) => p.type)).toEqual(['tool-call', 'tool-result']);
+  expect(await result.text).toBe('Tool said: {"city":"Paris","unit":"celsius","temp":21}');
+  await rig.expectCharged(2);
+});
+
 test('streamText streams the text of the Responses model', async () => {
   const result = streamText({ model: provider()('svc-chat-1'), prompt: 'Say something', maxRetries: 0 });
   const parts: string[] = [];

@@ -234,6 +234,35 @@ describe('the Responses API', () => {
     await rig.expectCharged(2);
   });
 
+  test("a call's output as parts: its text parts reach the upstream as the tool message's parts; an image in it is a 400 naming it, nothing charged", async () => {
+    const openai = client();
+    const call = { type: 'function_call' as const, call_id: 'call_parts', name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' };
+    const parts: OpenAI.Responses.ResponseInputItem.FunctionCallOutput['output'] = [
+      { type: 'input_text', text: 'Sunny, ' },
+      { type: 'input_text', text: '21 degrees' },
+    ];
+    const res = await openai.responses.create({ model: 'svc-chat-1', input: [{ role: 'user', content: 'Weather in Paris?' }, call, { type: 'function_call_output', call_id: 'call_parts', output: parts }], tools: responseTools, store: false });
+    expect(res.status).toBe('completed');
+    expect(rig.chatRequests()[0].messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_parts',
+      content: [
+        { type: 'text', text: 'Sunny, ' },
+        { type: 'text', text: '21 degrees' },
+      ],
+    });
+    await rig.expectCharged(1);
+
+    const withImage = [...parts, { type: 'input_image' as const, detail: 'auto' as const, image_url: 'data:image/png;base64,iVBORw0KGgo=' }];
+    const err = await openai.responses
+      .create({ model: 'svc-chat-1', input: [{ role: 'user', content: 'Weather in Paris?' }, call, { type: 'function_call_output', call_id: 'call_parts', output: withImage }], tools: responseTools, store: false })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ type: 'invalid_request_error', param: 'input[2].output[2]' });
+    expect(rig.chatRequests()).toHaveLength(1);
+    await rig.expectCharged(0);
+  });
+
   test('responses.stream with tools emits the Responses event sequence and a final response with usage', async () => {
     const stream = client().responses.stream({ model: 'svc-chat-1', input: 'Weather?', tools: responseTools, store: false });
     const types: string[] = [];

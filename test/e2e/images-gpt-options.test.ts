@@ -112,6 +112,8 @@ test('options reach an upstream as sent, for generations and edits', async () =>
   upstream.requests.length = 0;
   await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
   expect(upstream.requests[0]!.json).toMatchObject({ model: 'up-svc-creative-v7', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
+  // gpt-image models refuse response_format (400 unknown_parameter): it is not sent, for generations as for edits.
+  expect(upstream.requests[0]!.json).not.toHaveProperty('response_format');
 
   await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), quality: 'low', output_format: 'jpeg', output_compression: 40, user: 'u-2' });
   const fields = Object.fromEntries(upstream.requests[1]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));

@@ -142,7 +142,8 @@ export interface ToolCallDelta {
 
 export interface ChoiceDelta {
   index: number;
-  delta: { role?: 'assistant'; content?: string; refusal?: string; tool_calls?: ToolCallDelta[] };
+  /** `content: null` only on the gateway's opening delta of a choice that answers with a tool call, as OpenAI opens one. */
+  delta: { role?: 'assistant'; content?: string | null; refusal?: string; tool_calls?: ToolCallDelta[] };
   finishReason: FinishReason | null;
   logprobs?: unknown;
 }

@@ -1,4 +1,4 @@
-/** Image generation: POST /images/generations, JSON in, base64 images out. */
+/** Image generation: POST /images/generations, JSON in, images out (base64, or URLs fetched at once). */
 import type { GeneratedImages, ImageGenerationRequest } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
@@ -14,8 +14,9 @@ export async function generateImages(
     prompt: request.prompt,
     n: request.n,
     size: `${request.width}x${request.height}`,
-    // Base64 keeps the image in this one response: no second fetch of a short-lived upstream URL.
-    response_format: 'b64_json',
+    // No response_format, as for edits: OpenAI's gpt-image models refuse the field (400
+    // unknown_parameter: every generation routed to one failed) and always answer base64;
+    // a server that answers URLs (DALL·E's default) has them fetched at once (image-results.ts).
   };
   // Not OpenAI fields, but the compatible servers that host creative models accept them; they
   // are only sent when the caller set them, so a strict upstream never sees them unasked.

@@ -1,6 +1,6 @@
 /**
  * Turns the `data` array of an OpenAI images response into GeneratedImages. Each element is
- * either `{ b64_json }` (what we ask for) or `{ url }` (servers that ignore response_format);
+ * either `{ b64_json }` (gpt-image, and most compatible servers) or `{ url }` (DALL·E by default);
  * a URL is downloaded through the injected fetchMedia, all of them in parallel.
  */
 import { upstreamError } from '../../domain/errors/domain-error';

@@ -50,10 +50,14 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
     }
     startEventStream(res, info.headers, terms.stallMs);
     try {
-      const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: '' }, finishReason: null }));
+      const first = !next.done && next.value.type === 'chunk' ? next.value : undefined;
+      // A choice that begins with a tool call opens with `content: null`, as OpenAI's does: the
+      // AI SDK makes an empty text part of `""`, which its UIs show before the call.
+      const callsFirst = (index: number) => first?.choices.some((c) => c.index === index && c.delta.tool_calls !== undefined && !c.delta.content) === true;
+      const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: callsFirst(index) ? null : '' }, finishReason: null }));
       // Queued, not written: it leaves with the headers and the first content events, in one write.
       // The provider's first chunk says what every chunk repeats (system fingerprint, service tier).
-      const stamp = !next.done && next.value.type === 'chunk' ? next.value.stamp : undefined;
+      const stamp = first?.stamp;
       const prefix = chunkPrefix(info, stamp);
       writeEvent(res, chunkText(prefix, opening));
       let unfinishedChoices = info.choiceCount;

@@ -38,6 +38,21 @@ function contentToChat(content: string | ResponsesInputPart[], param: string): s
   return typeof content === 'string' ? content : content.map((p, j) => partToChat(p, `${param}[${j}]`));
 }
 
+/**
+ * A function call's output as a chat `tool` message's content: its text parts as they are. A
+ * chat tool message carries text only, so an image or a file in it is a 400 naming the part:
+ * it used to be dropped without a word (and the text parts run together), the call answered
+ * and charged as if the model had seen them.
+ */
+function toolOutputToChat(output: string | ResponsesInputPart[], param: string): string | ChatPart[] {
+  if (typeof output === 'string') return output;
+  return output.map((part, j) => {
+    if (part.type === 'input_text' || part.type === 'output_text') return { type: 'text', text: part.text };
+    const at = `${param}[${j}]`;
+    throw invalidRequest(`Invalid '${at}': a function call's output may carry text only here (it reaches the model as a chat tool message); send the ${part.type} in a user message.`, at);
+  });
+}
+
 /** Appends items to `messages`, in order; `item_reference`s must already be resolved. */
 function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMessageBody[], origins: string[], paramOf: (i: number) => string): void {
   items.forEach((item, i) => {
@@ -55,8 +70,7 @@ function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMes
       return;
     }
     if (item.type === 'function_call_output') {
-      const output = typeof item.output === 'string' ? item.output : item.output.map((p) => ('text' in p ? p.text : '')).join('');
-      messages.push({ role: 'tool', tool_call_id: item.call_id, content: output });
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputToChat(item.output, `${param}.output`) });
       origins.push(param);
       return;
     }
