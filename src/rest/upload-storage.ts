@@ -47,7 +47,12 @@ export function copyOnArrivalStorage(maxFileBytes: number): StorageEngine {
         takenByRequest.set(req, (takenByRequest.get(req) ?? 0) + size);
         let buffer: Buffer;
         if (!target) buffer = Buffer.concat(chunks, size);
-        else if (size * 2 < target.length) buffer = Buffer.from(target.subarray(0, size));
+        else if (size * 2 < target.length) {
+          // A buffer of its own (not a slice of node's shared pool, whose slab, 64 KB on Node 24,
+          // the file would keep alive): the copy holds what the file holds.
+          buffer = Buffer.allocUnsafeSlow(size);
+          target.copy(buffer, 0, 0, size);
+        }
         else buffer = target.subarray(0, size);
         cb(null, { buffer, size });
       });

@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
+import { PLAIN_CALL_CREDITS, startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
 import { FAKE_AGENT_USAGE } from '../support/fake-openai-chat';
 
 let rig: AgentRig;
@@ -173,6 +173,33 @@ test.each([
   await rig.expectCharged(0);
 });
 
+// Not built (README): said so by name, not "Invalid input".
+test.each([
+  ['an allowed_tools tool choice', { tools, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } }, 'tool_choice', /allowed_tools .*not supported/],
+  ['a custom tool', { tools: [{ type: 'custom', custom: { name: 'x' } }] }, 'tools[0].type', /custom.*not/],
+])('%s is a 400 naming the field that says it is not supported; nothing is charged', async (_name, body, param, message) => {
+  const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], ...body } });
+  expect([res.status, res.body.error.param]).toEqual([400, param]);
+  expect(res.body.error.message).toMatch(message);
+  expect(rig.chatRequests()).toHaveLength(0);
+  await rig.expectCharged(0);
+});
+
+test('null on an optional field means "not given", as OpenAI reads it (openai-python sends None as null): taken, and not sent upstream', async () => {
+  const nulls = { user: null, tools: null, tool_choice: null, parallel_tool_calls: null, response_format: null, prompt_cache_key: null, safety_identifier: null };
+  const chat = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], ...nulls } });
+  expect(chat.status).toBe(200);
+  const sent = rig.chatRequests()[0];
+  for (const field of Object.keys(nulls)) expect([field, field in sent]).toEqual([field, false]);
+  const responses = await rig.gw.api('POST', '/v1/responses', {
+    token: rig.live.secret,
+    body: { model: 'svc-chat-1', input: 'hi', user: null, tools: null, tool_choice: null, text: null, safety_identifier: null, prompt_cache_key: null, store: false },
+  });
+  expect(responses.status).toBe(200);
+  expect(rig.chatRequests()[1]).not.toHaveProperty('tools');
+  await rig.expectCharged(2, PLAIN_CALL_CREDITS);
+});
+
 test('an upstream 400 reaches the client as a readable 400 without the upstream names, called once, charged nothing', async () => {
   rig.upstream.setMode('bad-request');
   const err = await client(2)
@@ -260,6 +287,36 @@ describe('the Responses API', () => {
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.error).toMatchObject({ type: 'invalid_request_error', param: 'input[2].output[2]' });
     expect(rig.chatRequests()).toHaveLength(1);
+    await rig.expectCharged(0);
+  });
+
+  test('what agent SDKs send back with store: false is taken: a reasoning item (not forwarded: chat has no place for it) and include reasoning.encrypted_content', async () => {
+    const res = await client().responses.create({
+      model: 'svc-chat-1',
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAAB…' },
+        { role: 'assistant', content: 'Let me think.' },
+        { role: 'user', content: 'And now?' },
+      ],
+      include: ['reasoning.encrypted_content'],
+      store: false,
+    });
+    expect(res.status).toBe('completed');
+    expect(rig.chatRequests()[0].messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: 'Let me think.' },
+      { role: 'user', content: 'And now?' },
+    ]);
+    await rig.expectCharged(1, PLAIN_CALL_CREDITS);
+  });
+
+  test('an allowed_tools tool choice is a 400 that says it is not supported, nothing charged', async () => {
+    const err = await client()
+      .responses.create({ model: 'svc-chat-1', input: 'hi', tools: responseTools, tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] }, store: false })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'tool_choice', message: expect.stringMatching(/allowed_tools .*not supported/) });
     await rig.expectCharged(0);
   });
 

@@ -4,7 +4,7 @@
  * helpers those tests share.
  */
 import { writeModelsFile } from './models-file';
-import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
+import { FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
 import { FAKE_AGENT_USAGE } from './fake-openai-chat';
 import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
 import { expectLedgerInvariants } from './ledger-invariants';
@@ -14,6 +14,8 @@ export const UPSTREAM_SECRET = 'sk-upstream-agent-secret-0123';
 export const UPSTREAM_CHAT_MODEL = 'up-agent-model';
 /** What one fake-upstream agent answer costs: its usage at 1 credit per 10k tokens. */
 export const AGENT_CALL_CREDITS = FAKE_AGENT_USAGE.total_tokens / 10_000;
+/** What one plain answer costs (a request with nothing agent-like: the fake's fixed reply). */
+export const PLAIN_CALL_CREDITS = FAKE_USAGE.total_tokens / 10_000;
 
 export interface AgentRig {
   gw: TestGateway;
@@ -23,8 +25,8 @@ export interface AgentRig {
   test: { account: TestAccount; secret: string };
   /** Requests the upstream received to /chat/completions, in order. */
   chatRequests(): any[];
-  /** Checks the live account's balance moved by exactly `calls` more agent answers since the last check. */
-  expectCharged(calls: number): Promise<void>;
+  /** Checks the live account's balance moved by exactly `calls` more answers since the last check (agent answers unless told). */
+  expectCharged(calls: number, creditsEach?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,8 +45,8 @@ export async function startAgentRig(credits = 10): Promise<AgentRig> {
     live: { account: liveAccount, secret: (await gw.newKey(liveAccount, { name: 'live' })).secret },
     test: { account: testAccount, secret: (await gw.newKey(testAccount, { name: 'test', mode: 'test' })).secret },
     chatRequests: () => upstream.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.json),
-    async expectCharged(calls) {
-      expectedBalance -= calls * AGENT_CALL_CREDITS;
+    async expectCharged(calls, creditsEach = AGENT_CALL_CREDITS) {
+      expectedBalance -= calls * creditsEach;
       expect(await settledBalance(gw, liveAccount)).toBeCloseTo(expectedBalance, 9);
     },
     async close() {

@@ -47,7 +47,7 @@ const message = z.discriminatedUnion('role', [
 ]);
 
 export const functionTool = z.strictObject({
-  type: z.literal('function'),
+  type: z.literal('function', { message: "only function tools are supported ('custom' tools are not)" }),
   function: z.strictObject({
     name: toolName,
     description: z.string().max(100_000).nullable().optional(),
@@ -56,10 +56,10 @@ export const functionTool = z.strictObject({
   }),
 });
 
-export const toolChoice = z.union([
-  z.enum(['none', 'auto', 'required']),
-  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: toolName }) }),
-]);
+export const toolChoice = z.union(
+  [z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: toolName }) })],
+  { error: "must be 'none', 'auto', 'required' or { type: 'function', function: { name } }: allowed_tools and custom tool choices are not supported" },
+);
 
 export const responseFormat = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text') }),
@@ -76,6 +76,13 @@ export const responseFormat = z.discriminatedUnion('type', [
 ]);
 
 const unsupported = (what: string) => z.never({ message: what });
+
+/**
+ * An optional field whose `null` means "not given", as OpenAI reads it (openai-python sends
+ * `None` as null): taken, and left out of what goes upstream. It was a 400 on these fields while
+ * `temperature: null` and the like were taken.
+ */
+export const absentWhenNull = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
 
 /** OpenAI's metadata, on chat and Responses alike: at most 16 pairs, keys to 64 characters, values to 512. */
 export const metadataSchema = z
@@ -95,25 +102,25 @@ export const chatRequestSchema = z.strictObject({
   n: z.number().min(1).max(8).int().nullable().optional(),
   stop: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(4, 'at most 4 stop sequences')]).nullable().optional(),
   seed: z.number().int().nullable().optional(),
-  tools: z.array(functionTool).min(1, 'must not be empty: leave tools out instead').max(128).optional(),
-  tool_choice: toolChoice.optional(),
-  parallel_tool_calls: z.boolean().optional(),
-  response_format: responseFormat.optional(),
+  tools: absentWhenNull(z.array(functionTool).min(1, 'must not be empty: leave tools out instead').max(128)),
+  tool_choice: absentWhenNull(toolChoice),
+  parallel_tool_calls: absentWhenNull(z.boolean()),
+  response_format: absentWhenNull(responseFormat),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().min(0).max(20).int().nullable().optional(),
   frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),
-  user: z.string().max(256).optional(),
+  user: absentWhenNull(z.string().max(256)),
   metadata: metadataSchema.nullable().optional(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
   store: z.boolean().nullable().optional(),
   prediction: z.strictObject({ type: z.literal('content'), content: z.union([text, parts]) }).nullable().optional(),
   verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
-  prompt_cache_key: z.string().max(1024).optional(),
+  prompt_cache_key: absentWhenNull(z.string().max(1024)),
   prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
-  safety_identifier: z.string().max(256).optional(),
+  safety_identifier: absentWhenNull(z.string().max(256)),
   // Each entry checked before the length, so ['text', 'audio'] says why rather than "too big".
   modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(4).nullable().optional(),
   audio: unsupported('audio output is not supported by this gateway').optional(),

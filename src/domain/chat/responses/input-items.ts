@@ -29,9 +29,10 @@ export interface InputItemsPage {
   has_more: boolean;
 }
 
-/** Items without an id (the caller's input, history stored before items carried ids) get one, as OpenAI names them: `msg_…`, `fc_…`. */
+/** Items without an id (the caller's input, history stored before items carried ids) get one, as OpenAI names them: `msg_…`, `fc_…`, `rs_…`. */
 export function withItemIds(items: readonly ResponsesInputItem[]): ResponsesInputItem[] {
-  return items.map((item) => ('id' in item && item.id ? item : ({ ...item, id: newItemId(item.type === 'function_call' ? 'fc' : 'msg') } as ResponsesInputItem)));
+  const prefix = (item: ResponsesInputItem) => (item.type === 'function_call' ? 'fc' : item.type === 'reasoning' ? 'rs' : 'msg');
+  return items.map((item) => ('id' in item && item.id ? item : ({ ...item, id: newItemId(prefix(item)) } as ResponsesInputItem)));
 }
 
 /** A stored item as OpenAI lists it: a message's text content becomes a typed part. */

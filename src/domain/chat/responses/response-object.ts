@@ -9,7 +9,7 @@ import type { ResponsesRequest } from './responses-request';
 
 export type OutputItem = Record<string, unknown> & { id: string; type: 'message' | 'function_call' };
 
-export const newItemId = (prefix: 'resp' | 'msg' | 'fc') => `${prefix}_${randomBytes(16).toString('hex')}`;
+export const newItemId = (prefix: 'resp' | 'msg' | 'fc' | 'rs') => `${prefix}_${randomBytes(16).toString('hex')}`;
 
 export function messageItem(id: string, parts: Record<string, unknown>[], status: 'in_progress' | 'completed' | 'incomplete'): OutputItem {
   return { id, type: 'message', status, role: 'assistant', content: parts };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonSchemaObject } from '../json-schema-types';
-import { metadataSchema } from '../chat-request';
+import { absentWhenNull, metadataSchema } from '../chat-request';
 
 /**
  * The OpenAI Responses API request, as far as a chat model can serve it. Strict: a field or an
@@ -64,7 +64,21 @@ const functionCallOutputItem = z.strictObject({
 
 const itemReference = z.strictObject({ type: z.literal('item_reference'), id: itemId });
 
-export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, itemReference]);
+/**
+ * A reasoning model's hidden state from an earlier turn, as agent SDKs send back every output
+ * item with `store: false`. A chat completion has no place for it (and this gateway's answers
+ * carry none), so it is taken and not forwarded, as a model that ignores it would.
+ */
+const reasoningItem = z.strictObject({
+  type: z.literal('reasoning'),
+  id: itemId.optional(),
+  summary: z.array(z.unknown()).max(1000),
+  content: z.array(z.unknown()).max(1000).nullable().optional(),
+  encrypted_content: z.string().max(1_000_000).nullable().optional(),
+  status: z.string().max(32).nullable().optional(),
+});
+
+export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, itemReference, reasoningItem]);
 export type ResponsesInputItem = z.output<typeof inputItem>;
 
 const functionToolDef = z.strictObject({
@@ -93,12 +107,14 @@ export const responsesRequestSchema = z.strictObject({
   model: z.string().min(1).max(100),
   input: z.union([text, z.array(inputItem).max(2000)]),
   instructions: text.nullable().optional(),
-  tools: z.array(functionToolDef).max(128).optional(),
-  tool_choice: z
-    .union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), name: toolName })])
-    .optional(),
+  tools: absentWhenNull(z.array(functionToolDef).max(128)),
+  tool_choice: absentWhenNull(
+    z.union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), name: toolName })], {
+      error: "must be 'none', 'auto', 'required' or { type: 'function', name }: allowed_tools and built-in tool choices are not supported",
+    }),
+  ),
   parallel_tool_calls: z.boolean().nullable().optional(),
-  text: z.strictObject({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() }).optional(),
+  text: absentWhenNull(z.strictObject({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() })),
   max_output_tokens: z.number().int().positive().nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
@@ -108,9 +124,9 @@ export const responsesRequestSchema = z.strictObject({
   store: z.boolean().nullable().optional(),
   previous_response_id: z.string().max(256).nullable().optional(),
   metadata: metadataSchema.nullable().optional(),
-  user: z.string().max(256).optional(),
-  safety_identifier: z.string().max(256).optional(),
-  prompt_cache_key: z.string().max(1024).optional(),
+  user: absentWhenNull(z.string().max(256)),
+  safety_identifier: absentWhenNull(z.string().max(256)),
+  prompt_cache_key: absentWhenNull(z.string().max(1024)),
   prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
   reasoning: z
@@ -123,7 +139,13 @@ export const responsesRequestSchema = z.strictObject({
     .nullable()
     .optional(),
   truncation: z.literal('disabled', { message: "only 'disabled' truncation is supported" }).nullable().optional(),
-  include: z.array(z.literal('message.output_text.logprobs', { message: 'only message.output_text.logprobs can be included' })).max(1).nullable().optional(),
+  // reasoning.encrypted_content is what SDKs ask for with store: false on reasoning models: no
+  // reasoning items come back (the calls run as chat completions), so there is nothing to include.
+  include: z
+    .array(z.enum(['message.output_text.logprobs', 'reasoning.encrypted_content'], { message: 'only message.output_text.logprobs and reasoning.encrypted_content can be included' }))
+    .max(2)
+    .nullable()
+    .optional(),
   background: z.literal(false, { message: 'background responses are not supported' }).nullable().optional(),
   conversation: never('conversations are not supported: use previous_response_id'),
   prompt: never('stored prompts are not supported'),

@@ -58,6 +58,8 @@ function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMes
   items.forEach((item, i) => {
     const param = paramOf(i);
     if (item.type === 'item_reference') throw invalidRequest(`Invalid '${param}': unknown item.`, param);
+    // Taken, not forwarded (responses-request.ts).
+    if (item.type === 'reasoning') return;
     if (item.type === 'function_call') {
       const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = messages[messages.length - 1];
