@@ -126,6 +126,27 @@ test('after regeneration, an in-flight retry keeps the old secret and new events
   expect(fresh!.verifiedWith).toBe(newSecret);
 });
 
+test('after the webhook moves to another URL, pending retries go there, signed with the secret given with it; the old URL sees no more', async () => {
+  const { acct, key, webhookSecret: oldSecret } = await keyWithWebhook();
+  const moved = await startWebhookReceiver();
+  try {
+    receiver.verifyWith([oldSecret]);
+    receiver.failNextRequests(1);
+    const first = (await queue(key.secret)).body;
+    await pollUntil(async () => eventsFor(first.id), (e) => e.length >= 1);
+    const res = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { url: moved.url } });
+    const newSecret = res.body.secret as string;
+    moved.verifyWith([newSecret]);
+    const [retry] = await pollUntil(async () => moved.received.filter((e) => e.body.data?.id === first.id), (e) => e.length >= 1);
+    expect(retry!.headers['x-svc-delivery-attempt']).toBe('2');
+    expect(retry!.verifiedWith).toBe(newSecret);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(eventsFor(first.id)).toHaveLength(1);
+  } finally {
+    await moved.close();
+  }
+});
+
 test('after the URL is cleared the receiver sees nothing, not even pending retries', async () => {
   const { acct, key, webhookSecret } = await keyWithWebhook();
   receiver.verifyWith([webhookSecret]);

@@ -20,7 +20,11 @@ export interface DeliveryAttempt {
 /**
  * One delivery attempt per work item run: sign with the secret captured at event time, POST,
  * log the attempt, then finish (2xx, or attempts used up) or reschedule after the next delay
- * (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key stops the retries.
+ * (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key stops the retries. A webhook moved
+ * to another URL since the event takes its retries there, signed with the secret it was given
+ * with that URL: they kept going to the endpoint its owner had moved away from, signed with the
+ * old secret (session 26's fault sweep). A secret regenerated on the same URL does not change
+ * what pending retries are signed with (SPEC).
  */
 export class WebhookDeliverer {
   constructor(
@@ -37,11 +41,15 @@ export class WebhookDeliverer {
 
   handle = async (item: WorkItem): Promise<void> => {
     const p = item.payload as unknown as DeliveryPayload;
-    const key = await this.db.one<{ webhook_url: string | null }>(`select webhook_url from api_keys where id = ? and revoked_at is null`, [p.keyId]);
-    if (!key?.webhook_url) {
+    const key = await this.db.one<{ webhook_url: string | null; webhook_secret: string | null }>(
+      `select webhook_url, webhook_secret from api_keys where id = ? and revoked_at is null`,
+      [p.keyId],
+    );
+    if (!key?.webhook_url || !key.webhook_secret) {
       await this.queue.done(this.db, item);
       return;
     }
+    if (key.webhook_url !== p.url) Object.assign(p, { url: key.webhook_url, secret: key.webhook_secret });
     const started = Date.now();
     const result = await this.sender.post(
       p.url,
