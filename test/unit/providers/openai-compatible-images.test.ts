@@ -56,16 +56,15 @@ describe('OpenAICompatibleProvider images', () => {
       prompt: 'a red fox',
       n: 2,
       size: '24x16',
-      response_format: 'b64_json',
       negative_prompt: 'blur',
       seed: 42,
       style_preset: 'anime',
     });
   });
 
-  it('sends no optional fields the caller did not set', async () => {
+  it('sends no optional fields the caller did not set (no response_format either: gpt-image models refuse it)', async () => {
     await provider.generate({ upstreamModel: 'up-image', prompt: 'x', n: 1, width: 8, height: 8, creative: false });
-    expect(Object.keys(upstream.requests[0].json).sort()).toEqual(['model', 'n', 'prompt', 'response_format', 'size']);
+    expect(Object.keys(upstream.requests[0].json).sort()).toEqual(['model', 'n', 'prompt', 'size']);
   });
 
   it('downloads images through fetchMedia when the upstream answers URLs', async () => {
