@@ -48,11 +48,6 @@ export class TurnGate {
     private readonly onBusy?: () => void,
   ) {}
 
-  /** Passes waiting for a later turn, in every lane. */
-  get backlog(): number {
-    return this.waiting;
-  }
-
   /** Lanes with passes waiting for a later turn. */
   get waitingLanes(): number {
     return this.round.length;

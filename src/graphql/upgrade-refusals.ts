@@ -3,24 +3,16 @@
  * OpenAI error body (the status from the one error table) and `Connection: close`, so a client
  * sees why rather than a dropped connection or `ws`'s text/html page.
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DomainError } from '../domain/errors/domain-error';
-import { errorBody } from '../infra/http/error-body';
+import { rawErrorAnswer } from '../infra/http/error-body';
 
 /** 16 bytes in base64, as RFC 6455 §4.1 asks (`ws`'s own test). */
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 
 export function refuseUpgrade(socket: Duplex, err: DomainError): void {
-  const body = JSON.stringify(errorBody(err));
-  const retry = err.retryAfterSeconds === undefined ? '' : `Retry-After: ${err.retryAfterSeconds}\r\n`;
-  const extra = Object.entries(err.headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\nConnection: close\r\nContent-Type: application/json\r\n${retry}${extra}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  socket.end(rawErrorAnswer(err));
 }
 
 /** A WebSocket handshake that cannot succeed, in the door's words; null when `ws` may complete it. */

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { DomainError } from '../domain/errors/domain-error';
 import { randomIdText } from '../domain/shared/ids';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
-import { errorBody } from '../infra/http/error-body';
+import { rawErrorAnswer } from '../infra/http/error-body';
 import { bodyTooLarge } from './error-middleware';
 
 export function requestNotReceivedInTime(seconds: number): DomainError {
@@ -26,7 +26,6 @@ export function requestNotReceivedInTime(seconds: number): DomainError {
 /** A client error's answer: node's status for it, in the API's error shape. */
 interface ClientErrorAnswer {
   status: number;
-  reason: string;
   error: () => DomainError;
 }
 
@@ -34,30 +33,20 @@ interface ClientErrorAnswer {
 const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
   HPE_HEADER_OVERFLOW: {
     status: 431,
-    reason: 'Request Header Fields Too Large',
     error: () => new DomainError('invalid_request_error', 'The request headers are too large.', { code: 'request_headers_too_large' }),
   },
   // As every other body over its bound (error-middleware.ts).
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, reason: 'Payload Too Large', error: () => bodyTooLarge() },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, error: () => bodyTooLarge() },
 };
 
 const MALFORMED_REQUEST: ClientErrorAnswer = {
   status: 400,
-  reason: 'Bad Request',
   error: () =>
     new DomainError('invalid_request_error', 'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).', {
       code: 'malformed_request',
     }),
 };
 
-/** The whole answer, on the raw socket: the API's error body, and the connection closes. */
-function rawAnswer(status: number, reason: string, error: DomainError, requestId: string): string {
-  const body = JSON.stringify(errorBody(error));
-  return (
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n${body}`
-  );
-}
 
 export function answerRequestTimeouts(server: Server, receiveSeconds: number): void {
   // The exchange in flight on each connection: its request id goes into the answer, one whose
@@ -90,10 +79,10 @@ export function answerRequestTimeouts(server: Server, receiveSeconds: number): v
       if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
         // 408, not the 400 the error type has elsewhere: HTTP's status for this, which clients
         // and proxies know, and node's own. Nothing of the request was read: no route, no table.
-        socket.write(rawAnswer(408, 'Request Timeout', requestNotReceivedInTime(receiveSeconds), requestId));
+        socket.write(rawErrorAnswer(requestNotReceivedInTime(receiveSeconds), { [REQUEST_ID_HEADER]: requestId }, 408));
       } else {
         const answer = CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? MALFORMED_REQUEST;
-        socket.write(rawAnswer(answer.status, answer.reason, answer.error(), requestId));
+        socket.write(rawErrorAnswer(answer.error(), { [REQUEST_ID_HEADER]: requestId }, answer.status));
       }
     }
     // As node: the connection goes; what was written has already left for the kernel.

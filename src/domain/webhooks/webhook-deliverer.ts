@@ -40,16 +40,17 @@ export class WebhookDeliverer {
   }
 
   handle = async (item: WorkItem): Promise<void> => {
-    const p = item.payload as unknown as DeliveryPayload;
+    const stored = item.payload as unknown as DeliveryPayload;
     const key = await this.db.one<{ webhook_url: string | null; webhook_secret: string | null }>(
       `select webhook_url, webhook_secret from api_keys where id = ? and revoked_at is null`,
-      [p.keyId],
+      [stored.keyId],
     );
     if (!key?.webhook_url || !key.webhook_secret) {
       await this.queue.done(this.db, item);
       return;
     }
-    if (key.webhook_url !== p.url) Object.assign(p, { url: key.webhook_url, secret: key.webhook_secret });
+    // Moved since the event: this attempt and the next go to the new URL, with the secret given with it.
+    const p: DeliveryPayload = key.webhook_url === stored.url ? stored : { ...stored, url: key.webhook_url, secret: key.webhook_secret };
     const started = Date.now();
     const result = await this.sender.post(
       p.url,
