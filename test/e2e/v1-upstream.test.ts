@@ -278,6 +278,39 @@ describe('chat through an OpenAI-compatible upstream', () => {
     });
   }
 
+  // A Responses stream waits for the provider's first event before its 200, as a chat stream does:
+  // LangChain read a 200 that ended in response.failed as an empty answer, and the AI SDK sent a
+  // refused request three times (session 27's client sweep).
+  const responsesFailures: [FakeOpenAIMode, number, Record<string, unknown>, string | null][] = [
+    ['error-500', 502, { type: 'upstream_error' }, null],
+    ['reset', 502, { type: 'upstream_error' }, null],
+    ['rate-limited', 502, { type: 'upstream_error', code: 'upstream_rate_limited' }, '7'],
+    ['bad-request', 400, { type: 'invalid_request_error' }, null],
+  ];
+  test.each(responsesFailures)('a Responses stream whose upstream fails before its first byte (%s) is an HTTP %d, not a 200 stream; nothing charged', async (mode, status, error, retryAfter) => {
+    const { acct, key, openai } = await liveClient(10);
+    upstream.setMode(mode);
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-chat-1', input: 'Say hello', stream: true }),
+    });
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('retry-after')).toBe(retryAfter);
+    const text = await res.text();
+    expect(JSON.parse(text).error).toMatchObject(error);
+    expect(text).not.toContain(UPSTREAM_SECRET);
+    // The SDK raises it as the error it is, before any event.
+    const err = await (async () => {
+      for await (const _ of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) void _;
+    })().catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.status).toBe(status);
+    await allCallsBilled(gw, acct.id);
+    expect(await gw.balance(acct)).toBe(10);
+  });
+
   test('the SDK sees the 502 as an APIError with the upstream_error type', async () => {
     const { acct, openai } = await liveClient(10);
     upstream.setMode('error-500');

@@ -20,9 +20,17 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
       return;
     }
     const abort = callLifetime(res, terms.shutdownDeadline?.());
-    const { headers, events: rest, translator } = await responses.stream(key, body, abort.signal);
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
-    let next = await rest.next();
+    const { headers, first, events: rest, translator } = await responses.stream(key, body, abort.signal).catch((err: unknown) => {
+      throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
+    });
+    let next = first;
+    // Cut before the provider's first event (nothing sent, nothing charged): by the drain
+    // deadline, an ordinary 503; for a client that left, nothing to write.
+    if (next.done && abort.signal.aborted) {
+      if (abort.cutByShutdown()) throw cutBeforeAnswer();
+      return;
+    }
     startEventStream(res, headers, terms.stallMs);
     try {
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {

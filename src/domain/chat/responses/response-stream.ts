@@ -182,20 +182,35 @@ export class ResponseStreamTranslator {
   }
 }
 
-/** Runs a chat stream through the translator. */
+/**
+ * Runs a chat stream through the translator. Its opening events wait for the provider's first
+ * event, as a chat stream's first chunk does: a provider that fails before answering makes this
+ * throw before yielding anything, so the route answers an ordinary HTTP error (a 400 the provider
+ * refused, a 502 with Retry-After) instead of a 200 stream that ends in `response.failed`
+ * (LangChain read that as an empty answer; the AI SDK retried a 400 three times). A stream cut
+ * before the provider's first event (the client gone, the drain deadline) yields nothing.
+ */
 export async function* translateStream(
   translator: ResponseStreamTranslator,
-  items: AsyncIterable<ChatStreamItem>,
+  items: AsyncGenerator<ChatStreamItem>,
   onFinish: (response: ReturnType<typeof responseObject>, costCredits: number) => Promise<void>,
 ): AsyncGenerator<ResponsesEvent> {
+  let next = await items.next();
+  if (next.done) return;
   yield* translator.start();
-  for await (const item of items) {
-    if (item.type === 'chunk') {
-      yield* translator.chunk(item.choices);
-      continue;
+  try {
+    for (; !next.done; next = await items.next()) {
+      const item = next.value;
+      if (item.type === 'chunk') {
+        yield* translator.chunk(item.choices);
+        continue;
+      }
+      const { events, response } = translator.finish(item.usage);
+      await onFinish(response, item.costCredits);
+      yield* events;
     }
-    const { events, response } = translator.finish(item.usage);
-    await onFinish(response, item.costCredits);
-    yield* events;
+  } finally {
+    // Stopped early (the client left): the chat stream settles what it sent.
+    if (!next.done) await items.return(undefined);
   }
 }

@@ -54,13 +54,22 @@ export class ResponsesService {
     return { response, costCredits: out.costCredits, headers: out.headers };
   }
 
-  /** Resolves once the call is held (402/429 come as ordinary errors); events follow. */
-  async stream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<{ headers: Record<string, string>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
+  /**
+   * Resolves once the provider has begun answering, with the first event (402/429, and a provider
+   * that fails before answering, come as ordinary errors); the rest of the events follow. `first`
+   * is done when the call was cut (the client gone, the drain deadline) before the provider answered.
+   */
+  async stream(
+    key: KeyPrincipal,
+    input: unknown,
+    signal: CallSignal,
+  ): Promise<{ headers: Record<string, string>; first: IteratorResult<ResponsesEvent>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
     const p = await this.prepare(key, input);
     const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
     const translator = new ResponseStreamTranslator(p.frame);
     const events = translateStream(translator, items, (response) => this.keep(key, p, response.output as OutputItem[], response));
-    return { headers: info.headers, events, translator };
+    const first = await this.inChatTerms(p, () => events.next());
+    return { headers: info.headers, first, events, translator };
   }
 
   async retrieve(key: KeyPrincipal, id: string): Promise<Record<string, unknown>> {
