@@ -143,7 +143,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
       // The busiest first: Express tries routers in order.
       v1: [
         chatRoutes(s.chat, streamTerms, idempotentJson),
-        responsesRoutes(s.responses, streamTerms),
+        responsesRoutes(s.responses, streamTerms, idempotentJson),
         imageGenerationRoutes(s.images, idempotentJson),
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),

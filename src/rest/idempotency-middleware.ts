@@ -11,7 +11,7 @@ import { clientGone, forgetAbandonedAnswer, onAbandonedAnswer } from './abandone
 import { errorBody } from '../infra/http/error-body';
 
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
-export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
+export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/responses', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
 
 
 /** Response headers that belong to the connection, not to the answer. */
@@ -23,7 +23,7 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  * is sent; a retry with the same key and body gets that response again with
  * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
  * Mounted on each billable route: on image edits (multipart) after its rate limit and size
- * check, on the JSON ones after their parser. A streamed chat request (`stream: true`) is not replayable and ignores the header.
+ * check, on the JSON ones after their parser. A streamed chat or Responses request (`stream: true`) is not replayable and ignores the header.
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {

@@ -206,7 +206,8 @@ test('an upstream 400 reaches the client as a readable 400 without the upstream 
     .chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] })
     .catch((e) => e);
   expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-  expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_rejected', param: 'response_format' });
+  // The provider's own code, when it is a plain token, reaches the client as it was sent.
+  expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json_schema', param: 'response_format' });
   expect(err.message).toContain('Invalid schema for model svc-chat-1');
   for (const secret of [UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, rig.upstream.url, '127.0.0.1']) expect(err.message).not.toContain(secret);
   expect(rig.upstream.requests).toHaveLength(1);

@@ -55,6 +55,42 @@ test('chat: the first answer is lost, the SDK retries with the same key and gets
   expect(await gw.balance(acct)).toBeCloseTo(100 - cost, 6);
 });
 
+test('Responses: the first answer is lost, the SDK retries with the same key and gets the same response replayed; charged once; a stream ignores the key', async () => {
+  const { acct, key } = await liveKey();
+  proxy.dropNext(1);
+  const { data, response } = await sdk(key.secret).responses.create({ model: 'svc-chat-1', input: 'hello there' }, { headers: { 'Idempotency-Key': 'resp-1' } }).withResponse();
+  expect(data.output_text).toEqual(expect.any(String));
+  expect(response.headers.get('idempotent-replayed')).toBe('true');
+  expect(proxy.forwarded.map((f) => [f.status, f.dropped, f.idempotencyKey])).toEqual([
+    [200, true, 'resp-1'],
+    [200, false, 'resp-1'],
+  ]);
+  const cost = Number(response.headers.get('x-svc-credits'));
+  expect(cost).toBeGreaterThan(0);
+  expect(await gw.balance(acct)).toBeCloseTo(100 - cost, 6);
+  // The stored response is the one replayed.
+  expect((await gw.api('GET', `/v1/responses/${data.id}`, { token: key.secret })).body.id).toBe(data.id);
+  // Another body under the same key is refused, as on chat.
+  const other = await gw.api('POST', '/v1/responses', { token: key.secret, body: { model: 'svc-chat-1', input: 'something else' }, headers: { 'Idempotency-Key': 'resp-1' } });
+  expect(other.status).toBe(409);
+  // A stream cannot be replayed: it runs, and is charged, each time.
+  let before = await gw.balance(acct);
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json', 'Idempotency-Key': 'resp-stream' },
+      body: JSON.stringify({ model: 'svc-chat-1', input: 'hello there', stream: true }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect(await res.text()).toContain('response.completed');
+    // A stream's charge is recorded before its last event leaves.
+    const after = await gw.balance(acct);
+    expect(after).toBeLessThan(before);
+    before = after;
+  }
+});
+
 test('images: generation and a multipart edit, each answer lost once, are each charged once', async () => {
   const { acct, key } = await liveKey();
   const openai = sdk(key.secret);
@@ -217,7 +253,7 @@ test('GraphQL queueVideo twice with one idempotencyKey gives one job and one cha
  * the first one's id and is not charged again, the image request is not charged again, the video
  * queue answers the job the first request made; each says what the call was charged.
  */
-test("a retry that takes over a dead instance's claim is not charged again: chat, images, video, GraphQL", async () => {
+test("a retry that takes over a dead instance's claim is not charged again: chat, Responses, images, video, GraphQL", async () => {
   const { acct, key } = await liveKey();
   const db = gw.gateway.database.db;
   const diedBeforeStoring = (idem: string) =>
@@ -229,6 +265,7 @@ test("a retry that takes over a dead instance's claim is not charged again: chat
   const post = (path: string, body: object, idem: string) => gw.api('POST', path, { token: key.secret, body, headers: { 'Idempotency-Key': idem } });
   const calls: Array<[string, object]> = [
     ['/v1/chat/completions', { model: 'svc-chat-1', messages: [{ role: 'user', content: 'once, whatever happens' }] }],
+    ['/v1/responses', { model: 'svc-chat-1', input: 'once, whatever happens' }],
     ['/v1/images/generations', { model: 'svc-creative-v8', prompt: 'a red fox', size: '64x64' }],
     ['/v1/video/queue', VIDEO],
   ];
@@ -242,7 +279,8 @@ test("a retry that takes over a dead instance's claim is not charged again: chat
     const retry = await post(path, body, idem);
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBeNull(); // run again, not replayed
-    if (path !== '/v1/images/generations') expect(retry.body.id).toBe(first.body.id);
+    // A chat call keeps its id (made from the claim's call id); a response and an image request get new ones, the charge is the same call's.
+    if (path === '/v1/chat/completions' || path === '/v1/video/queue') expect(retry.body.id).toBe(first.body.id);
     if (path !== '/v1/video/queue') expect(retry.headers.get('x-svc-credits')).toBe(first.headers.get('x-svc-credits'));
     expect(await gw.balance(acct)).toBe(balance);
     // Its answer is now the stored one.

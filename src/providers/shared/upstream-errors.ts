@@ -61,7 +61,7 @@ export interface ErrorScrub {
 const CLIENT_FAULT = new Set([400, 404, 413, 422]);
 const MAX_MESSAGE_CHARS = 500;
 
-function upstreamMessageOf(bodyText: string): { message?: string; param?: string } {
+function upstreamMessageOf(bodyText: string): { message?: string; param?: string; code?: string } {
   let parsed: { error?: unknown; detail?: unknown; message?: unknown } | null;
   try {
     parsed = JSON.parse(bodyText) as typeof parsed;
@@ -72,10 +72,10 @@ function upstreamMessageOf(bodyText: string): { message?: string; param?: string
   if (typeof error === 'string') return { message: error };
   const first = Array.isArray(error) ? error[0] : error;
   if (!first || typeof first !== 'object') return {};
-  const { message, msg, param, loc } = first as Record<string, unknown>;
+  const { message, msg, param, loc, code } = first as Record<string, unknown>;
   const text = typeof message === 'string' ? message : typeof msg === 'string' ? msg : undefined;
   const where = typeof param === 'string' ? param : Array.isArray(loc) ? loc.filter((p) => p !== 'body').join('.') : undefined;
-  return { message: text, param: where };
+  return { message: text, param: where, code: typeof code === 'string' ? code : undefined };
 }
 
 /**
@@ -126,11 +126,15 @@ export function errorForStatus(status: number, bodyText: string, scrub?: ErrorSc
   if (scrub && CLIENT_FAULT.has(status)) {
     // The request was at fault (a schema the model rejects, a tool turn out of order, …): the
     // client gets a 4xx it can read and act on, and an SDK does not retry it.
-    const { message, param } = upstreamMessageOf(bodyText);
+    const { message, param, code } = upstreamMessageOf(bodyText);
     const text = scrubUpstreamText(message ?? 'The model provider rejected the request.', scrub);
     const safeParam = param && /^[\w.[\]-]{1,100}$/.test(param) ? param : null;
+    // The provider's own code when it is a plain token (`context_length_exceeded`: agent
+    // frameworks trim their history on it); one that could carry anything else (a name the
+    // scrub would hide: the upstream's model, its key) is not passed on.
+    const safeCode = code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code ? code : 'upstream_rejected';
     const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
-    return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: 'upstream_rejected', cause });
+    return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: safeCode, cause });
   }
   return upstreamError(undefined, cause);
 }

@@ -1,7 +1,8 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ResponsesService } from '../../domain/chat/responses/responses-service';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
+import { callIdOf } from '../idempotency-middleware';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
@@ -13,7 +14,7 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await responses.create(key, body, abort.signal).catch((err: unknown) => {
+      const out = await responses.create(key, body, abort.signal, callIdOf(res)).catch((err: unknown) => {
         throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
       });
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
@@ -56,11 +57,14 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
   };
 }
 
-/** POST /v1/responses (what the JSON lane hands on), GET and DELETE /v1/responses/:id, its input items, cancel, and input-token counting. */
-export function responsesRoutes(responses: ResponsesService, terms: StreamTerms = {}): Router {
+/**
+ * POST /v1/responses (what the JSON lane hands on: an Idempotency-Key among others, honoured as on
+ * chat), GET and DELETE /v1/responses/:id, its input items, cancel, and input-token counting.
+ */
+export function responsesRoutes(responses: ResponsesService, terms: StreamTerms = {}, idempotency?: RequestHandler): Router {
   const create = createResponseHandler(responses, terms);
   const r = Router();
-  r.post('/responses', jsonBody(CHAT_BODY_LIMIT), (req, res) => create(keyOf(res), req.body, res));
+  r.post('/responses', jsonBody(CHAT_BODY_LIMIT), ...(idempotency ? [idempotency] : []), (req, res) => create(keyOf(res), req.body, res));
   r.post('/responses/input_tokens', jsonBody(CHAT_BODY_LIMIT), async (req, res) => {
     res.json(await responses.countInputTokens(keyOf(res), req.body));
   });

@@ -6,9 +6,16 @@ describe('upstream errors', () => {
   test('a 400 blaming the request is a readable 400 with the upstream param, scrubbed', () => {
     const body = JSON.stringify({ error: { message: "Invalid schema for 'gpt-4o-2024-08-06' at https://api.upstream.example/v1/x (key sk-live-upstream-secret; Bearer abc.def)", param: 'response_format', code: 'bad' } });
     const err = errorForStatus(400, body, scrub);
-    expect(err).toMatchObject({ type: 'invalid_request_error', status: 400, param: 'response_format', code: 'upstream_rejected' });
+    expect(err).toMatchObject({ type: 'invalid_request_error', status: 400, param: 'response_format', code: 'bad' });
     expect(err.message).toContain("Invalid schema for 'svc-chat-1'");
     for (const secret of ['gpt-4o', 'api.upstream.example', 'sk-live', 'abc.def', 'https://']) expect(err.message).not.toContain(secret);
+  });
+
+  test("the provider's code is passed on when it is a plain token (agent frameworks act on context_length_exceeded), upstream_rejected otherwise", () => {
+    const withCode = (code: unknown) => errorForStatus(400, JSON.stringify({ error: { message: 'm', code } }), scrub).code;
+    expect(withCode('context_length_exceeded')).toBe('context_length_exceeded');
+    expect(withCode('INVALID_ARGUMENT')).toBe('INVALID_ARGUMENT');
+    for (const odd of [undefined, null, 42, '', 'x y', '<script>', 'sk-live-upstream-secret', 'gpt-4o-2024-08-06', 'a'.repeat(65), '_leading']) expect(withCode(odd)).toBe('upstream_rejected');
   });
 
   test('404 is not_found, 422 is a 400, FastAPI detail lists are read', () => {

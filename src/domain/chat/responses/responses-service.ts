@@ -44,9 +44,10 @@ export class ResponsesService {
     return this.chat.isStream(input);
   }
 
-  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal): Promise<ResponsesResult> {
+  /** `callId`, when the request has an Idempotency-Key, names the chat call under it (see ChatService.complete). */
+  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, callId?: string): Promise<ResponsesResult> {
     const p = await this.prepare(key, input);
-    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal));
+    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, callId));
     const choice = out.choices[0]!;
     const output = outputItemsOf(choice);
     const response = responseObject(p.frame, { ...completionStatus(choice.finishReason), output, usage: out.usage });
