@@ -5,7 +5,10 @@
  * what the upstream received, and the charge.
  */
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateImage, generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import OpenAI, { toFile } from 'openai';
+import { makePng } from '../support/fake-openai-upstream';
+import { decodePng } from '../support/png';
 import { z } from 'zod';
 import { startAgentRig, type AgentRig } from '../support/agent-gateway';
 
@@ -85,4 +88,28 @@ test('generateObject returns an object valid against its zod schema, through bot
   expect(viaResponses.response_format).toMatchObject({ type: 'json_schema' });
   expect(viaChat.response_format).toMatchObject({ type: 'json_schema' });
   await rig.expectCharged(2);
+});
+
+// The AI SDK's editImage never sends response_format and reads only b64_json (it expects
+// gpt-image); every edit answered `url` alone failed with "Invalid JSON response" (session 27's
+// client sweep). An edit that names no format now answers both; one that names one gets that one.
+test('generateImage with input images (an edit) gets its images, on a test key; the openai SDK gets url and b64_json unless it names one', async () => {
+  const png = makePng(48, 32);
+  const ai = createOpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1` });
+  const result = await generateImage({ model: ai.image('svc-image-edit-1'), prompt: { text: 'add a hat', images: [png, png], mask: png }, maxRetries: 0 });
+  expect(result.images).toHaveLength(1);
+  expect(decodePng(Buffer.from(result.images[0]!.uint8Array))).toMatchObject({ width: 48, height: 32 });
+
+  const openai = new OpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1`, maxRetries: 0 });
+  const edit = async (response_format?: 'url' | 'b64_json') =>
+    openai.images.edit({ model: 'svc-image-edit-1', prompt: 'add a hat', image: await toFile(png, 'a.png', { type: 'image/png' }), ...(response_format ? { response_format } : {}) });
+  const both = (await edit()).data![0]!;
+  const fetched = Buffer.from(await (await fetch(both.url!)).arrayBuffer());
+  expect(fetched.equals(Buffer.from(both.b64_json!, 'base64'))).toBe(true);
+  const urlOnly = (await edit('url')).data![0]!;
+  expect(urlOnly.url).toEqual(expect.any(String));
+  expect(urlOnly).not.toHaveProperty('b64_json');
+  const b64Only = (await edit('b64_json')).data![0]!;
+  expect(b64Only.b64_json).toEqual(expect.any(String));
+  expect(b64Only).not.toHaveProperty('url');
 });

@@ -1,11 +1,15 @@
 import type { GeneratedImage, ImageAnswerAbout } from './image-port';
 import type { MediaLibrary } from '../media/media-library';
 
-export type ResponseFormat = 'url' | 'b64_json';
+/**
+ * How the images are answered: `url`, `b64_json`, or both (an edit that named neither: see
+ * ImageService.edit).
+ */
+export type ResponseFormat = 'url' | 'b64_json' | 'url+b64_json';
 
 export interface ImageResult {
   created: number;
-  data: (({ url: string } | { b64_json: string }) & { revised_prompt?: string })[];
+  data: (({ url: string } | { b64_json: string } | { url: string; b64_json: string }) & { revised_prompt?: string })[];
   costCredits: number;
   headers: Record<string, string>;
   /** What the provider said besides the images, passed on to the client. */
@@ -16,5 +20,7 @@ export interface ImageResult {
 export async function renderImages(images: GeneratedImage[], format: ResponseFormat, accountId: string, media: MediaLibrary): Promise<ImageResult['data']> {
   const revised = (img: GeneratedImage) => (img.revisedPrompt !== undefined ? { revised_prompt: img.revisedPrompt } : {});
   if (format === 'b64_json') return images.map((img) => ({ b64_json: img.data.toString('base64'), ...revised(img) }));
-  return Promise.all(images.map(async (img) => ({ url: (await media.save(accountId, img.data, img.contentType)).url, ...revised(img) })));
+  const stored = await Promise.all(images.map((img) => media.save(accountId, img.data, img.contentType)));
+  if (format === 'url') return images.map((img, i) => ({ url: stored[i]!.url, ...revised(img) }));
+  return images.map((img, i) => ({ url: stored[i]!.url, b64_json: img.data.toString('base64'), ...revised(img) }));
 }

@@ -12,7 +12,7 @@ import { newId } from '../shared/ids';
 import type { GeneratedImages, ImageProviders, InputFile } from './image-port';
 import { invalidRequest, upstreamError } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
-import { renderImages, type ImageResult } from './image-output';
+import { renderImages, type ImageResult, type ResponseFormat } from './image-output';
 import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions } from './image-options';
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
@@ -25,7 +25,8 @@ const common = (multipart: boolean) => ({
   prompt: z.string().trim().min(1).max(5000),
   n: integerField(multipart, 1, 4).default(1),
   size: z.string().max(20).optional(),
-  response_format: z.enum(['url', 'b64_json']).default('url'),
+  // Absent: generations answer `url` (SPEC's default); edits, see ImageService.edit.
+  response_format: z.enum(['url', 'b64_json']).optional(),
   seed: integerField(multipart, 0, 4_294_967_295).optional(),
   user: z.string().max(256).optional(),
 });
@@ -69,7 +70,7 @@ export class ImageService {
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
     const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, signal, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', headers, callId, signal, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -111,7 +112,11 @@ export class ImageService {
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format, headers, callId, signal, () =>
+    // An edit that names no format gets both: clients written for dall-e-2 read `url`, those written
+    // for gpt-image (the AI SDK's editImage, which cannot send the field) read `b64_json`, and
+    // SPEC leaves edits' fields open. Naming one gets that one alone.
+    const format = v.response_format ?? 'url+b64_json';
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, headers, callId, signal, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -137,7 +142,7 @@ export class ImageService {
     key: KeyPrincipal,
     modelId: string,
     asked: { creditsPerImage: number; n: number },
-    format: 'url' | 'b64_json',
+    format: ResponseFormat,
     headers: Record<string, string>,
     callId: string | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
