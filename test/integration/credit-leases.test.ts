@@ -13,7 +13,9 @@ import { LeaseStore } from '../../src/domain/credits/lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
-import { creditsToMicro } from '../../src/domain/shared/money';
+import { creditsToMicro, microToCredits } from '../../src/domain/shared/money';
+
+const microToCreditsOf = (micro: number) => microToCredits(micro);
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 
 let gw: TestGateway;
@@ -98,16 +100,21 @@ test('a failed call charges nothing; an idle lease goes back whole', async () =>
   await expectLedgerInvariants(db());
 });
 
-test('the daily cap counts leases; a call past it is refused; a closed lease gives the unspent part of the day back', async () => {
+test('the daily cap counts leases; a call past it waits on the calls in flight (402, a second), then is refused to midnight; a closed lease gives the unspent part of the day back', async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 10);
   const { billing, book } = instance('d');
   const holds = [];
   for (let i = 0; i < 9; i++) holds.push(await billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-cap-${i}`));
+  // The nine calls in flight hold 9 of the 10 credits: they may yet cost less, so not a 429 yet.
+  const waiting = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-cap-past').catch((e) => e);
+  expect(waiting).toBeInstanceOf(DomainError);
+  expect(waiting).toMatchObject({ type: 'insufficient_credits', retryAfterSeconds: 1 });
+  for (const h of holds) await billing.settle(h, creditsToMicro(1));
+  // They cost 9: the retry finds the cap spent.
   const past = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-cap-past').catch((e) => e);
   expect(past).toBeInstanceOf(DomainError);
   expect(past.type).toBe('daily_cap_exceeded');
-  for (const h of holds) await billing.settle(h, creditsToMicro(1));
   await book.stop();
   expect(await gw.balance(acct)).toBe(991);
   const spent = await db().one<{ spent_micro: string }>(`select spent_micro from key_daily_spend where api_key_id = ?`, [key.keyId]);
@@ -139,6 +146,65 @@ test("a key whose own concurrent calls keep taking each new lease: the short 402
   expect(await gw.balance(acct)).toBe(1000 - charged);
   await expectLedgerInvariants(db());
 });
+// Session 27's fault sweep: a key's cap lowered while it held a lease taken under no cap went on
+// spending from that lease (42 credits against a cap of 13), and concurrent calls of a capped key
+// got the 429 to midnight while the cap's room sat in the key's own leases.
+test('a cap lowered while the key holds a lease applies to the next call: the lease taken under the old cap is not used', async () => {
+  const acct = await gw.newAccount(400);
+  let key = await liveKey(acct);
+  const { billing, book } = instance('cap-change');
+  await billing.settle(await billing.hold(key, creditsToMicro(3), 'flux-dev', 'img-cap-0'), creditsToMicro(3));
+  // The lease was sized without a cap: up to a quarter of the balance.
+  expect(Number((await db().one<{ amount_micro: string }>(`select amount_micro from credit_leases where api_key_id = ? and closed_at is null`, [key.keyId]))!.amount_micro)).toBeGreaterThan(creditsToMicro(13));
+  // The owner caps the key at 13 (the key's record, fresh on every instance, carries it).
+  await db().run(`update api_keys set daily_spend_cap_micro = ? where id = ?`, [creditsToMicro(13), key.keyId]);
+  key = { ...key, dailySpendCapMicro: creditsToMicro(13) };
+  const outcomes: string[] = [];
+  for (let i = 1; i <= 10; i++) {
+    const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-cap-${i}`).catch((e: DomainError) => e);
+    if (hold instanceof DomainError) outcomes.push(hold.type);
+    else outcomes.push(String(microToCreditsOf(await billing.settle(hold, creditsToMicro(3)))));
+  }
+  // 3 spent before; 3 more four times come to 15 > 13, so three more calls fit (12), then the cap.
+  expect(outcomes).toEqual(['3', '3', '3', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded']);
+  await book.stop();
+  const spent = await db().one<{ spent_micro: string }>(`select spent_micro from key_daily_spend where api_key_id = ?`, [key.keyId]);
+  expect(Number(spent!.spent_micro)).toBe(creditsToMicro(12));
+  expect(await gw.balance(acct)).toBe(388);
+  await expectLedgerInvariants(db());
+});
+
+test.each([1, 2])("concurrent calls of a capped key that fit its cap are all served, on %d instance(s): none gets the 429 to midnight while the key's own leases hold the room", async (instances) => {
+  const acct = await gw.newAccount(1000);
+  const key = await liveKey(acct, 30);
+  const parts = Array.from({ length: instances }, (_, i) => instance(`cap-burst-${instances}-${i}`));
+  const call = async (i: number) => {
+    const { billing } = parts[i % instances]!;
+    // A client that honours Retry-After: 1 (shortened here) tries again; a 429 ends it.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-${i}`).catch((e: DomainError) => e);
+      if (!(hold instanceof DomainError)) {
+        await new Promise((r) => setTimeout(r, 5 + (i % 3) * 5));
+        await billing.settle(hold, creditsToMicro(3));
+        return 'charged';
+      }
+      if (hold.type !== 'insufficient_credits' || hold.retryAfterSeconds !== 1) return hold.type;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return 'gave up';
+  };
+  // Ten calls of 3 credits: exactly the cap of 30.
+  const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => call(i)));
+  expect(outcomes).toEqual(Array(10).fill('charged'));
+  for (const { book } of parts) await book.stop();
+  expect(await gw.balance(acct)).toBe(970);
+  // And the eleventh is past the cap: the 429 to midnight, now that no lease holds room.
+  const { billing, book } = instance(`cap-burst-${instances}-after`);
+  expect(await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-11`).catch((e: DomainError) => e.type)).toBe('daily_cap_exceeded');
+  await book.stop();
+  await expectLedgerInvariants(db());
+});
+
 test('two instances drain one account of 10 credits with 200 concurrent calls: never more than 10, down to its last call', async () => {
   const acct = await gw.newAccount(10);
   const keys = [await liveKey(acct), await liveKey(acct)];

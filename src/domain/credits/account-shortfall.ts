@@ -4,8 +4,10 @@
  * ones go back at once and the request is tried again; its busy ones go back as their calls
  * settle, and other instances are asked to give theirs back. While any lease of the account is
  * open, the caller gets a 402 with Retry-After: 1, and a retry a moment later finds the
- * credits; with none open, the plain 402. And the operator's side of the same: calling every
- * lease of an account back when a removal of credits waits on them (callBackLeases).
+ * credits; with none open, the plain 402. The same for a key whose daily cap cannot fund a lease
+ * while the key's own leases hold the room (a 402 with Retry-After: 1, not the 429 to midnight).
+ * And the operator's side of the same: calling every lease of an account back when a removal of
+ * credits waits on them (callBackLeases).
  */
 import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
@@ -25,34 +27,54 @@ export const keyCreditsInFlight = () =>
     retryAfterSeconds: 1,
   });
 
+/**
+ * Whose leases a shortfall concerns: an account's (its balance is short) or one key's (its daily
+ * cap is: each open lease of the key counts whole against the cap until it closes).
+ */
+export interface LeaseScope {
+  accountId: string;
+  keyId?: string;
+}
+
+/** A scope as a recall message on the feed (ids carry no `/`), and back. */
+export const recallMessage = (scope: LeaseScope): string => (scope.keyId ? `${scope.accountId}/${scope.keyId}` : scope.accountId);
+export function scopeOfRecall(message: string): LeaseScope {
+  const slash = message.indexOf('/');
+  return slash < 0 ? { accountId: message } : { accountId: message.slice(0, slash), keyId: message.slice(slash + 1) };
+}
+
 /** What the shortfall path needs of this instance's lease book and of the database. */
 export interface ShortfallParties {
-  /** Closes this instance's unused leases of the account; answers whether any went back. */
-  returnIdleOf(accountId: string): Promise<boolean>;
-  /** Whether this instance holds a lease of the account (in use or going back). */
-  holdsLeaseOf(accountId: string): boolean;
-  /** Retires this instance's leases of the account: each goes back once its calls settle. */
-  recall(accountId: string): void;
-  /** Open leases of the account held by other instances. */
-  openElsewhere(accountId: string): Promise<number>;
+  /** Closes this instance's unused leases of the scope; answers whether any went back. */
+  returnIdleOf(scope: LeaseScope): Promise<boolean>;
+  /** Whether this instance holds a lease of the scope (in use or going back). */
+  holdsLeaseOf(scope: LeaseScope): boolean;
+  /** Retires this instance's leases of the scope: each goes back once its calls settle. */
+  recall(scope: LeaseScope): void;
+  /** Open leases of the scope held by other instances. */
+  openElsewhere(scope: LeaseScope): Promise<number>;
   /** Open leases of the account, on every instance. */
   openAnywhere(accountId: string): Promise<number>;
   /** Where the other instances hear a recall. */
   recalls: TopicFeed;
 }
 
-/** `request` failed with `shortfall` (insufficient credits): answers its retry's result, or throws a 402. */
-export async function afterShortfall<T>(parties: ShortfallParties, accountId: string, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
-  if (await parties.returnIdleOf(accountId)) {
+/**
+ * `request` failed with `shortfall` (the balance, or the key's daily cap, cannot fund it): answers
+ * its retry's result, or throws `shortfall` when no lease of the scope is open anywhere, else
+ * `inFlight()` (a 402 with Retry-After: 1: the room exists and is held by calls in progress).
+ */
+export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, request: () => Promise<T>, shortfall: DomainError, inFlight: () => DomainError = creditsInFlight): Promise<T> {
+  if (await parties.returnIdleOf(scope)) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
   }
-  const busyHere = parties.holdsLeaseOf(accountId);
-  const elsewhere = await parties.openElsewhere(accountId);
+  const busyHere = parties.holdsLeaseOf(scope);
+  const elsewhere = await parties.openElsewhere(scope);
   if (!busyHere && elsewhere === 0) throw shortfall;
-  parties.recall(accountId);
-  if (elsewhere > 0) await parties.recalls.publish(accountId);
-  throw creditsInFlight();
+  parties.recall(scope);
+  if (elsewhere > 0) await parties.recalls.publish(recallMessage(scope));
+  throw inFlight();
 }
 
 /**
@@ -63,8 +85,8 @@ export async function afterShortfall<T>(parties: ShortfallParties, accountId: st
  * gives the removal what it noted on it (migration 20261202000000).
  */
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
-  parties.recall(accountId);
-  if ((await parties.openElsewhere(accountId)) > 0) await parties.recalls.publish(accountId);
+  parties.recall({ accountId });
+  if ((await parties.openElsewhere({ accountId })) > 0) await parties.recalls.publish(recallMessage({ accountId }));
   const until = Date.now() + withinMs;
   while ((await parties.openAnywhere(accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
 }

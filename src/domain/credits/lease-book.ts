@@ -18,7 +18,7 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
-import { afterShortfall, callBackLeases, keyCreditsInFlight, type ShortfallParties } from './account-shortfall';
+import { afterShortfall, callBackLeases, keyCreditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
 
 export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
@@ -31,6 +31,8 @@ interface Lease {
   accountId: string;
   keyId: string;
   day: string;
+  /** The key's daily cap when the lease was taken (sized within it): a key whose cap changed takes a new one. */
+  capMicro: number | null;
   /** Neither reserved nor charged. */
   free: number;
   /** Reservations not yet settled (their charges not yet committed). */
@@ -64,13 +66,13 @@ export class LeaseBook {
     recalls: TopicFeed,
     private readonly options: LeaseBookOptions,
   ) {
-    recalls.subscribe((accountId) => this.recall(accountId));
+    recalls.subscribe((message) => this.recall(scopeOfRecall(message)));
     this.kept = new KeptCharges(store, options);
     this.shortfall = {
-      returnIdleOf: (accountId) => this.returnIdleOf(accountId),
-      holdsLeaseOf: (accountId) => [...this.current.values(), ...this.retiring].some((l) => l.accountId === accountId),
-      recall: (accountId) => this.recall(accountId),
-      openElsewhere: (accountId) => store.openElsewhere(accountId, options.instanceId),
+      returnIdleOf: (scope) => this.returnIdleOf(scope),
+      holdsLeaseOf: (scope) => [...this.current.values(), ...this.retiring].some(inScope(scope)),
+      recall: (scope) => this.recall(scope),
+      openElsewhere: (scope) => store.openElsewhere(options.instanceId, scope.accountId, scope.keyId),
       openAnywhere: (accountId) => store.openOf(accountId),
       recalls,
     };
@@ -86,7 +88,9 @@ export class LeaseBook {
     const day = utcDay(now);
     for (let attempt = 0; attempt < 4; attempt++) {
       const lease = this.current.get(key.keyId);
-      if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro) {
+      // A lease taken under another cap (the owner changed it; the key's record, and so `key`,
+      // is fresh on every instance within a second) is not used: its size may pass the new cap.
+      if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro && lease.capMicro === key.dailySpendCapMicro) {
         lease.free -= amountMicro;
         lease.inFlight++;
         lease.lastUsed = Date.now();
@@ -260,10 +264,25 @@ export class LeaseBook {
     try {
       grant = await request();
     } catch (err) {
-      if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-      grant = await afterShortfall(this.shortfall, key.accountId, request, err);
+      if (!(err instanceof DomainError)) throw err;
+      if (err.type === 'insufficient_credits') grant = await afterShortfall(this.shortfall, { accountId: key.accountId }, request, err);
+      // The cap counts the key's open leases whole until they close: while one is open (its
+      // calls settling here, or another instance's), the room may come back in a moment, so the
+      // call gets a 402 to retry in a second, not the 429 to midnight of a spent cap.
+      else if (err.type === 'daily_cap_exceeded') grant = await afterShortfall(this.shortfall, { accountId: key.accountId, keyId: key.keyId }, request, err, keyCreditsInFlight);
+      else throw err;
     }
-    const lease: Lease = { id: grant.id, accountId: key.accountId, keyId: key.keyId, day: utcDay(now), free: grant.amountMicro, inFlight: 0, lastUsed: Date.now(), retiring: false };
+    const lease: Lease = {
+      id: grant.id,
+      accountId: key.accountId,
+      keyId: key.keyId,
+      day: utcDay(now),
+      capMicro: key.dailySpendCapMicro,
+      free: grant.amountMicro,
+      inFlight: 0,
+      lastUsed: Date.now(),
+      retiring: false,
+    };
     this.current.set(key.keyId, lease);
     // A take that landed after shutdown began (it waited on a stalled database): straight back.
     if (this.stopped) this.retire(lease);
@@ -279,13 +298,13 @@ export class LeaseBook {
       return await charge();
     } catch (err) {
       if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-      return afterShortfall(this.shortfall, accountId, charge, err);
+      return afterShortfall(this.shortfall, { accountId }, charge, err);
     }
   }
 
-  /** Closes this instance's unused leases (of one account, or all); answers whether any went back. */
-  private async returnIdleOf(accountId?: string): Promise<boolean> {
-    const ofAccount = (l: Lease) => accountId === undefined || l.accountId === accountId;
+  /** Closes this instance's unused leases (of one account or key, or all); answers whether any went back. */
+  private async returnIdleOf(scope?: LeaseScope): Promise<boolean> {
+    const ofAccount = scope ? inScope(scope) : () => true;
     const idle = [...this.current.values()].filter((l) => ofAccount(l) && l.inFlight === 0);
     for (const lease of idle) this.retire(lease);
     // Leases whose close failed earlier (the database was away or stalled) go again now.
@@ -295,8 +314,8 @@ export class LeaseBook {
     return pending.length > 0;
   }
 
-  private recall(accountId: string): void {
-    for (const lease of [...this.current.values()]) if (lease.accountId === accountId) this.retire(lease);
+  private recall(scope: LeaseScope): void {
+    for (const lease of [...this.current.values()]) if (inScope(scope)(lease)) this.retire(lease);
   }
 
   private async returnIdle(): Promise<void> {
@@ -309,3 +328,5 @@ export class LeaseBook {
     for (const lease of [...this.retiring]) if (lease.inFlight === 0 && !this.closes.has(lease)) void this.closeNow(lease);
   }
 }
+
+const inScope = (scope: LeaseScope) => (lease: Lease) => lease.accountId === scope.accountId && (scope.keyId === undefined || lease.keyId === scope.keyId);

@@ -203,12 +203,14 @@ export class LeaseStore {
     return Number(row?.n ?? 0);
   }
 
-  /** Open leases of an account held by other instances (to recall them). */
-  async openElsewhere(accountId: string, instanceId: string): Promise<number> {
-    const row = await this.db.one<{ n: string | number }>(
-      `select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`,
-      [accountId, instanceId],
-    );
+  /** Open leases of an account (or of one of its keys) held by other instances (to recall them). */
+  async openElsewhere(instanceId: string, accountId: string, keyId?: string): Promise<number> {
+    const row = keyId
+      ? await this.db.one<{ n: string | number }>(
+          `select count(*) as n from credit_leases where account_id = ? and api_key_id = ? and closed_at is null and instance_id <> ?`,
+          [accountId, keyId, instanceId],
+        )
+      : await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`, [accountId, instanceId]);
     return Number(row?.n ?? 0);
   }
 }
