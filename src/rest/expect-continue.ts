@@ -7,8 +7,21 @@
  * alone, and the client never sends the body (RFC 9110 §10.1.1).
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { invalidRequest } from '../domain/errors/domain-error';
+import { errorBody } from '../infra/http/error-body';
 
 export function continueWhenRead(server: Server): void {
+  // Any other expectation is one this server cannot meet: node answers a bare 417 with an empty
+  // body; here it is the 417 in the API's error shape, naming the header (not echoing its value).
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const err = invalidRequest("The Expect header is not supported, except as '100-continue'.", 'Expect', 'expectation_failed');
+    // Its body, if the client sends one, is not read: the connection ends with this answer.
+    res.shouldKeepAlive = false;
+    const body = JSON.stringify(errorBody(err));
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const read = req._read;
     let asked = false;

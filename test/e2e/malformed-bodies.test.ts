@@ -332,6 +332,15 @@ describe('Expect: 100-continue: the 100 goes out when the body is read, so a ref
     expect(expectRefusedAlone(answer, 413).error.type).toBe('request_too_large');
   });
 
+  test('an expectation other than 100-continue: a 417 in the error shape naming the header, and the connection closes', async () => {
+    for (const expectation of ['something-else', '200-ok']) {
+      const answer = await rawExchange((socket) =>
+        socket.write(`POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: ${expectation}\r\n\r\n{}`),
+      );
+      expect(expectRefusedAlone(answer, 417).error).toMatchObject({ type: 'invalid_request_error', param: 'Expect', code: 'expectation_failed' });
+    }
+  });
+
   test('an accepted request gets its 100, then its answer, and the connection stays open', async () => {
     const body = JSON.stringify({ name: 'after-continue' });
     const port = Number(new URL(gw.url).port);

@@ -60,6 +60,8 @@ describe('video jobs', () => {
     expect(queued.status).toBe(200);
     expect(queued.body).toEqual({ id: expect.stringMatching(/^vid_/), queue_id: expect.any(String), model: 'svc-2.5-preview-text-to-video', status: 'PROCESSING', credits_charged: 15 });
     expect(queued.headers.get('x-ratelimit-limit-requests')).toBe('5');
+    // Charged in full when accepted, and the billing header says what moved, as on every billed call.
+    expect(queued.headers.get('x-svc-credits')).toBe('15');
     expect(await gw.balance(acct)).toBe(85);
     expect((await retrieve(secret, queued.body.id)).body).toEqual({ id: queued.body.id, status: 'PROCESSING' });
 
@@ -95,6 +97,7 @@ describe('video jobs', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ model: 'svc-v3-motion-control', status: 'PROCESSING', credits_charged: 25 });
+    expect(res.headers.get('x-svc-credits')).toBe('25');
     expect(await gw.balance(acct)).toBe(5);
     const otherKey = await gw.newKey(acct);
     const done = await untilTerminal(otherKey.secret, res.body.id);

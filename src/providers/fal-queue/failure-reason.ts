@@ -1,7 +1,7 @@
 /**
  * Short, human reasons for a failed video job. They end up in `reason` on retrieve and in the
  * `video.failed` webhook, so they must never carry upstream internals: no URLs (signed links
- * carry tokens), no stack traces, nothing long.
+ * carry tokens), no file paths or addresses, no stack traces, nothing long.
  */
 
 const MAX_DETAIL = 160;
@@ -33,6 +33,11 @@ function messageOf(error: unknown): string {
 function sanitize(text: string): string {
   const clean = text
     .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]')
+    // The provider's own file paths and addresses (a worker's `/opt/fal/worker.py`, `C:\svc\x`,
+    // `10.0.0.5:8080`) say how it is built, nothing the caller can act on.
+    .replace(/(^|[\s("'=])(?:\/[\w.@~+-]+){2,}\/?/g, '$1[path]')
+    .replace(/\b[a-z]:\\\S+/gi, '[path]')
+    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g, '[address]')
     .replace(/\s+/g, ' ')
     .trim();
   return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL - 1)}…` : clean;

@@ -1,6 +1,6 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import type { VideoService } from '../../domain/video/video-service';
-import { acceptedView, retrieveView } from '../../domain/video/video-job';
+import { acceptedView, retrieveView, type VideoJob } from '../../domain/video/video-job';
 import { keyOf } from '../auth';
 import { jsonBody } from '../json-body';
 import { callIdOf } from '../idempotency-middleware';
@@ -12,13 +12,14 @@ export function videoRoutes(video: VideoService, idempotency?: RequestHandler): 
   r.post('/video/quote', jsonBody(), (req, res) => {
     res.json(video.quote(keyOf(res), req.body));
   });
+  // Charged in full when accepted: `x-svc-credits` says so, as on every billed call.
+  const accepted = (res: Response, { job, headers }: { job: VideoJob; headers: Record<string, string> }) =>
+    res.set({ ...headers, 'x-svc-credits': String(job.creditsCharged) }).json(acceptedView(job));
   r.post('/video/queue', jsonBody(), ...idem, async (req, res) => {
-    const { job, headers } = await video.queue(keyOf(res), req.body, callIdOf(res));
-    res.set(headers).json(acceptedView(job));
+    accepted(res, await video.queue(keyOf(res), req.body, callIdOf(res)));
   });
   r.post('/video/motion-control', jsonBody(), ...idem, async (req, res) => {
-    const { job, headers } = await video.motionControl(keyOf(res), req.body, callIdOf(res));
-    res.set(headers).json(acceptedView(job));
+    accepted(res, await video.motionControl(keyOf(res), req.body, callIdOf(res)));
   });
   r.post('/video/retrieve', jsonBody(), async (req, res) => {
     res.json(retrieveView(await video.retrieve(keyOf(res), req.body)));

@@ -1,3 +1,4 @@
+import { reasonFromUpstreamError } from '../../../src/providers/fal-queue/failure-reason';
 import { FalQueueVideoProvider } from '../../../src/providers/fal-queue';
 import type { VideoJobSpec, VideoPollResult } from '../../../src/providers/ports';
 import { FAKE_VIDEO_BYTES, type FakeFalUpstream, plainFetchMedia, startFakeFalUpstream } from '../../support/fake-fal-upstream';
@@ -115,6 +116,11 @@ describe('FalQueueVideoProvider', () => {
     expect(reason).not.toMatch(/https?:|secret-token/);
     expect(reason).not.toContain(API_KEY);
     expect(reason.length).toBeLessThan(250);
+  });
+
+  it("keeps a provider's file paths, addresses and links out of a failure reason, and its words in", () => {
+    const reason = reasonFromUpstreamError({ message: 'worker crashed; see http://10.0.0.5/logs?token=SECRET123 at /opt/fal/worker.py line 3 (C:\\fal\\run.py) from 10.0.0.5:8080, out of memory 1/2' });
+    expect(reason).toBe('The provider could not generate the video: worker crashed; see [url] at [path] line 3 ([path] from [address], out of memory 1/2');
   });
 
   it.each([
