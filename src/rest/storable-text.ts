@@ -3,8 +3,8 @@
  * or percent-encoding that is not UTF-8): an id that cannot exist is a 404, a query parameter a
  * 400 naming it, before any route runs. Bodies are checked where every input is validated
  * (parseInput), so both doors share that check. A query parameter is also given once, as plain
- * text: a repeated one (`first=1&first=2`) arrives as an array, which the routes' number checks
- * would report as "received NaN".
+ * text (but the lists, LIST_PARAMS): a repeated one (`first=1&first=2`) arrives as an array,
+ * which the routes' number checks would report as "received NaN".
  */
 import type { RequestHandler } from 'express';
 import { invalidRequest, notFound, type DomainError } from '../domain/errors/domain-error';
@@ -42,8 +42,16 @@ export const storableText: RequestHandler = (req, _res, next) => {
     return next(err);
   }
   for (const [name, value] of Object.entries(req.query)) {
-    if (typeof value !== 'string') return next(invalidRequest(`Invalid '${name.slice(0, 64)}': give it once, as plain text.`, name.slice(0, 64)));
+    if (typeof value === 'string' || (LIST_PARAMS.has(name) && Array.isArray(value) && value.every((v) => typeof v === 'string'))) continue;
+    return next(invalidRequest(`Invalid '${name.slice(0, 64)}': give it once, as plain text.`, name.slice(0, 64)));
   }
   next();
 };
+
+/**
+ * The query parameters that are lists, given once per value: the OpenAI SDK sends
+ * `include: ['a', 'b']` as `include[]=a&include[]=b` (a Responses retrieve or its input items
+ * with two includes was refused as "given more than once" until session 27).
+ */
+const LIST_PARAMS = new Set(['include', 'include[]']);
 

@@ -93,12 +93,20 @@ test('input items: unknown or foreign responses are 404s; a bad limit, order or 
     ['order=sideways', 'order'],
     ['after=msg_nothere', 'after'],
     ['surprise=1', 'surprise'],
+    ['include=foo', 'include'],
+    ['include[]=message.input_image.image_url&include[]=foo', 'include[]'],
   ];
   for (const [query, param] of cases) {
     const res = await gw.api('GET', `/v1/responses/${second.id}/input_items?${query}`, { token });
     expect([res.status, res.body.error?.param]).toEqual([400, param]);
     expect(res.body.error.type).toBe('invalid_request_error');
   }
+  // OpenAI's own values are taken, one or several, as the SDK sends them.
+  const included = await openai.responses.inputItems.list(second.id, { include: ['message.input_image.image_url', 'message.output_text.logprobs'] });
+  expect(included.data.length).toBeGreaterThan(0);
+  expect((await openai.responses.retrieve(second.id, { include: ['message.input_image.image_url', 'message.output_text.logprobs'] })).id).toBe(second.id);
+  // A list of another kind is still given once.
+  expect((await gw.api('GET', `/v1/responses/${second.id}/input_items?limit=1&limit=2`, { token })).body.error.param).toBe('limit');
 });
 
 test('cancel: a completed response cannot be cancelled (400), an unknown one is a 404', async () => {

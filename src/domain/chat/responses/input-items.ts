@@ -11,14 +11,29 @@ import { newItemId } from './response-object';
 import { integerTextOrNumber } from '../../shared/integer-text';
 import type { ResponsesInputItem } from './responses-request';
 
+/** OpenAI's `ResponseIncludable` values. */
+const INCLUDABLE = [
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+] as const;
+const includableValue = z.enum(INCLUDABLE, { message: `each value must be one of ${INCLUDABLE.join(', ')}` });
+const includable = z.union([includableValue, z.array(includableValue).max(10)]);
+
 /** Query strings carry text: `limit` is an integer in plain decimal digits, as on every other route. */
 export const inputItemsQuerySchema = z.strictObject({
   after: z.string().min(1).max(256).optional(),
   limit: integerTextOrNumber(1, 100).default(20),
   order: z.enum(['asc', 'desc']).default('desc'),
   // Accepted for the SDK's sake; what it could add (image URLs, logprobs) is in the items already.
-  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(10)]).optional(),
-  'include[]': z.union([z.string().max(100), z.array(z.string().max(100)).max(10)]).optional(),
+  // A value OpenAI does not define is a typo worth a 400, as it is there.
+  include: includable.optional(),
+  'include[]': includable.optional(),
 });
 
 export interface InputItemsPage {
