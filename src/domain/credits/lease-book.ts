@@ -19,32 +19,14 @@ import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
 import { afterShortfall, callBackLeases, keyCreditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
+import { inScope, type Lease, type Reservation } from './lease';
+
+export type { Reservation } from './lease';
 
 export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
   /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
   wantFactor: number;
   minWantMicro: number;
-}
-
-interface Lease {
-  id: string;
-  accountId: string;
-  keyId: string;
-  day: string;
-  /** The key's daily cap when the lease was taken (sized within it): a key whose cap changed takes a new one. */
-  capMicro: number | null;
-  /** Neither reserved nor charged. */
-  free: number;
-  /** Reservations not yet settled (their charges not yet committed). */
-  inFlight: number;
-  lastUsed: number;
-  /** Takes no new reservations; closed once inFlight reaches 0. */
-  retiring: boolean;
-}
-
-export interface Reservation {
-  lease: Lease;
-  amountMicro: number;
 }
 
 export class LeaseBook {
@@ -328,5 +310,3 @@ export class LeaseBook {
     for (const lease of [...this.retiring]) if (lease.inFlight === 0 && !this.closes.has(lease)) void this.closeNow(lease);
   }
 }
-
-const inScope = (scope: LeaseScope) => (lease: Lease) => lease.accountId === scope.accountId && (scope.keyId === undefined || lease.keyId === scope.keyId);

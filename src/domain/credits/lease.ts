@@ -1,0 +1,26 @@
+/** One credit lease as this instance holds it in memory, and a call's reservation from it. */
+import type { LeaseScope } from './account-shortfall';
+
+export interface Lease {
+  id: string;
+  accountId: string;
+  keyId: string;
+  day: string;
+  /** The key's daily cap when the lease was taken (sized within it): a key whose cap changed takes a new one. */
+  capMicro: number | null;
+  /** Neither reserved nor charged. */
+  free: number;
+  /** Reservations not yet settled (their charges not yet committed). */
+  inFlight: number;
+  lastUsed: number;
+  /** Takes no new reservations; closed once inFlight reaches 0. */
+  retiring: boolean;
+}
+
+export interface Reservation {
+  lease: Lease;
+  amountMicro: number;
+}
+
+/** Whether a lease belongs to the scope (an account, or one key of it). */
+export const inScope = (scope: LeaseScope) => (lease: Lease) => lease.accountId === scope.accountId && (scope.keyId === undefined || lease.keyId === scope.keyId);
