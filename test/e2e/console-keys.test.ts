@@ -286,3 +286,28 @@ test('keyboard and screen reader: the new secret takes focus, Done goes to the f
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+// Session 27's browser sweep: the Keys view, opened by a reload or a #/keys link, put focus on
+// the first key's Revoke (the first confirm button to render found focus on <body> and took
+// it), and two presses of Enter revoked a key nobody had chosen.
+test('opening the Keys view puts no destructive button under the keyboard: Enter twice after a reload revokes nothing', async () => {
+  const acct = await gw.newAccount(0);
+  for (const name of ['first', 'second']) await gw.newKey(acct, { name });
+  const cp = await openPage(browser, gw.url);
+  const { page } = cp;
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByRole('listitem', { name: 'Key first' }).waitFor();
+  await page.reload();
+  await page.getByRole('listitem', { name: 'Key first' }).waitFor();
+  // Let every effect of the first renders run before looking.
+  await page.waitForTimeout(300);
+  const active = await page.evaluate('(() => { const e = document.activeElement; return `${e.tagName}:${(e.textContent || "").trim().slice(0, 40)}`; })()');
+  expect(active).not.toMatch(/Revoke|Clear webhook|Regenerate/);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(300);
+  expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data).toHaveLength(2);
+  expect(cp.errors).toEqual([]);
+  await cp.context.close();
+});

@@ -13,10 +13,16 @@ export function ConfirmButton(props: { label: string; confirmLabel: string; onCo
   const start = useRef<HTMLButtonElement>(null);
   const confirm = useRef<HTMLButtonElement>(null);
   const returnFocus = useRef(false);
+  // Whether the confirm step has been shown: only its end brings focus back. On the first render
+  // focus is often on <body> (a view just opened): taking it then put the first key's Revoke
+  // under the keyboard, and two presses of Enter revoked a key nobody had chosen.
+  const opened = useRef(false);
 
   useEffect(() => {
-    if (confirming) confirm.current?.focus();
-    else if (returnFocus.current || document.activeElement === document.body) start.current?.focus();
+    if (confirming) {
+      opened.current = true;
+      confirm.current?.focus();
+    } else if (opened.current && (returnFocus.current || document.activeElement === document.body)) start.current?.focus();
     returnFocus.current = false;
   }, [confirming]);
 
