@@ -52,6 +52,20 @@ test('the statement lists grants, removals and charges as the ledger has them, n
   const sum = amounts.reduce((s, t) => s + Number(t.replace('−', '-').replace('+', '').replace(/,/g, '')), 0);
   expect(sum).toBeCloseTo(await gw.balance(acct), 6);
   expect(sum).toBeCloseTo(10 - 1 - charged.reduce((a, b) => a + b, 0), 6);
+
+  // With the older entries open, new ones still arrive, on top (they stayed out, so the
+  // statement no longer added up to the balance beside it: session 27's browser sweep).
+  await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 20, reason: 'top-up' } });
+  const job = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a boat', resolution: '480p' } });
+  expect(job.status).toBe(200);
+  // The job's events refresh the Overview.
+  await rows.nth(25).waitFor({ timeout: 20_000 });
+  expect(await rows.count()).toBe(26);
+  await expect(rows.nth(1).textContent()).resolves.toMatch(/Charge.*svc-2\.5-preview-text-to-video.*−10$/);
+  await expect(rows.nth(2).textContent()).resolves.toMatch(/Granted.*top-up.*\+20$/);
+  await expect(rows.nth(25).textContent()).resolves.toMatch(/Granted.*\+10$/);
+  const after = (await statement.locator('td.num').allTextContents()).reduce((s, t) => s + Number(t.replace('−', '-').replace('+', '').replace(/,/g, '')), 0);
+  expect(after).toBeCloseTo(await gw.balance(acct), 6);
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { LedgerQuery } from '../api/operations';
@@ -34,8 +34,8 @@ const signed = (n: number) => `${n > 0 ? '+' : n < 0 ? '−' : ''}${Math.abs(n).
 
 /**
  * The account's statement: every change of the balance, newest first (grants and removals,
- * each call's charge, refunds), a page at a time. `tick` reloads the first page while only the
- * first page is shown (older pages, once opened, stay as they are). Its errors go to the view's
+ * each call's charge, refunds), a page at a time. `tick` reloads the first page and puts what is
+ * new on top of what is shown (older pages opened stay). Its errors go to the view's
  * slots (`errors`), so the page says "could not be reached" once, not once per section.
  */
 export function Statement({ token, tick, keyNames, errors }: { token: Bearer; tick: number; keyNames: Map<string, string>; errors: ErrorSlots }) {
@@ -43,12 +43,23 @@ export function Statement({ token, tick, keyNames, errors }: { token: Bearer; ti
   const [next, setNext] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
+  // What is shown, for the reload to merge into (the ledger is append-only: a loaded entry never changes).
+  const shown = useRef<Entry[] | null>(null);
+  shown.current = entries;
+
   useEffect(() => {
-    if (entries && entries.length > PAGE) return;
     execute(token, LedgerQuery, { first: PAGE }).then(
       (d) => {
-        setEntries(d.ledgerEntries.nodes);
-        setNext(nextCursor(d));
+        const fresh = d.ledgerEntries.nodes;
+        const loaded = shown.current;
+        // Older pages opened stay: the new entries go on top of them. (They stayed as they were,
+        // without the new ones, so the statement stopped adding up to the balance shown beside it.)
+        const at = loaded && loaded.length > PAGE ? fresh.findIndex((e) => e.id === loaded[0]?.id) : -1;
+        if (loaded && at >= 0) setEntries([...fresh.slice(0, at), ...loaded]);
+        else {
+          setEntries(fresh);
+          setNext(nextCursor(d));
+        }
         errors.succeeded('statement');
       },
       errors.failed('statement'),
