@@ -132,6 +132,15 @@ test('motion control from the page: the quote is the REST one, a refusal names i
   await page.getByLabel('Character orientation').selectOption({ label: 'As in the video' });
   await page.getByLabel('Keep original sound').check();
   expect(await submit.isDisabled()).toBe(true);
+  // A duration that is not whole seconds is said in words (sent, it came back as the GraphQL
+  // engine's "Int cannot represent non-integer value"); Enter before a quote asks for one.
+  await page.getByLabel('Duration (seconds').fill('2.5');
+  await page.getByLabel('Duration (seconds').press('Enter');
+  await page.getByRole('alert').filter({ hasText: 'The duration is a whole number of seconds, 1 to 30.' }).waitFor();
+  expect(await quoteShown.count()).toBe(0);
+  await page.getByLabel('Duration (seconds').fill('7');
+  await page.getByLabel('Duration (seconds').press('Enter');
+  await quoteShown.waitFor();
   await page.getByRole('button', { name: 'Get quote' }).click();
   await quoteShown.waitFor();
   expect(await quoteShown.locator('strong').textContent()).toBe(`${await restQuote(7)} credits`);

@@ -13,10 +13,20 @@ const STORAGE_KEY = 'svc.console.credential';
 export function loadCredential(): Credential | null {
   try {
     const raw = sessionStorage.getItem(STORAGE_KEY);
-    return raw ? (JSON.parse(raw) as Credential) : null;
+    const stored: unknown = raw ? JSON.parse(raw) : null;
+    // Anything else kept there (another version's shape, a hand edit) is no credential: it showed
+    // an empty signed-in page that neither worked nor signed out.
+    return isCredential(stored) ? stored : null;
   } catch {
     return null;
   }
+}
+
+function isCredential(value: unknown): value is Credential {
+  if (!value || typeof value !== 'object') return false;
+  const c = value as Record<string, unknown>;
+  if (typeof c.token !== 'string' || c.token === '') return false;
+  return c.kind === 'apiKey' || (c.kind === 'idToken' && (c.via === 'dev' || c.via === 'oidc'));
 }
 
 export function saveCredential(c: Credential | null): void {

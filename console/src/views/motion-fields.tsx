@@ -16,6 +16,13 @@ export const MOTION_DEFAULTS: MotionValues = { imageUrl: '', videoUrl: '', durat
 /** Every value of the schema's CharacterOrientation (a value added there fails `tsc` here until it is named). */
 const ORIENTATIONS: Record<CharacterOrientation, string> = { IMAGE: 'As in the image', VIDEO: 'As in the video' };
 
+/** What is wrong with a typed duration, in words, or null (empty is the gateway's to name). */
+export function durationProblem(text: string): string | null {
+  const t = text.trim();
+  if (t === '') return null;
+  return /^\d{1,2}$/.test(t) && Number(t) >= 1 && Number(t) <= 30 ? null : 'The duration is a whole number of seconds, 1 to 30.';
+}
+
 /** Empty is left out, so the gateway names the missing field (duration_seconds). */
 const seconds = (text: string): number | null => (text.trim() === '' ? null : Number(text));
 

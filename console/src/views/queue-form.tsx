@@ -6,7 +6,7 @@ import { QueueMotionControlMutation, QueueVideoMutation, VideoQuoteQuery } from 
 import type { JobFieldsFragment, VideoQuoteQuery as QuoteResult } from '../gql/graphql';
 import { ErrorNote, useOneAtATime } from '../ui';
 import { loadModels } from './models';
-import { MOTION_DEFAULTS, MotionFields, motionInput, motionQuoteInput, type MotionValues } from './motion-fields';
+import { durationProblem, MOTION_DEFAULTS, MotionFields, motionInput, motionQuoteInput, type MotionValues } from './motion-fields';
 import { VIDEO_DEFAULTS, VideoFields, videoInput, videoQuoteInput, type VideoValues } from './video-fields';
 
 type Quote = QuoteResult['videoQuote'];
@@ -52,6 +52,9 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
   const getQuote = async () => {
     setError(null);
     if (!credential) return setError('Queueing and quoting need an API key: create one under Keys, or paste one here.');
+    // Said here, in words: sent as typed, 2.5 came back as the GraphQL engine's "Int cannot represent non-integer value".
+    const problem = motionKind ? durationProblem(motion.durationSeconds) : null;
+    if (problem) return setError(problem);
     try {
       setQuote({ for: quoteFor, quote: (await execute(credential, VideoQuoteQuery, { input: quoteInput })).videoQuote });
     } catch (err) {
@@ -73,7 +76,8 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
 
   const queue = (e: Event) => {
     e.preventDefault();
-    if (!shown) return;
+    // Enter before a quote asks for one (the quote button is the form's default then).
+    if (!shown) return void getQuote();
     return once(async () => {
       setError(null);
       try {
@@ -123,7 +127,9 @@ export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bea
         )}
         <ErrorNote message={error} />
         <div class="row wide">
-          <button type="button" class="secondary" onClick={getQuote}>
+          {/* The form's default button (Enter) until there is a quote, then Queue is. */}
+          {/* formNoValidate: a quote needs only the fields it prices, not the URLs the queueing needs. */}
+          <button type={shown ? 'button' : 'submit'} formNoValidate class="secondary" onClick={shown ? getQuote : undefined}>
             Get quote
           </button>
           <button type="submit" disabled={!shown || busy}>

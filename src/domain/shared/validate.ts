@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { invalidRequest } from '../errors/domain-error';
+import { issueWords } from './issue-words';
 
 /** `['reference_image_urls', 2]` → `reference_image_urls[2]`: the `param` a client can act on. */
 export function paramOf(path: readonly PropertyKey[]): string | null {
@@ -19,7 +20,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const param = paramOf(issue.path);
-  let message = issue.message;
+  let message = issueWords(issue);
   if (issue.code === 'unrecognized_keys') {
     throw invalidRequest(`Unknown field '${issue.keys[0]}'.`, paramOf([...issue.path, issue.keys[0]!]));
   }
