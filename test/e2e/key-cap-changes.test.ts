@@ -20,8 +20,8 @@ afterAll(async () => {
   }
 });
 
-/** svc-creative-xl: 3 credits an image, served by the simulator for live keys too. */
-const IMAGE = { model: 'svc-creative-xl', prompt: 'a lighthouse', size: '64x64' };
+/** flux-dev: 3 credits an image, served by the simulator for live keys too. */
+const IMAGE = { model: 'flux-dev', prompt: 'a lighthouse', size: '64x64' };
 
 async function image(secret: string) {
   const res = await gw.api('POST', '/v1/images/generations', { token: secret, body: IMAGE });

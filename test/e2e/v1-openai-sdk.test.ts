@@ -44,6 +44,10 @@ describe('models', () => {
     const prices = byCap('image-generation').map((m) => m.pricing.credits_per_image);
     expect(Math.min(...prices)).toBe(1);
     expect(Math.max(...prices)).toBe(9);
+    // SPEC: "1 credit (specialty models)": the five creative-mode models, each.
+    const specialty = models.filter((m) => m.id.startsWith('svc-creative-'));
+    expect(specialty).toHaveLength(5);
+    for (const m of specialty) expect([m.id, m.pricing.credits_per_image]).toEqual([m.id, 1]);
   });
 });
 

@@ -44,6 +44,12 @@ describe('quotes', () => {
     expect(high.body.credits).toBe(55);
     const motion = await q({ model: 'svc-v3-motion-control', duration_seconds: 5 });
     expect(motion.body.credits).toBe(25);
+    // The dollar figure is the price in dollars, not its floating-point product (35 × 0.01 was 0.35000000000000003).
+    for (const seconds of [7, 14, 19, 23, 28]) {
+      const quote = (await q({ model: 'svc-v3-motion-control', duration_seconds: seconds })).body;
+      expect(quote.estimatedCostUsd.nonMember).toBe((seconds * 5) / 100);
+      expect(quote.estimatedCostUsd.member).toBeCloseTo(quote.estimatedCostUsd.nonMember / 1.55, 12);
+    }
     const bad = await q({ model: 'svc-2-7-image-to-video', duration: '7s', resolution: '1080p' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('duration');

@@ -30,12 +30,13 @@ const STANDARD_IMAGE_MODELS: [string, string, number, string][] = [
   ['seedream-v3', 'Seed', 3, 'Bilingual high-resolution model'],
 ];
 
+/** SPEC's pricing: "1 credit (specialty models)", all five of them (two were priced 2 and 3 until session 27). */
 const CREATIVE_IMAGE_MODELS: [string, number, string][] = [
   ['svc-creative-v8', 1, 'Newest creative-mode model'],
   ['svc-creative-v7', 1, 'Previous creative-mode model'],
   ['svc-creative-anime-v2', 1, 'Creative-mode illustration and anime'],
-  ['svc-creative-photoreal-v3', 2, 'Creative-mode photorealism'],
-  ['svc-creative-xl', 3, 'Creative-mode high resolution'],
+  ['svc-creative-photoreal-v3', 1, 'Creative-mode photorealism'],
+  ['svc-creative-xl', 1, 'Creative-mode high resolution'],
 ];
 
 /** The catalog used when MODELS_FILE is unset: every model served by the built-in simulator. */

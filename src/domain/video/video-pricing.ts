@@ -16,7 +16,8 @@ export function motionCredits(model: MotionModel, durationSeconds: number): numb
 }
 
 export function estimatedCostUsd(catalog: Catalog, credits: number): { member: number; nonMember: number } {
-  const nonMember = credits * catalog.usdPerCredit;
+  // To the micro-dollar: 35 × 0.01 is 0.35000000000000003 in floating point, which quotes showed.
+  const nonMember = Math.round(credits * catalog.usdPerCredit * 1e6) / 1e6;
   return { member: nonMember / MEMBER_CREDIT_FACTOR, nonMember };
 }
 
