@@ -46,6 +46,9 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
   const recentSecret = recentKey?.secret ?? null;
   const routes = credential?.kind === 'apiKey' ? KEY_ROUTES : OWNER_ROUTES;
   const [route, setRoute] = useState<Shown>(currentRoute(routes));
+  // The hash as it is now: "There is no view at …" names the hash of the moment (from one unknown
+  // hash to another the route stays 'not-found', and the page named the first).
+  const [hash, setHash] = useState(location.hash);
 
   useEffect(() => {
     window.__consoleFirstRender ??= performance.now();
@@ -62,7 +65,14 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
     return () => removeEventListener('hashchange', moved);
   }, []);
   useEffect(() => {
-    const onHash = () => setRoute(currentRoute(routes));
+    const onHash = () => {
+      const shown = currentRoute(routes);
+      setRoute(shown);
+      setHash(location.hash);
+      // An owner's view opened with an API key shows the key's first view: the address says which.
+      const name = location.hash.replace(/^#\/?/, '');
+      if (shown !== 'not-found' && name !== '' && name !== shown) history.replaceState(null, '', `${location.pathname}#/${shown}`);
+    };
     onHash();
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
@@ -163,7 +173,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={(secret, keyId) => setRecentKey({ secret, keyId })} onRevoked={(keyId) => setRecentKey((k) => (k?.keyId === keyId ? null : k))} />}
         {route === 'jobs' && <Jobs token={bearer} live={live} liveStatus={liveStatus} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
         {route === 'models' && <Models token={bearer} />}
-        {route === 'not-found' && <NotFound hash={location.hash} home={TITLES[routes[0]!]} />}
+        {route === 'not-found' && <NotFound hash={hash} home={TITLES[routes[0]!]} />}
       </main>
     </>
   );

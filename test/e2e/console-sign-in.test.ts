@@ -101,6 +101,9 @@ test('a deep link opened signed out is the view shown after signing in; a hash t
   await page.evaluate('location.hash = "#/nope"');
   await page.getByRole('heading', { name: 'Not found', level: 1 }).waitFor();
   await page.getByText('There is no view at #/nope.').waitFor();
+  // From one unknown hash to another, the page names the one in the address bar.
+  await page.evaluate('location.hash = "#/nope/again"');
+  await page.getByText('There is no view at #/nope/again.').waitFor();
   await cp.shot('not-found');
   await page.getByRole('link', { name: 'Go to Overview' }).click();
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();

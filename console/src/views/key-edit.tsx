@@ -50,7 +50,8 @@ export function KeyEdit({ token, apiKey, models, onSaved }: { token: Bearer; api
   };
 
   return (
-    <form onSubmit={save} class="grid" aria-label={`Settings of ${apiKey.name}`}>
+    // "Saved." is about what was saved: it goes with the next edit.
+    <form onSubmit={save} onInput={() => setSaved(false)} onChange={() => setSaved(false)} class="grid" aria-label={`Settings of ${apiKey.name}`}>
       <div class="field">
         <label for={`name-${id}`}>Name</label>
         <input id={`name-${id}`} value={name} onInput={(e) => setName(e.currentTarget.value)} />
