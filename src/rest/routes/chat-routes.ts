@@ -9,7 +9,7 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
-import { callLifetime, cutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import { callLifetime, cutBeforeAnswer, unlessCutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -29,9 +29,7 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await chat.complete(key, body, abort.signal, callIdOf(res)).catch((err: unknown) => {
-        throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
-      });
+      const out = await chat.complete(key, body, abort.signal, callIdOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, completionBody(out));
       return;
     }

@@ -7,24 +7,20 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, cutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import { callLifetime, cutBeforeAnswer, unlessCutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
 export function createResponseHandler(responses: ResponsesService, terms: StreamTerms = {}): JsonPostHandler {
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await responses.create(key, body, abort.signal, callIdOf(res)).catch((err: unknown) => {
-        throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
-      });
+      const out = await responses.create(key, body, abort.signal, callIdOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }
     const abort = callLifetime(res, terms.shutdownDeadline?.());
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
-    const { headers, first, events: rest, translator } = await responses.stream(key, body, abort.signal).catch((err: unknown) => {
-      throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
-    });
+    const { headers, first, events: rest, translator } = await responses.stream(key, body, abort.signal).catch(unlessCutBeforeAnswer(abort));
     let next = first;
     // Cut before the provider's first event (nothing sent, nothing charged): by the drain
     // deadline, an ordinary 503; for a client that left, nothing to write.

@@ -182,6 +182,13 @@ export function cutBeforeAnswer(): DomainError {
   });
 }
 
+/** A `.catch` for a call's answer: an error of a call the drain deadline cut becomes cutBeforeAnswer's 503. */
+export const unlessCutBeforeAnswer =
+  (abort: { cutByShutdown(): boolean }) =>
+  (err: unknown): never => {
+    throw abort.cutByShutdown() ? cutBeforeAnswer() : err;
+  };
+
 export const SHUTDOWN_STREAM_ERROR = {
   message: 'The server is restarting and ended this stream; what was sent is billed. Retry the request.',
   type: 'service_unavailable',
