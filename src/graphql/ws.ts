@@ -22,6 +22,7 @@ import { BurstReads } from './burst-reads';
 import { serveGraphQLWs } from './ws-transport';
 import { claimUpgrades, isWebSocketUpgradeTo, serveAsHttp } from './upgrade-routing';
 import { handshakeFailed, handshakeRefusal, refuseUpgrade } from './upgrade-refusals';
+import { closeRefused, FORBIDDEN, refusesCredential } from './connection-refusal';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -33,9 +34,6 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
   /** Ids of the operations admitted on this connection (see `admit`); refused ones are never here. */
   admitted?: Set<string>;
 }
-
-/** graphql-ws's close code for a refused credential. */
-const FORBIDDEN = 4403;
 
 /**
  * A socket opened with an ID token lives as long as the token: at its expiry (and the clock
@@ -90,8 +88,9 @@ class KeySockets {
     try {
       await authenticateBearer(token, this.services);
     } catch (err) {
-      if (!(err instanceof DomainError)) return this.logger.warn({ err, keyId }, 'key re-check failed; sockets kept');
-      for (const { socket } of set) socket.close(FORBIDDEN, 'Forbidden');
+      // A check that could not be made (the database away) is no verdict on the key: its sockets stay.
+      if (!(err instanceof DomainError) || !refusesCredential(err)) return this.logger.warn({ err, keyId }, 'key re-check failed; sockets kept');
+      for (const { socket } of set) closeRefused(socket, err);
     }
   }
 }
@@ -237,7 +236,10 @@ export function attachWebSocketDoor(
       onConnect: async (ctx) => {
         const raw = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
         const token = typeof raw === 'string' ? bearerToken(raw) : null;
-        if (!token) return false;
+        if (!token) {
+          ctx.extra.socket.close(FORBIDDEN, 'Forbidden: connection_init needs an authorization of the form "Bearer <API key or ID token>".');
+          return false;
+        }
         await gate.pass();
         try {
           const principal = await authenticateBearer(token, deps.services);
@@ -250,8 +252,10 @@ export function attachWebSocketDoor(
           }
           return true;
         } catch (err) {
-          // A bad credential is 4403; our own failure (the database, say) is 4500, logged here.
-          if (!(err instanceof DomainError)) {
+          // A bad credential is 4403 with its reason, a check that could not be made 1013 (see
+          // connection-refusal.ts); anything else is our own failure: 4500, logged here.
+          if (err instanceof DomainError) closeRefused(ctx.extra.socket, err);
+          else {
             deps.logger.error({ err }, 'WebSocket connection check failed');
             ctx.extra.socket.close(4500, 'Internal server error');
           }

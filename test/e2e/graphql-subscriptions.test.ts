@@ -150,17 +150,21 @@ test("another account's job id answers not_found_error", async () => {
   expect(out.results.every((r) => !r.data?.videoJobUpdated)).toBe(true);
 });
 
+// The close says why, so a client can tell "renew the token" from "send it right" from "stop"
+// (every refusal was a bare "Forbidden": session 27's GraphQL client sweep).
 test.each([
-  ['no credential', undefined],
-  ['a revoked-looking key', 'svc_live_doesnotexist_0123456789'],
-  ['a bad ID token', 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln'],
-])('%s: the socket is closed before any operation runs', async (_name, token) => {
-  let closeCode: number | undefined;
-  const client = connect(token, { closed: (e) => (closeCode = (e as { code: number }).code) });
+  ['no credential', undefined, /^Forbidden: connection_init needs an authorization of the form "Bearer/],
+  ['a revoked-looking key', 'svc_live_doesnotexist_0123456789', /^Forbidden: Invalid API key/],
+  ['a bad ID token', 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', /^Forbidden: .*token/i],
+])('%s: the socket is closed before any operation runs, with 4403 and the reason in words', async (_name, token, reason) => {
+  let closed: { code: number; reason: string } | undefined;
+  const client = connect(token, { closed: (e) => (closed = e as { code: number; reason: string }) });
   const out = await run(client, 'subscription { videoJobsUpdated { id } }');
   expect(out.results).toEqual([]);
   expect(out.completed).toBe(false);
-  expect(closeCode).toBe(4403);
+  expect(closed?.code).toBe(4403);
+  expect(closed?.reason).toMatch(reason);
+  expect(Buffer.byteLength(closed!.reason)).toBeLessThanOrEqual(123);
 });
 
 test('a key revoked after connecting can start no new operation: its socket is closed', async () => {

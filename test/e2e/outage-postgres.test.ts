@@ -13,6 +13,8 @@ import { pollUntil } from '../support/poll';
 import { FAKE_CHAT_REPLY, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIMode, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { writeModelsFile } from '../support/models-file';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { join } from 'node:path';
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
@@ -139,6 +141,40 @@ withPostgres('PostgreSQL outage', () => {
       200,
     );
     expect(back.status).toBe(200);
+  }, 40_000);
+
+  // Session 27's GraphQL client sweep: the same refusal on the WebSocket door was a 4403, which
+  // tells a client its credential was refused (the console signs out on it).
+  test('stalled: a WebSocket connect whose credential cannot be checked is closed 1013 (try again later), not 4403; it connects once the database is back', async () => {
+    const acct = await gw.newAccount(10);
+    const { secret } = await gw.newKey(acct);
+    const connectOnce = () =>
+      new Promise<{ code: number; reason: string } | 'connected'>((resolve) => {
+        const client = createClient({
+          url: gw.url.replace(/^http/, 'ws') + '/graphql',
+          webSocketImpl: WebSocket,
+          retryAttempts: 0,
+          lazy: false,
+          connectionParams: { authorization: `Bearer ${secret}` },
+          on: {
+            connected: () => {
+              resolve('connected');
+              void client.dispose();
+            },
+            closed: (e) => resolve(e as { code: number; reason: string }),
+          },
+          onNonLazyError: () => undefined,
+        });
+      });
+    proxy.stall();
+    let refused;
+    try {
+      refused = await connectOnce();
+    } finally {
+      proxy.resume();
+    }
+    expect(refused).toMatchObject({ code: 1013, reason: expect.stringMatching(/^Try again later: /) });
+    expect(await pollUntil(connectOnce, (r) => r === 'connected', 15_000, 200)).toBe('connected');
   }, 40_000);
 
   test("stalled: a known key's call that needs a new credit lease is a 503 within seconds; the lease taken when the database wakes is used, then returned", async () => {
