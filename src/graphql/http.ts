@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -51,7 +51,7 @@ function shapeGuard(formatError: FormatError): RequestHandler {
   return (req, res, next) => {
     const source = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
     if (typeof source !== 'string') return next();
-    const refuse = (error: GraphQLError) => void res.status(400).json({ errors: [formatError(error.toJSON(), error)] });
+    const refuse = (error: GraphQLError) => sendErrors(req, res, 400, { errors: [formatError(error.toJSON(), error)] });
     const tooDeep = nestingError(source);
     if (tooDeep) return refuse(tooDeep);
     let document: DocumentNode;
@@ -70,17 +70,30 @@ function shapeGuard(formatError: FormatError): RequestHandler {
  * Errors raised before Apollo on /graphql (the body parser's, and the app-wide query-string
  * check's: a `query` given twice) answer in the GraphQL error shape, not REST's.
  */
-const requestErrors = (formatError: FormatError): ErrorRequestHandler => (err, _req, res, next) => {
+const requestErrors = (formatError: FormatError): ErrorRequestHandler => (err, req, res, next) => {
   const type = (err as { type?: string }).type;
   if (err instanceof DomainError) {
     const error = asGraphQLError(err);
-    res.status(err.status).json({ errors: [formatError(error.toJSON(), error)] });
+    sendErrors(req, res, err.status, { errors: [formatError(error.toJSON(), error)] });
   } else if (type === 'entity.too.large') {
-    res.status(413).json({ errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }] });
+    sendErrors(req, res, 413, { errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }] });
   } else if (type === 'entity.parse.failed') {
-    res.status(400).json({ errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+    sendErrors(req, res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
   } else next(err);
 };
+
+const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
+
+/**
+ * Errors answered before Apollo, in the media type Apollo would answer with: the GraphQL-over-HTTP
+ * one when the client asks for it. Answered as plain JSON with a 4xx, Apollo Client 4 (which
+ * follows that spec) read them as "Response not successful" and lost their code and message.
+ */
+function sendErrors(req: Request, res: Response, status: number, body: unknown): void {
+  const accept = req.get('accept') ?? '';
+  const type = accept.includes(GRAPHQL_RESPONSE_JSON) && req.accepts([GRAPHQL_RESPONSE_JSON, 'application/json']) === GRAPHQL_RESPONSE_JSON ? GRAPHQL_RESPONSE_JSON : 'application/json';
+  res.status(status).type(`${type}; charset=utf-8`).send(JSON.stringify(body));
+}
 
 /**
  * POST /graphql (and GET for queries) through Apollo Server. No batching (a JSON array is refused before any work),
@@ -133,6 +146,9 @@ export async function createHttpDoor(deps: {
 
   return {
     mount: (app) => {
+      // A CORS preflight: this API serves no other origin's pages, so it allows none; said with a
+      // 204 and the methods it takes, not the cross-site-request refusal Apollo gave it.
+      app.options('/graphql', (_req, res) => void res.status(204).set('Allow', 'GET, POST').end());
       app.use('/graphql', express.json({ limit: LIMITS.maxBodyBytes }), requestErrors(deps.formatError), shapeGuard(deps.formatError), expressMiddleware(apollo, { context }));
     },
     stop: () => apollo.stop(),

@@ -17,6 +17,11 @@ const REWORDED: ReadonlyArray<readonly [RegExp, string]> = [
   [/^GraphQL operations must contain a non-empty `query`/, 'The request has no query.'],
   [/^GraphQL queries must be strings/, 'The query must be a string in the GraphQL language.'],
   [/^Apollo server received an operation that uses incremental delivery/i, 'Incremental delivery (@defer, @stream) is not supported.'],
+  // graphql-sse and other SSE clients ask for text/event-stream only.
+  [
+    /^An 'accept' header was provided for this request which does not accept/,
+    '/graphql answers application/json or application/graphql-response+json, which the Accept header allows neither of; subscriptions are served over WebSocket (graphql-transport-ws) at /graphql.',
+  ],
 ];
 
 /** Our words for one of Apollo's HTTP refusals; any other message as it is. */

@@ -75,3 +75,35 @@ test('reading the schema needs no credential (outside production, where introspe
   expect(schema.status).toBe(200);
   expect(schema.body.data.__schema.queryType.name).toBe('Query');
 });
+
+// Session 27's GraphQL client sweep (Apollo Client 4, graphql-sse, a browser's preflight).
+test("refusals made before Apollo answer in the media type the client asked for: Apollo Client 4 reads a 4xx only as application/graphql-response+json", async () => {
+  const accept = 'application/graphql-response+json, application/json;q=0.9';
+  const aliases = `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: models { id }`).join(' ')} }`;
+  for (const [body, status] of [
+    [JSON.stringify({ query: aliases }), 400],
+    ['{"query": ', 400],
+    [JSON.stringify({ query: '{ models { id } }', variables: { big: 'x'.repeat(200_000) } }), 413],
+  ] as const) {
+    const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json', accept }, body });
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
+    expect((await res.json()).errors[0].extensions.code).toEqual(expect.any(String));
+    // A client that asks for plain JSON (or nothing) gets plain JSON, as before.
+    const plain = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
+    expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  }
+});
+
+test('a subscription asked for as server-sent events is refused in words that say where subscriptions are', async () => {
+  const res = await send('POST', '/graphql', { ...auth(), 'content-type': 'application/json', accept: 'text/event-stream' }, JSON.stringify({ query: 'subscription { videoJobsUpdated { id } }' }));
+  expect(res.status).toBe(406);
+  expect(res.body.errors[0].message).toMatch(/subscriptions are served over WebSocket \(graphql-transport-ws\) at \/graphql/);
+});
+
+test('a CORS preflight is a 204 naming the methods, and allows no other origin', async () => {
+  const res = await fetch(`${gw.url}/graphql`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+  expect(res.status).toBe(204);
+  expect(res.headers.get('allow')).toBe('GET, POST');
+  expect(res.headers.get('access-control-allow-origin')).toBeNull();
+});
