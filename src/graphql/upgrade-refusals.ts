@@ -27,8 +27,21 @@ export function handshakeRefusal(req: IncomingMessage): DomainError | null {
     // RFC 6455 §4.4: the versions this server speaks go back with the refusal.
     return badHandshake("A WebSocket upgrade needs 'Sec-WebSocket-Version: 13'.", 'Sec-WebSocket-Version', { 'Sec-WebSocket-Version': '13' });
   }
+  // Offered subprotocols none of which is graphql-transport-ws (the legacy `graphql-ws` of
+  // subscriptions-transport-ws, Apollo Client 2/3's WebSocketLink): the handshake completed with
+  // no subprotocol, which such a client must abort, and it reconnected forever on a bare 1006
+  // without ever reading why. A handshake that offers none is left to `ws` (the 4406 reaches it).
+  const offered = req.headers['sec-websocket-protocol'];
+  if (typeof offered === 'string' && !offered.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS)) {
+    return badHandshake(
+      `The WebSocket subprotocol must be '${GRAPHQL_TRANSPORT_WS}' (the graphql-ws library's protocol); the legacy 'graphql-ws' protocol of subscriptions-transport-ws is not served.`,
+      'Sec-WebSocket-Protocol',
+    );
+  }
   return null;
 }
+
+const GRAPHQL_TRANSPORT_WS = 'graphql-transport-ws';
 
 /** A refusal for what `ws` itself found wrong with the handshake (its message names the header). */
 export function handshakeFailed(wsMessage: string): DomainError {

@@ -88,7 +88,7 @@ test("refusals made before Apollo answer in the media type the client asked for:
     const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json', accept }, body });
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
-    expect((await res.json()).errors[0].extensions.code).toEqual(expect.any(String));
+    expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toEqual(expect.any(String));
     // A client that asks for plain JSON (or nothing) gets plain JSON, as before.
     const plain = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
     expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');

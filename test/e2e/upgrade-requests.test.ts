@@ -126,6 +126,24 @@ describe('requests with an Upgrade header', () => {
     expect(badProtocol.status).toBe(400);
     expect(JSON.parse(badProtocol.body).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_websocket_handshake' });
 
+    // The legacy protocol (subscriptions-transport-ws, Apollo Client 2/3) is told which one to
+    // speak before the handshake, not given a 101 without a subprotocol it must abort.
+    for (const offered of ['graphql-ws', 'graphql-ws, subscriptions-transport-ws']) {
+      const legacy = await exchange(gw.url, [
+        head(['GET /graphql HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Protocol: ${offered}`]),
+      ]);
+      expect(legacy.status).toBe(400);
+      expect(JSON.parse(legacy.body).error).toMatchObject({ code: 'invalid_websocket_handshake', param: 'Sec-WebSocket-Protocol', message: expect.stringContaining("'graphql-transport-ws'") });
+    }
+
+    // A proper handshake still opens the socket, also among other offers.
+    const among = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/graphql`, ['graphql-ws', 'graphql-transport-ws']);
+    await new Promise((resolve, reject) => {
+      among.once('open', resolve);
+      among.once('error', reject);
+    });
+    expect(among.protocol).toBe('graphql-transport-ws');
+    among.close();
     // A proper handshake still opens the socket.
     const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
     await new Promise((resolve, reject) => {
