@@ -214,12 +214,16 @@ describe('paging arguments: videoJobs checks first and after as ledgerEntries do
     expect(overSocket[0].message).toBe(res.body.errors[0].message);
   });
 
-  test('the bounds themselves and a well-formed cursor are answered', async () => {
-    for (const variables of [{ first: 1 }, { first: 100 }, { after: 'vid_0123456789abcdefABCD' }, {}]) {
+  test('the bounds themselves are answered; a well-formed cursor that names no job of the account is refused, not read as the end of the list', async () => {
+    for (const variables of [{ first: 1 }, { first: 100 }, {}]) {
       const res = await http(VIDEO_JOBS, variables);
       expect([variables, res.body.errors]).toEqual([variables, undefined]);
       expect(res.body.data.videoJobs.edges).toEqual([]);
     }
+    // A stale or mistyped cursor, or another account's job id, looked like "no more jobs" (session 27's GraphQL client sweep).
+    const res = await http(VIDEO_JOBS, { after: 'vid_0123456789abcdefABCD' });
+    expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'after' });
+    expect(res.body.errors[0].message).toMatch(/^Invalid 'after': it is not the cursor of a job of this account/);
   });
 
   test('webhookDeliveries names its argument, first, not an internal name', async () => {

@@ -189,6 +189,11 @@ export class VideoService {
   async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
     const first = Math.min(Math.max(opts.first ?? 20, 1), 100);
     const rows = await this.deps.jobs.list(this.deps.db, accountId, { first: first + 1, after: opts.after, status: opts.status });
+    // A cursor that names no job of the account (mistyped, stale, another account's) read as
+    // the end of the list; looked up only when the page is empty, so paging costs nothing more.
+    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(this.deps.db, opts.after, accountId))) {
+      throw invalidRequest("Invalid 'after': it is not the cursor of a job of this account.", 'after');
+    }
     return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };
   }
 }
