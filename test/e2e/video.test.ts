@@ -209,3 +209,4 @@ describe('deadlines', () => {
     }
   });
 });
+

@@ -70,7 +70,11 @@ export class LeaseStore {
     private readonly hot: SqlExecutor = db,
   ) {}
 
-  /** A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. */
+  /**
+   * A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. It
+   * counts on the database's day (migration 20261204000000), whatever `day` this instance's clock
+   * gave, which only names the day in this instance's memory (its lease is retired at its midnight).
+   */
   async take(input: { id: string; accountId: string; keyId: string; capMicro: number | null; minMicro: number; wantMicro: number; day: string; instanceId: string; now: Date }): Promise<LeaseGrant> {
     const row = await this.db.one<{ amount: string | number }>(`select svc_take_lease(?, ?, ?, ?, ?, ?, ?::date, ?) as amount`, [
       input.id,

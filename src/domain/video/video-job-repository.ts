@@ -71,6 +71,15 @@ export class VideoJobRepository {
     return row ? this.toJob(row) : undefined;
   }
 
+  /**
+   * The seconds left before the job's deadline by the database's clock, the one that set it (0 or
+   * less: passed): an instance whose own clock ran ahead failed healthy jobs as `timeout` (session 27).
+   */
+  async secondsToDeadline(tx: SqlExecutor, id: string): Promise<number> {
+    const row = await tx.one<{ left: string | number }>(`select extract(epoch from (deadline_at - now())) as left from video_jobs where id = ?`, [id]);
+    return Number(row?.left ?? 0);
+  }
+
   /** The account's jobs changed at or after `since`, oldest change first (at most `limit`). */
   async changedSince(tx: SqlExecutor, accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
     const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [accountId, since, limit]);

@@ -41,7 +41,8 @@ export class VideoJobRunner {
       await queue.done(db, item);
       return;
     }
-    if (Date.now() >= job.deadlineAt.getTime()) {
+    const left = await jobs.secondsToDeadline(db, job.id);
+    if (left <= 0) {
       await finisher.fail(job.id, TIMEOUT_REASON);
       return;
     }
@@ -51,10 +52,10 @@ export class VideoJobRunner {
       return;
     }
     const provider = this.deps.providers.video(model, job.provider);
-    const later = Math.min(this.deps.pollEverySeconds(job.provider), Math.max(0.05, (job.deadlineAt.getTime() - Date.now()) / 1000));
+    const later = Math.min(this.deps.pollEverySeconds(job.provider), Math.max(0.05, left));
 
     if (!job.queueId || !job.submittedAt) {
-      await this.submit(item, job, provider);
+      await this.submit(item, job, provider, left);
       return;
     }
 
@@ -80,7 +81,7 @@ export class VideoJobRunner {
    * simulator's), when it is simply submitted again. A submission refused or not answered fails the job
    * (refund and webhook by the finisher): retrying an unanswered submit could create a duplicate.
    */
-  private async submit(item: WorkItem, job: VideoJob, provider: VideoProvider): Promise<void> {
+  private async submit(item: WorkItem, job: VideoJob, provider: VideoProvider, left: number): Promise<void> {
     const { db, jobs, queue, finisher } = this.deps;
     if (item.payload.submitStarted && !provider.submitIsRepeatable) {
       await finisher.fail(job.id, SUBMIT_LOST_REASON);
@@ -94,7 +95,7 @@ export class VideoJobRunner {
       await finisher.fail(job.id, err instanceof DomainError && err.type !== 'upstream_error' ? err.message : SUBMIT_FAILED_REASON);
       return;
     }
-    const remaining = Math.max(0.05, (job.deadlineAt.getTime() - Date.now()) / 1000);
+    const remaining = Math.max(0.05, left);
     await db.transaction(async (tx) => {
       if (await jobs.setSubmitted(tx, job.id, queueId)) await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
     });
