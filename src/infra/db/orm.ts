@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import { Client } from 'pg';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { KnexDatabase } from './knex-database';
 import type { DatabaseState } from './database-state';
@@ -64,7 +65,7 @@ export async function openDatabase(options: {
       },
     } as Options);
   }
-  await orm.getMigrator().up();
+  await migrateOnce(orm, options.databaseUrl);
   const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
   if (options.onDriverWarning) routeKnexLog(connection.getKnex(), options.onDriverWarning);
   const health = new DatabaseHealth(options.onHealthChange);
@@ -92,4 +93,26 @@ function routeKnexLog(knex: unknown, write: (message: string) => void): void {
   const toLog = (message: unknown) => write(String(message));
   logger._warn = toLog;
   logger._error = toLog;
+}
+
+/**
+ * Runs the migrations with PostgreSQL's advisory lock held on a connection of its own, so that
+ * instances started together on an empty database take turns: the second finds everything
+ * applied. Without it, one died in the first migration ("duplicate key value violates unique
+ * constraint pg_type_typname_nsp_index", session 27's fault sweep). PGlite has one process.
+ */
+async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<void> {
+  if (!databaseUrl) {
+    await orm.getMigrator().up();
+    return;
+  }
+  const lock = new Client({ connectionString: databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query(`select pg_advisory_lock(hashtext('svc-gateway:migrations'))`);
+    await orm.getMigrator().up();
+  } finally {
+    // Ending the session releases the lock, whatever happened above.
+    await lock.end().catch(() => undefined);
+  }
 }
