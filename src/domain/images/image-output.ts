@@ -20,7 +20,16 @@ export interface ImageResult {
 export async function renderImages(images: GeneratedImage[], format: ResponseFormat, accountId: string, media: MediaLibrary): Promise<ImageResult['data']> {
   const revised = (img: GeneratedImage) => (img.revisedPrompt !== undefined ? { revised_prompt: img.revisedPrompt } : {});
   if (format === 'b64_json') return images.map((img) => ({ b64_json: img.data.toString('base64'), ...revised(img) }));
-  const stored = await Promise.all(images.map((img) => media.save(accountId, img.data, img.contentType)));
+  const saving = await Promise.allSettled(images.map((img) => media.save(accountId, img.data, img.contentType)));
+  const failed = saving.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    // The answer fails (nothing is charged): the images stored for it go too, or every retry
+    // against a full disk left more of them behind (session 27's fault sweep).
+    const kept = saving.flatMap((s) => (s.status === 'fulfilled' ? [s.value.id] : []));
+    await media.discard(kept).catch(() => undefined);
+    throw failed.reason;
+  }
+  const stored = saving.map((s) => (s as PromiseFulfilledResult<{ id: string; url: string }>).value);
   if (format === 'url') return images.map((img, i) => ({ url: stored[i]!.url, ...revised(img) }));
   return images.map((img, i) => ({ url: stored[i]!.url, b64_json: img.data.toString('base64'), ...revised(img) }));
 }

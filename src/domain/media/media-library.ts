@@ -48,6 +48,16 @@ export class MediaLibrary {
   }
 
   /**
+   * Forgets media stored for an answer that was never given (one image of several could not be
+   * stored: the others' URLs are never sent, so their files and rows would only fill the disk).
+   */
+  async discard(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.run(`delete from media_objects where id in (${ids.map(() => '?').join(', ')})`, [...ids]);
+    await Promise.all(ids.map((id) => this.blobs.remove(id)));
+  }
+
+  /**
    * The blob behind a media URL, opened for streaming; null for an unknown id or a wrong token
    * (indistinguishable).
    */

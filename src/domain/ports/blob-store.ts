@@ -12,4 +12,6 @@ export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>;
   /** Opens a blob for streaming (ranges, never the whole file in memory); null when absent. */
   open(key: string): Promise<BlobHandle | null>;
+  /** Deletes a blob; one already absent is no error. */
+  remove(key: string): Promise<void>;
 }

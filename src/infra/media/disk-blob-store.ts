@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import type { BlobHandle, BlobStore } from '../../domain/ports/blob-store';
 import { DomainError } from '../../domain/errors/domain-error';
 
-/** The disk cannot take the file (full, out of inodes or quota, read-only): the store's failure, not the request's. */
-const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
 
 /** What a call whose media could not be stored answers: 503 with Retry-After (nothing is charged: the charge comes after). */
 export function storageUnavailable(cause: unknown): DomainError {
@@ -32,9 +30,16 @@ export class DiskBlobStore implements BlobStore {
     } catch (err) {
       // A half-written file is not left behind (a full disk left one per failed image).
       await rm(tmp, { force: true }).catch(() => undefined);
-      if (STORAGE_FULL.has(String((err as NodeJS.ErrnoException).code))) throw storageUnavailable(err);
+      // Any system error writing our own media directory is the store's failure, not the
+      // request's: full, out of inodes or quota, read-only, not permitted (a recursive mkdir on a
+      // read-only disk says ENOENT, not EROFS: it answered 500, session 27's fault sweep).
+      if (typeof (err as NodeJS.ErrnoException).code === 'string') throw storageUnavailable(err);
       throw err;
     }
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.path(key).file, { force: true });
   }
 
   async open(key: string): Promise<BlobHandle | null> {
