@@ -193,6 +193,34 @@ maybe('local-first rate limits on a shared Redis', () => {
     }
   });
 
+  // Session 27's fault sweep: through a Redis stall each key's requests waited in turn on the
+  // previous one's count (the 250 ms deadline each): 40 concurrent ones took 10 s.
+  test('Redis stalled: a key\'s concurrent requests are all decided within one count deadline, not one deadline after another; Redis is asked again after it', async () => {
+    const redis = client();
+    const admin = client();
+    await Promise.all([ready(redis), ready(admin)]);
+    const failures: unknown[] = [];
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err));
+    const id = freshKey();
+    // Near the limit, so every request wants its count answered: 50 of the 60 used.
+    for (let i = 0; i < 50; i++) await limiter.consume(id, 'chat');
+    await admin.call('client', 'pause', '4000', 'all');
+    const started = Date.now();
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(id, 'chat')));
+    const tookMs = Date.now() - started;
+    // The limit still holds, counted here: 10 more, then 429s.
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+    // One count deadline (250 ms) decides them all; waiting in turn, the ten admitted ones took ten (2.75 s).
+    expect(tookMs).toBeLessThan(1_000);
+    expect(failures.length).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 4_500));
+    // Redis answers again: a request of a new key is counted there.
+    const fresh = freshKey();
+    expect((await limiter.consume(fresh, 'chat')).allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(Number(await admin.get(`rl:chat:${fresh}`))).toBe(1);
+  }, 20_000);
+
   test('without Redis: exactly the limit, in-process', async () => {
     const limiter = new LocalFirstRateLimiter(undefined, LIMITS);
     const id = freshKey();

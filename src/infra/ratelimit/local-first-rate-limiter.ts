@@ -4,6 +4,13 @@ import { RATE_LIMITS, RATE_WINDOW_SECONDS, type RateDecision, type RateGroup, ty
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 /** How long a decision may wait for Redis before this instance decides alone. */
 const SYNC_TIMEOUT_MS = 250;
+/**
+ * After Redis failed to answer (a stall, an outage), how long every decision is made here alone
+ * before Redis is tried again. Each key's requests used to wait in turn on the previous one's
+ * count, SYNC_TIMEOUT_MS each: through a 15 s stall one key got 4 requests a second per instance
+ * and 40 concurrent ones waited up to 10 s (session 27's fault sweep).
+ */
+const LOCAL_AFTER_FAILURE_MS = 1000;
 /** Counters sent to Redis in one script call. */
 const MAX_COUNTERS_PER_SYNC = 512;
 /**
@@ -114,6 +121,8 @@ export class LocalFirstRateLimiter implements RateLimiter {
   /** A deferred flush is scheduled (only admits already answered are queued). */
   private flushTimer: NodeJS.Timeout | null = null;
   private nextSweep = 0;
+  /** Until then Redis is not waited for (LOCAL_AFTER_FAILURE_MS). */
+  private localUntil = 0;
   private readonly incrEach: IncrEach | null;
 
   constructor(
@@ -210,6 +219,11 @@ export class LocalFirstRateLimiter implements RateLimiter {
       counter.known++;
       return null;
     }
+    if (Date.now() < this.localUntil) {
+      // Redis just failed to answer: this admit is counted here, as one whose count timed out is.
+      counter.localOnly++;
+      return null;
+    }
     const syncing = new Promise<void>((settle) => this.queue.push({ counter, settle }));
     counter.syncing = syncing;
     this.scheduleFlush(awaited);
@@ -250,6 +264,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       }
       settled = true;
       clearTimeout(timer);
+      this.localUntil = pairs ? 0 : at + LOCAL_AFTER_FAILURE_MS;
       batch.forEach((q, i) => {
         const { counter } = q;
         // Without an answer this instance counts its admit itself.
