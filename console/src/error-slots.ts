@@ -25,6 +25,8 @@ export function useErrorSlots() {
       message: [...new Set(Object.values(slots))].join(' ') || null,
       /** The error of `kind` (null clears it). */
       set,
+      /** Whether a request of `kind` failed last: its "Loading…" gives way to the view's message. */
+      failing: (kind: string) => kind in slots,
       /** For `.then(…, failed(kind))`. */
       failed: (kind: string) => (err: unknown) => set(kind, describeError(err)),
       succeeded: (kind: string) => set(kind, null),

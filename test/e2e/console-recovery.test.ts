@@ -57,6 +57,22 @@ test("Overview: 'could not be reached' while the gateway is away, gone once the 
   await page.unroute('**/graphql');
 });
 
+// Session 27's re-check: opened while the gateway was away, the Overview said so and went on
+// saying "Loading…" under the chart and the statement, which nothing was loading.
+test('Overview opened while the gateway is away: the message says so, and no "Loading…" stays under it', async () => {
+  const acct = await gw.newAccount(5);
+  const cp = await open();
+  const { page } = cp;
+  await page.route('**/graphql', (route) => route.abort('failed'));
+  await devSignIn(page, gw.url, acct.subject);
+  await page.getByRole('alert').filter({ hasText: 'The gateway could not be reached.' }).waitFor();
+  await page.waitForTimeout(500);
+  expect(await page.getByText('Loading…').count()).toBe(0);
+  await page.unroute('**/graphql');
+  const aborted = cp.errors.filter((e) => /ERR_FAILED/.test(e));
+  cp.errors.splice(0, cp.errors.length, ...cp.errors.filter((e) => !aborted.includes(e)));
+});
+
 /** The page's live sockets, routed through the test: `drop()` closes them as a gateway going away does, and refuses new ones until `restore()`. */
 async function routeLiveSocket(page: ConsolePage['page']) {
   let down = false;

@@ -93,8 +93,8 @@ test('input items: unknown or foreign responses are 404s; a bad limit, order or 
     ['order=sideways', 'order'],
     ['after=msg_nothere', 'after'],
     ['surprise=1', 'surprise'],
-    ['include=foo', 'include'],
-    ['include[]=message.input_image.image_url&include[]=foo', 'include[]'],
+    ['include=foo', 'include[0]'],
+    ['include[]=message.input_image.image_url&include[]=foo', 'include[][1]'],
   ];
   for (const [query, param] of cases) {
     const res = await gw.api('GET', `/v1/responses/${second.id}/input_items?${query}`, { token });
@@ -105,6 +105,13 @@ test('input items: unknown or foreign responses are 404s; a bad limit, order or 
   const included = await openai.responses.inputItems.list(second.id, { include: ['message.input_image.image_url', 'message.output_text.logprobs'] });
   expect(included.data.length).toBeGreaterThan(0);
   expect((await openai.responses.retrieve(second.id, { include: ['message.input_image.image_url', 'message.output_text.logprobs'] })).id).toBe(second.id);
+  // An unknown value is named with what is allowed; retrieve reads its query as strictly.
+  const wrongInclude = await gw.api('GET', `/v1/responses/${second.id}/input_items?include=foo`, { token });
+  expect(wrongInclude.body.error.message).toMatch(/^Invalid 'include\[0\]': must be one of file_search_call\.results/);
+  for (const [query, param] of [['include=foo', 'include[0]'], ['bogus=1', 'bogus'], ['stream=true', 'stream']]) {
+    const res = await gw.api('GET', `/v1/responses/${second.id}?${query}`, { token });
+    expect([query, res.status, res.body.error?.param]).toEqual([query, 400, param]);
+  }
   // A list of another kind is still given once.
   expect((await gw.api('GET', `/v1/responses/${second.id}/input_items?limit=1&limit=2`, { token })).body.error.param).toBe('limit');
 });

@@ -107,7 +107,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
             </select>
           </label>
         </div>
-        {!usage && <p class="hint">Loading…</p>}
+        {!usage && !errors.failing('usage') && <p class="hint">Loading…</p>}
         {chart && usage && <UsageChart days={chart.days} series={chart.series} summary={`Credits spent per day from ${usage.from} to ${usage.to}: ${total} in total.`} />}
         <p class="hint">Live keys only: test keys never spend credits. A refund counts on the day of the charge it returns.</p>
       </section>

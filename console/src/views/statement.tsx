@@ -84,7 +84,7 @@ export function Statement({ token, tick, keyNames, errors }: { token: Bearer; ti
   return (
     <section class="card" aria-labelledby="statement-heading">
       <h2 id="statement-heading">Statement</h2>
-      {entries === null && <p class="hint">Loading…</p>}
+      {entries === null && !errors.failing('statement') && <p class="hint">Loading…</p>}
       {entries?.length === 0 && <p>No entries yet: grants, charges and refunds show here.</p>}
       {entries && entries.length > 0 && (
         <table class="statement">

@@ -38,6 +38,10 @@ function sanitize(text: string): string {
     .replace(/(^|[\s("'=])(?:\/[\w.@~+-]+){2,}\/?/g, '$1[path]')
     .replace(/\b[a-z]:\\\S+/gi, '[path]')
     .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g, '[address]')
+    .replace(/\[[0-9a-f:.]*:[0-9a-f:.]*\](?::\d+)?|\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4})*::[0-9a-f:]*\b/gi, '[address]')
+    // Host names of the provider's own network, and anything shaped like a key or token.
+    .replace(/\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|intra|svc|cluster\.local)\b(?::\d+)?/gi, '[host]')
+    .replace(/\b(?:sk|pk|rk|key|fal|hf|gsk|xai|tok|token)[-_][A-Za-z0-9_-]{8,}/gi, '[redacted]')
     .replace(/\s+/g, ' ')
     .trim();
   return clean.length > MAX_DETAIL ? `${clean.slice(0, MAX_DETAIL - 1)}…` : clean;

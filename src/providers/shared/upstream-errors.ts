@@ -109,6 +109,17 @@ export function retryAfterSecondsOf(value: string | undefined, now = Date.now())
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
 }
 
+/**
+ * Codes that speak of the caller's own key, balance or limits here: the provider's (our key at the
+ * provider refused, its quota spent) must not reach a client as if they were, or an app would tell
+ * its user to rotate a key or top up (session 27's re-check).
+ */
+const GATEWAY_CODES = new Set([
+  'invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'daily_cap_exceeded', 'model_forbidden',
+  'key_limit_reached', 'permission_error', 'authentication_error', 'billing_hard_limit_reached', 'account_deactivated', 'idempotency_key_reused',
+  'idempotency_key_in_use', 'server_shutdown', 'database_unavailable', 'storage_unavailable', 'service_unavailable', 'internal_error',
+]);
+
 export function errorForStatus(status: number, bodyText: string, scrub?: ErrorScrub, retryAfter?: string): DomainError {
   if (isContentPolicyRejection(status, bodyText)) return contentPolicyViolation();
   const cause = new UpstreamHttpError(status, bodyText.slice(0, 1024));
@@ -132,7 +143,7 @@ export function errorForStatus(status: number, bodyText: string, scrub?: ErrorSc
     // The provider's own code when it is a plain token (`context_length_exceeded`: agent
     // frameworks trim their history on it); one that could carry anything else (a name the
     // scrub would hide: the upstream's model, its key) is not passed on.
-    const safeCode = code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code ? code : 'upstream_rejected';
+    const safeCode = code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code && !GATEWAY_CODES.has(code) ? code : 'upstream_rejected';
     const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
     return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: safeCode, cause });
   }

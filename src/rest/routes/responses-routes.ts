@@ -71,7 +71,7 @@ export function responsesRoutes(responses: ResponsesService, terms: StreamTerms 
     await responses.cancel(keyOf(res), String(req.params.id));
   });
   r.get('/responses/:id', async (req, res) => {
-    res.json(await responses.retrieve(keyOf(res), String(req.params.id)));
+    res.json(await responses.retrieve(keyOf(res), String(req.params.id), { ...req.query }));
   });
   r.delete('/responses/:id', async (req, res) => {
     res.json(await responses.delete(keyOf(res), String(req.params.id)));

@@ -16,6 +16,8 @@ describe('upstream errors', () => {
     expect(withCode('context_length_exceeded')).toBe('context_length_exceeded');
     expect(withCode('INVALID_ARGUMENT')).toBe('INVALID_ARGUMENT');
     for (const odd of [undefined, null, 42, '', 'x y', '<script>', 'sk-live-upstream-secret', 'gpt-4o-2024-08-06', 'a'.repeat(65), '_leading']) expect(withCode(odd)).toBe('upstream_rejected');
+    // A code that would speak of the caller's own key, balance or limits here is the provider's business.
+    for (const ours of ['invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'model_forbidden']) expect(withCode(ours)).toBe('upstream_rejected');
   });
 
   test('404 is not_found, 422 is a 400, FastAPI detail lists are read', () => {

@@ -22,8 +22,18 @@ const INCLUDABLE = [
   'reasoning.encrypted_content',
   'message.output_text.logprobs',
 ] as const;
-const includableValue = z.enum(INCLUDABLE, { message: `each value must be one of ${INCLUDABLE.join(', ')}` });
-const includable = z.union([includableValue, z.array(includableValue).max(10)]);
+const includableValue = z.enum(INCLUDABLE, { message: `must be one of ${INCLUDABLE.join(', ')}` });
+/** One value or a list (`include=a`, `include[]=a&include[]=b`), read as a list so a wrong value is named. */
+const includable = z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(includableValue).max(10));
+
+/** GET /v1/responses/{id}: OpenAI's query parameters (`stream` only as false: a stored response is complete). */
+export const retrieveQuerySchema = z.strictObject({
+  include: includable.optional(),
+  'include[]': includable.optional(),
+  include_obfuscation: z.enum(['true', 'false']).optional(),
+  starting_after: z.string().max(20).optional(),
+  stream: z.enum(['false'], { message: 'streaming a stored response is not supported: it is complete; leave stream out' }).optional(),
+});
 
 /** Query strings carry text: `limit` is an integer in plain decimal digits, as on every other route. */
 export const inputItemsQuerySchema = z.strictObject({

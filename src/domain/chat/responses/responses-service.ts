@@ -12,7 +12,7 @@ import type { ChatService } from '../chat-service';
 import { completionStatus, newItemId, outputItemsOf, responseObject, type OutputItem, type ResponseFrame } from './response-object';
 import { ResponseStreamTranslator, translateStream, type ResponsesEvent } from './response-stream';
 import type { ResponseStore, StoredResponse } from './response-store';
-import { inputItemsPage, withItemIds, type InputItemsPage } from './input-items';
+import { inputItemsPage, retrieveQuerySchema, withItemIds, type InputItemsPage } from './input-items';
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
 import { responsesParam, responsesToChat } from './responses-to-chat';
 import type { CallSignal } from '../../shared/call-signal';
@@ -73,7 +73,9 @@ export class ResponsesService {
     return { headers: info.headers, first, events, translator };
   }
 
-  async retrieve(key: KeyPrincipal, id: string): Promise<Record<string, unknown>> {
+  async retrieve(key: KeyPrincipal, id: string, query: unknown = {}): Promise<Record<string, unknown>> {
+    // What it asks to include is in the stored response already; a parameter OpenAI does not define is a 400.
+    parseInput(retrieveQuerySchema, query);
     return (await this.stored(key, id)).response;
   }
 
