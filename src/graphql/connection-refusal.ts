@@ -6,12 +6,13 @@
  * database away: HTTP answers 503 then) is 1013 "Try Again Later", which graphql-ws's client
  * retries, where it was a 4403 that told the console to sign out.
  */
+import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
 import type { DomainError } from '../domain/errors/domain-error';
 
-/** graphql-ws's close code for a refused credential. */
-export const FORBIDDEN = 4403;
-/** RFC 6455's "Try Again Later": retried by graphql-ws's client (4500 is not). */
+/** graphql-ws's close code for a refused credential (4403). */
+export const FORBIDDEN = CloseCode.Forbidden;
+/** RFC 6455's "Try Again Later": retried by graphql-ws's client (its InternalServerError, 4500, is not). */
 export const TRY_AGAIN_LATER = 1013;
 
 /** Whether the error is a verdict on the credential itself (401, 403), not a failure to check it. */

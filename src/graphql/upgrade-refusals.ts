@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL, handleProtocols } from 'graphql-ws';
 import { DomainError } from '../domain/errors/domain-error';
 import { rawErrorAnswer } from '../infra/http/error-body';
 
@@ -31,17 +32,16 @@ export function handshakeRefusal(req: IncomingMessage): DomainError | null {
   // subscriptions-transport-ws, Apollo Client 2/3's WebSocketLink): the handshake completed with
   // no subprotocol, which such a client must abort, and it reconnected forever on a bare 1006
   // without ever reading why. A handshake that offers none is left to `ws` (the 4406 reaches it).
+  // graphql-ws's own choice among the offered protocols, as the handshake would make it.
   const offered = req.headers['sec-websocket-protocol'];
-  if (typeof offered === 'string' && !offered.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS)) {
+  if (typeof offered === 'string' && handleProtocols(offered) === false) {
     return badHandshake(
-      `The WebSocket subprotocol must be '${GRAPHQL_TRANSPORT_WS}' (the graphql-ws library's protocol); the legacy 'graphql-ws' protocol of subscriptions-transport-ws is not served.`,
+      `The WebSocket subprotocol must be '${GRAPHQL_TRANSPORT_WS_PROTOCOL}' (the graphql-ws library's protocol); the legacy 'graphql-ws' protocol of subscriptions-transport-ws is not served.`,
       'Sec-WebSocket-Protocol',
     );
   }
   return null;
 }
-
-const GRAPHQL_TRANSPORT_WS = 'graphql-transport-ws';
 
 /** A refusal for what `ws` itself found wrong with the handshake (its message names the header). */
 export function handshakeFailed(wsMessage: string): DomainError {

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
+import { CloseCode } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Principal } from '../domain/keys/principal';
@@ -257,7 +258,7 @@ export function attachWebSocketDoor(
           if (err instanceof DomainError) closeRefused(ctx.extra.socket, err);
           else {
             deps.logger.error({ err }, 'WebSocket connection check failed');
-            ctx.extra.socket.close(4500, 'Internal server error');
+            ctx.extra.socket.close(CloseCode.InternalServerError, 'Internal server error');
           }
           return false;
         }

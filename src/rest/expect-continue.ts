@@ -9,6 +9,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { invalidRequest } from '../domain/errors/domain-error';
 import { errorBody } from '../infra/http/error-body';
+import { sendJson } from './json-response';
 
 export function continueWhenRead(server: Server): void {
   // Any other expectation is one this server cannot meet: node answers a bare 417 with an empty
@@ -17,9 +18,7 @@ export function continueWhenRead(server: Server): void {
     const err = invalidRequest("The Expect header is not supported, except as '100-continue'.", 'Expect', 'expectation_failed');
     // Its body, if the client sends one, is not read: the connection ends with this answer.
     res.shouldKeepAlive = false;
-    const body = JSON.stringify(errorBody(err));
-    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
+    sendJson(res, 417, {}, errorBody(err));
   });
 
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

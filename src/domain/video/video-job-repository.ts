@@ -72,12 +72,13 @@ export class VideoJobRepository {
   }
 
   /**
-   * The seconds left before the job's deadline by the database's clock, the one that set it (0 or
-   * less: passed): an instance whose own clock ran ahead failed healthy jobs as `timeout` (session 27).
+   * The job, with the seconds left before its deadline by the database's clock, the one that set
+   * it (0 or less: passed): an instance whose own clock ran ahead failed healthy jobs as `timeout`
+   * (session 27).
    */
-  async secondsToDeadline(tx: SqlExecutor, id: string): Promise<number> {
-    const row = await tx.one<{ left: string | number }>(`select extract(epoch from (deadline_at - now())) as left from video_jobs where id = ?`, [id]);
-    return Number(row?.left ?? 0);
+  async getWithTimeLeft(tx: SqlExecutor, id: string): Promise<{ job: VideoJob; secondsLeft: number } | undefined> {
+    const row = await tx.one<JobRow & { seconds_left: string | number }>(`select ${COLUMNS}, extract(epoch from (deadline_at - now())) as seconds_left from video_jobs where id = ?`, [id]);
+    return row ? { job: this.toJob(row), secondsLeft: Number(row.seconds_left) } : undefined;
   }
 
   /** The account's jobs changed at or after `since`, oldest change first (at most `limit`). */

@@ -36,12 +36,12 @@ export class VideoJobRunner {
 
   handle = async (item: WorkItem): Promise<void> => {
     const { db, jobs, queue, finisher } = this.deps;
-    const job = await jobs.get(db, item.ref);
-    if (!job || job.status !== 'PROCESSING') {
+    const read = await jobs.getWithTimeLeft(db, item.ref);
+    if (!read || read.job.status !== 'PROCESSING') {
       await queue.done(db, item);
       return;
     }
-    const left = await jobs.secondsToDeadline(db, job.id);
+    const { job, secondsLeft: left } = read;
     if (left <= 0) {
       await finisher.fail(job.id, TIMEOUT_REASON);
       return;
