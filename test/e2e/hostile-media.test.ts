@@ -156,11 +156,12 @@ describe('image bombs are refused by their declared size, nothing charged', () =
 
   test('a client that leaves while a provider that ignores the abort (the simulator) makes its images pays nothing', async () => {
     const { acct, live } = await account();
-    // A 2048x2048 image takes the simulator well past the 40 ms the client waits, and one image gives it no moment to stop.
+    // A 2048x2048 WebP takes the simulator well past the 40 ms the client waits (about 180 ms on the
+    // fastest machine yet, where a PNG took 35-50 ms and raced the wait), and one image gives it no moment to stop.
     const left = await fetch(`${gw.url}/v1/images/generations`, {
       method: 'POST',
       headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'svc-creative-v8', prompt: 'left while drawn', size: '2048x2048', n: 1, response_format: 'b64_json' }),
+      body: JSON.stringify({ model: 'svc-creative-v8', prompt: 'left while drawn', size: '2048x2048', n: 1, response_format: 'b64_json', output_format: 'webp' }),
       signal: AbortSignal.timeout(40),
     }).then(
       () => 'answered',
