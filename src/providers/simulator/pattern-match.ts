@@ -4,6 +4,7 @@
  * hours. One matcher serves one sample; array items share a schema, so each test runs once.
  */
 import { Script, createContext } from 'node:vm';
+import { threadCpuMillis } from './thread-cpu';
 
 /** CPU time all `pattern` tests of one sample may take: a hostile pattern backtracks for hours. */
 const PATTERN_MILLIS = 50;
@@ -39,7 +40,7 @@ export class PatternMatcher {
 
   /**
    * The first of `texts` that `re` accepts, within what is left of PATTERN_MILLIS of CPU time;
-   * none once that is spent. The budget counts the process's CPU time, not the wall clock's: a
+   * none once that is spent. The budget counts this thread's CPU time, not the wall clock's: a
    * run the timeout stopped while the process was hardly running (the machine busy elsewhere, the
    * thread descheduled) proves nothing about the pattern, so it is run again, at most
    * STALL_RETRIES times. Otherwise one loaded moment would cache "matches nothing" for an
@@ -53,16 +54,14 @@ export class PatternMatcher {
     let accepted: string | undefined;
     Object.assign(patternContext, { re, texts });
     for (let attempt = 0; attempt <= STALL_RETRIES && this.millisLeft > 0 && texts.length > 0; attempt++) {
-      const cpuBefore = process.cpuUsage();
+      const cpuBefore = threadCpuMillis();
       let timedOut = false;
       try {
         accepted = texts[FIRST_MATCH.runInContext(patternContext, { timeout: Math.ceil(this.millisLeft) }) as number];
       } catch {
         timedOut = true;
       }
-      const cpu = process.cpuUsage(cpuBefore);
-      const cpuMillis = (cpu.user + cpu.system) / 1000;
-      this.millisLeft -= cpuMillis;
+      this.millisLeft -= threadCpuMillis() - cpuBefore;
       // Stopped with most of the budget's CPU time unspent: the pattern did not use it.
       if (!timedOut || this.millisLeft <= 0) break;
     }

@@ -5,6 +5,7 @@
  */
 import Ajv from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { Worker } from 'node:worker_threads';
 import { JsonSampler, MAX_OUTPUT_CHARS } from '../../../src/providers/simulator/json-sample';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -107,24 +108,61 @@ test('the same schema gives the same sample', () => {
   expect(new JsonSampler(schema, 'x').sample()).toEqual(new JsonSampler(schema, 'x').sample());
 });
 
+/** Sleeps this thread (no CPU) until the pattern watchdog stops it, however late it fires. */
+function stallUntilStopped(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000);
+}
+
+/** Runs `sample` with the first pattern test stalled; answers the sample and how many tests ran. */
+function sampleWithFirstTestStalled(sample: () => unknown): { value: unknown; tests: number } {
+  const test = RegExp.prototype.test;
+  let tests = 0;
+  const stalled = jest.spyOn(RegExp.prototype, 'test').mockImplementation(function (this: RegExp, text: string) {
+    if (tests++ === 0) stallUntilStopped();
+    return test.call(this, text);
+  });
+  try {
+    return { value: sample(), tests };
+  } finally {
+    stalled.mockRestore();
+  }
+}
+
 test('a stall of the process while a pattern is tried does not change the sample', () => {
   // The thread sleeps (no CPU) past the whole pattern budget on its first test, as when the
   // machine is busy elsewhere: the sample must be the one an unhurried run gives.
   const schema = ORDINARY['many patterned items'];
   const unhurried = new JsonSampler(schema, 'x').sample();
-  const test = RegExp.prototype.test;
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  let stalls = 1;
-  const stalled = jest.spyOn(RegExp.prototype, 'test').mockImplementation(function (this: RegExp, text: string) {
-    if (stalls-- > 0) Atomics.wait(sleeper, 0, 0, 200);
-    return test.call(this, text);
-  });
+  const { value, tests } = sampleWithFirstTestStalled(() => new JsonSampler(schema, 'x').sample());
+  expect(tests).toBeGreaterThan(1); // the stalled run was stopped and run again
+  expect(value).toEqual(unhurried);
+  expect(ajv.compile(schema)(value)).toBe(true);
+});
+
+test('CPU that other threads of the process spend during a stall is not charged to the pattern', async () => {
+  // Two worker threads spin while this one sleeps: the process's CPU time passes the budget, this
+  // thread's does not (the garbage collector, libvips and the thread pool share the process).
+  const schema = ORDINARY['many patterned items'];
+  const unhurried = new JsonSampler(schema, 'x').sample();
+  const spinning = new Int32Array(new SharedArrayBuffer(8));
+  const spinners = [0, 1].map(
+    (slot) =>
+      new Worker(
+        `const { workerData } = require('node:worker_threads');
+         const flags = new Int32Array(workerData.buffer);
+         Atomics.store(flags, workerData.slot, 1);
+         while (Atomics.load(flags, workerData.slot) === 1) {}`,
+        { eval: true, workerData: { buffer: spinning.buffer, slot } },
+      ),
+  );
   try {
-    const value = new JsonSampler(schema, 'x').sample();
-    expect(stalls).toBeLessThan(0);
+    while (spinning[0] !== 1 || spinning[1] !== 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const { value, tests } = sampleWithFirstTestStalled(() => new JsonSampler(schema, 'x').sample());
+    expect(tests).toBeGreaterThan(1);
     expect(value).toEqual(unhurried);
-    expect(ajv.compile(schema)(value)).toBe(true);
   } finally {
-    stalled.mockRestore();
+    Atomics.store(spinning, 0, 0);
+    Atomics.store(spinning, 1, 0);
+    await Promise.all(spinners.map((spinner) => spinner.terminate()));
   }
 });
