@@ -9,6 +9,7 @@ import type { JobEvent } from '../../src/domain/events/job-events';
 import type { VideoJob } from '../../src/domain/video/video-job';
 import { freePort } from '../support/free-port';
 import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+import { pollUntil } from '../support/poll';
 
 const maybe = hasRedisServer() ? describe : describe.skip;
 
@@ -34,6 +35,18 @@ maybe('job events over Redis', () => {
     job: { id, accountId: 'acct_events', status, createdAt: new Date('2026-11-23T00:00:00Z'), updatedAt: new Date() } as unknown as VideoJob,
   });
   const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+  /** Until Redis counts every bus made so far on the channel: a fixed sleep was short on a loaded machine. */
+  const allSubscribed = async () => {
+    const redis = client();
+    await ready(redis);
+    const subscribers = async () => Number(((await redis.pubsub('NUMSUB', 'svc:video-job-events')) as [string, number])[1]);
+    await pollUntil(subscribers, (n) => n >= buses.length, 10_000, 20);
+  };
+  /** Until `count()` reaches `n`, then a moment more so that a duplicate would have arrived too. */
+  const delivered = async (count: () => number, n: number) => {
+    await pollUntil(async () => count(), (c) => c >= n, 10_000, 20);
+    await settle();
+  };
 
   beforeAll(async () => {
     server = ownRedis(await freePort());
@@ -47,14 +60,14 @@ maybe('job events over Redis', () => {
 
   test('each subscriber of each instance sees each event once and in order, whichever instance published it; dates stay dates', async () => {
     const [a, b] = [await bus(), await bus()];
-    await settle(); // both subscribed to the channel
+    await allSubscribed();
     const seen = { a: [] as JobEvent[], b: [] as JobEvent[] };
     a.subscribe((e) => seen.a.push(e), { accountId: 'acct_events' });
     b.subscribe((e) => seen.b.push(e), { accountId: 'acct_events' });
     // One instance's event, then at once another's about the same job: every subscriber sees them in that order.
     await a.publish(event('vid_1', 'PROCESSING'));
     await b.publish(event('vid_1', 'COMPLETED'));
-    await settle();
+    await delivered(() => Math.min(seen.a.length, seen.b.length), 2);
     expect(seen.a.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
     expect(seen.b.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
     for (const e of [...seen.a, ...seen.b]) expect(e.job.createdAt).toBeInstanceOf(Date);
@@ -62,7 +75,7 @@ maybe('job events over Redis', () => {
 
   test('anything on the channel that is not an event is ignored, and the events after it delivered', async () => {
     const a = await bus();
-    await settle();
+    await allSubscribed();
     const seen: string[] = [];
     a.subscribe((e) => seen.push(e.job.id), { accountId: 'acct_events' });
     const raw = client();
@@ -70,7 +83,7 @@ maybe('job events over Redis', () => {
     await raw.publish('svc:video-job-events', 'not json');
     await raw.publish('svc:video-job-events', JSON.stringify({ nothing: true }));
     await raw.publish('svc:video-job-events', JSON.stringify(event('vid_old', 'FAILED')));
-    await settle();
+    await delivered(() => seen.length, 1);
     expect(seen).toEqual(['vid_old']);
   });
 
