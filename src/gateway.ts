@@ -31,6 +31,7 @@ import { HttpDrain } from './infra/http/http-drain';
 import { answerRequestTimeouts } from './rest/request-timeout';
 import { continueWhenRead } from './rest/expect-continue';
 import type { CallSignal } from './domain/shared/call-signal';
+import { monotonicMillis } from './domain/shared/time';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
 export const STREAM_WRAP_UP_MS = 2_000;
@@ -202,16 +203,16 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         logger.info({ noticeSeconds: config.shutdownNoticeSeconds }, 'shutdown notice: /healthz answers 503');
         await new Promise((resolve) => setTimeout(resolve, config.shutdownNoticeSeconds * 1000));
       }
-      const deadlineAt = Date.now() + config.shutdownDrainSeconds * 1000;
+      const deadlineAt = monotonicMillis() + config.shutdownDrainSeconds * 1000;
       logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');
       // The worker finishes what it runs (or gives the leases back at the deadline) meanwhile.
-      const workerStopped = s.worker.stop(Math.max(0, deadlineAt - Date.now()));
+      const workerStopped = s.worker.stop(Math.max(0, deadlineAt - monotonicMillis()));
       // WebSockets first: an upgraded socket would keep server.close() waiting.
       await graphql.close();
       // Stop accepting connections (a balancer retries a refused connection elsewhere); open
       // keep-alive connections stay, each closed after its next response, which for /healthz is a 503.
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-      if (!(await drain.whenIdle(deadlineAt - Date.now()))) {
+      if (!(await drain.whenIdle(deadlineAt - monotonicMillis()))) {
         // Streams listening to the deadline end themselves (error event, billing settled).
         logger.warn({ inFlight: drain.inFlight }, 'drain deadline reached; ending what still runs');
         drain.expire();

@@ -11,6 +11,7 @@
  */
 import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
+import { monotonicMillis } from '../shared/time';
 
 /** 402, but retryable: the credits exist and are held by calls in progress. */
 export const creditsInFlight = () =>
@@ -87,6 +88,6 @@ export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseS
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
   parties.recall({ accountId });
   if ((await parties.openElsewhere({ accountId })) > 0) await parties.recalls.publish(recallMessage({ accountId }));
-  const until = Date.now() + withinMs;
-  while ((await parties.openAnywhere(accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+  const until = monotonicMillis() + withinMs;
+  while ((await parties.openAnywhere(accountId)) > 0 && monotonicMillis() < until) await new Promise((r) => setTimeout(r, 25));
 }

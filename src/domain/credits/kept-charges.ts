@@ -7,6 +7,7 @@
  */
 import type { ChargeJournal } from './charge-journal';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
+import { monotonicMillis } from '../shared/time';
 
 export interface KeptChargesOptions {
   /** Where the charges of answered calls wait while the database cannot take them. */
@@ -33,7 +34,7 @@ export class KeptCharges {
 
   /** Keeps a charge the database could not take (`err` says why), on disk when it can. */
   keep(row: ChargeRow, err: unknown): void {
-    if (!this.unrecordedLeases.has(row.leaseId)) this.unrecordedLeases.set(row.leaseId, Date.now());
+    if (!this.unrecordedLeases.has(row.leaseId)) this.unrecordedLeases.set(row.leaseId, monotonicMillis());
     try {
       if (!this.options.journal) throw new Error('no charge journal');
       this.options.journal.append(row);
@@ -54,7 +55,7 @@ export class KeptCharges {
    */
   holdsChargeOn(leaseId: string): boolean {
     const since = this.unrecordedLeases.get(leaseId);
-    return since !== undefined && Date.now() - since < HOLD_LEASE_FOR_JOURNAL_MS;
+    return since !== undefined && monotonicMillis() - since < HOLD_LEASE_FOR_JOURNAL_MS;
   }
 
   /** Records what is kept (and what stopped instances left in the journal), one pass at a time. */

@@ -11,7 +11,7 @@ import { DomainError, databaseTooSlow } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
-import { utcDay } from '../shared/time';
+import { monotonicMillis, utcDay } from '../shared/time';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeRow, LeaseStore } from './lease-store';
@@ -75,7 +75,7 @@ export class LeaseBook {
       if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro && lease.capMicro === key.dailySpendCapMicro) {
         lease.free -= amountMicro;
         lease.inFlight++;
-        lease.lastUsed = Date.now();
+        lease.lastUsed = monotonicMillis();
         return { lease, amountMicro };
       }
       if (lease) this.retire(lease);
@@ -160,8 +160,8 @@ export class LeaseBook {
     this.stopped = true;
     this.stopUpkeep();
     for (const lease of [...this.current.values()]) this.retire(lease);
-    const until = Date.now() + 30_000;
-    while ([...this.retiring].some((l) => l.inFlight > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const until = monotonicMillis() + 30_000;
+    while ([...this.retiring].some((l) => l.inFlight > 0) && monotonicMillis() < until) await new Promise((r) => setTimeout(r, 20));
     // What the journal keeps is recorded now if the database is back; if not (or it does not
     // answer within 5 s), it stays on disk for the next start or another instance.
     const replayed = this.kept.record().catch((err) => this.options.onError?.('charge journal replay', err));
@@ -172,7 +172,7 @@ export class LeaseBook {
 
   private settled(lease: Lease): void {
     lease.inFlight--;
-    lease.lastUsed = Date.now();
+    lease.lastUsed = monotonicMillis();
     if (lease.retiring && lease.inFlight === 0) void this.closeNow(lease);
   }
 
@@ -262,7 +262,7 @@ export class LeaseBook {
       capMicro: key.dailySpendCapMicro,
       free: grant.amountMicro,
       inFlight: 0,
-      lastUsed: Date.now(),
+      lastUsed: monotonicMillis(),
       retiring: false,
     };
     this.current.set(key.keyId, lease);
@@ -301,8 +301,8 @@ export class LeaseBook {
   }
 
   private async returnIdle(): Promise<void> {
-    const now = Date.now();
-    const today = utcDay(new Date(now));
+    const now = monotonicMillis();
+    const today = utcDay(new Date());
     for (const lease of [...this.current.values()]) {
       if (lease.day !== today || (lease.inFlight === 0 && now - lease.lastUsed >= this.options.idleMs)) this.retire(lease);
     }

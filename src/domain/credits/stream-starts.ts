@@ -17,6 +17,7 @@
  * is cleared when its lease closes, which never charges a stream whose charge is recorded.
  */
 import type { StreamStart } from './lease-store';
+import { monotonicMillis } from '../shared/time';
 
 export interface StreamStartStore {
   writeStreamStarts(starts: readonly StreamStart[]): Promise<void>;
@@ -50,7 +51,7 @@ export class StreamStarts {
   private settledIds: string[] = [];
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
-  private updatedAt = 0;
+  private updatedAt = -Infinity;
 
   constructor(
     private readonly store: StreamStartStore,
@@ -59,7 +60,7 @@ export class StreamStarts {
   ) {}
 
   started(start: StreamOpening, owed: () => number): void {
-    this.running.set(start.requestId, { start, owed, at: Date.now() });
+    this.running.set(start.requestId, { start, owed, at: monotonicMillis() });
     this.ticks();
   }
 
@@ -89,7 +90,7 @@ export class StreamStarts {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      const now = Date.now();
+      const now = monotonicMillis();
       const updating = now - this.updatedAt >= this.times.updateEveryMs;
       const due: Array<[Running, StreamStart]> = [];
       const grown: Array<[Running, number]> = [];

@@ -4,6 +4,7 @@ import { DomainError, databaseTooSlow, invalidRequest } from '../errors/domain-e
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
+import { monotonicMillis } from '../shared/time';
 
 /** The response a first request produced, as a retry replays it. */
 export interface StoredResponse {
@@ -70,7 +71,7 @@ interface Row {
  * was charged for it (a failed request settles at zero), so a retry may run the request again.
  */
 export class IdempotencyService {
-  private lastPurge = 0;
+  private lastPurge = -Infinity;
   /**
    * Stored responses and releases the database did not take (it was away when the first
    * request ended). Without them a key stayed "running" until its 15-minute abandonment: its
@@ -236,7 +237,7 @@ export class IdempotencyService {
   }
 
   private hold(apiKeyId: string, key: string): void {
-    this.running.set(claimId(apiKeyId, key), Date.now());
+    this.running.set(claimId(apiKeyId, key), monotonicMillis());
     // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
     this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
   }
@@ -247,7 +248,7 @@ export class IdempotencyService {
    * comes in a sixth of the grace.
    */
   private async heartbeat(): Promise<void> {
-    const oldest = Date.now() - ABANDONED_AFTER_SECONDS * 1000;
+    const oldest = monotonicMillis() - ABANDONED_AFTER_SECONDS * 1000;
     for (const [id, at] of this.running) if (at < oldest) this.running.delete(id);
     const ids = [...this.running.keys(), ...this.unwritten.ids()];
     if (ids.length === 0) {
@@ -269,8 +270,8 @@ export class IdempotencyService {
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
   private async purgeNowAndThen(): Promise<void> {
-    if (Date.now() - this.lastPurge < 10 * 60_000) return;
-    this.lastPurge = Date.now();
+    if (monotonicMillis() - this.lastPurge < 10 * 60_000) return;
+    this.lastPurge = monotonicMillis();
     await this.db.run(`delete from idempotency_keys where expires_at < now()`).catch(() => undefined);
   }
 }

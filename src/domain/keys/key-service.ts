@@ -11,6 +11,7 @@ import { randomBase62 } from '../shared/ids';
 import { KEY_COLUMNS, activeKeyRows, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
+import { monotonicMillis } from '../shared/time';
 
 export const MAX_ACTIVE_KEYS = 10;
 /** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
@@ -203,8 +204,8 @@ export class KeyService {
    * commit each per minute on the request path).
    */
   private touchLastUsed(keyId: string): void {
-    const now = Date.now();
-    if (now - (this.lastUsedWritten.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    const now = monotonicMillis();
+    if (now - (this.lastUsedWritten.get(keyId) ?? -Infinity) < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWritten.set(keyId, now);
     this.lastUsedPending.add(keyId);
     this.scheduleLastUsedFlush();

@@ -1,7 +1,7 @@
 import type { Database } from '../ports/database';
 import type { WebhookSender } from '../ports/webhook-sender';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
-import { unixSeconds } from '../shared/time';
+import { monotonicMillis, unixSeconds } from '../shared/time';
 import { signWebhook } from './webhook-signature';
 import { logAttempt } from './delivery-log';
 import type { DeliveryPayload } from './webhook-events';
@@ -51,7 +51,7 @@ export class WebhookDeliverer {
     }
     // Moved since the event: this attempt and the next go to the new URL, with the secret given with it.
     const p: DeliveryPayload = key.webhook_url === stored.url ? stored : { ...stored, url: key.webhook_url, secret: key.webhook_secret };
-    const started = Date.now();
+    const started = monotonicMillis();
     const result = await this.sender.post(
       p.url,
       {
@@ -66,7 +66,7 @@ export class WebhookDeliverer {
     );
     // Any 2xx is a delivery, whatever the body; a 3xx is a failure (redirects are not followed).
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const durationMs = Date.now() - started;
+    const durationMs = Math.round(monotonicMillis() - started);
     const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
     this.onAttempt({ outcome: ok ? 'success' : 'failure', deliveryId: p.deliveryId, eventId: p.eventId, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
     await this.db.transaction(async (tx) => {

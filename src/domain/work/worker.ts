@@ -1,5 +1,6 @@
 import type { WorkItem, WorkKind, WorkQueue } from './work-queue';
 import { renewEveryMs } from './lease-policy';
+import { monotonicMillis } from '../shared/time';
 
 export type WorkHandler = (item: WorkItem) => Promise<void>;
 
@@ -64,7 +65,7 @@ export class Worker {
   }
 
   private async renew(): Promise<void> {
-    for (const [id, f] of this.failed) if (f.until <= Date.now()) this.failed.delete(id);
+    for (const [id, f] of this.failed) if (f.until <= monotonicMillis()) this.failed.delete(id);
     const running = [...this.held.values()];
     if (running.length === 0) return;
     try {
@@ -113,7 +114,7 @@ export class Worker {
         () => undefined,
         (err) => {
           this.log.warn({ kind: item.kind, ref: item.ref, err: String(err) }, 'work item failed; it will be retried after its lease');
-          this.failed.set(item.id, { item, until: Date.now() + this.options.leaseSeconds * 1000 });
+          this.failed.set(item.id, { item, until: monotonicMillis() + this.options.leaseSeconds * 1000 });
         },
       )
       .finally(() => {
@@ -165,7 +166,7 @@ export class Worker {
     ]);
     clearTimeout(timer);
     if (timedOut) this.log.warn({ running: this.inFlight.size }, 'work still running at the shutdown deadline; giving its leases back');
-    const left = [...this.held.values(), ...[...this.failed.values()].filter((f) => f.until > Date.now()).map((f) => f.item)];
+    const left = [...this.held.values(), ...[...this.failed.values()].filter((f) => f.until > monotonicMillis()).map((f) => f.item)];
     this.held.clear();
     this.failed.clear();
     if (left.length > 0) {

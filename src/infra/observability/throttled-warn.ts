@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import { monotonicMillis } from '../../domain/shared/time';
 
 /**
  * A warning that can fire thousands of times a second during an outage (every request falling
@@ -7,7 +8,7 @@ import type { Logger } from './logger';
 export function throttledWarn(logger: Logger, everyMs = 10_000): (topic: string, obj: object, msg: string) => void {
   const last = new Map<string, { at: number; suppressed: number }>();
   return (topic, obj, msg) => {
-    const now = Date.now();
+    const now = monotonicMillis();
     const seen = last.get(topic);
     if (seen && now - seen.at < everyMs) {
       seen.suppressed++;

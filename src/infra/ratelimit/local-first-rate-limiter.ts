@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { RATE_LIMITS, RATE_WINDOW_SECONDS, type RateDecision, type RateGroup, type RateLimiter } from '../../domain/ratelimit/rate-limiter';
+import { monotonicMillis } from '../../domain/shared/time';
 
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 /** How long a decision may wait for Redis before this instance decides alone. */
@@ -43,7 +44,7 @@ return out`;
 
 interface Counter {
   readonly redisKey: string;
-  /** When the window ends (ms since the epoch): from Redis once it answered, else a minute after this instance's first request. */
+  /** When the window ends (on monotonicMillis's clock): from Redis once it answered, else a minute after this instance's first request. */
   endsAt: number;
   /** This window's count as Redis last answered it (every instance's admits); without Redis, this instance's. */
   known: number;
@@ -68,7 +69,7 @@ interface Queued {
 type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<number[]>;
 
 /** Seconds until the counter's window ends, at least 1 (the Retry-After and reset headers). */
-const resetSeconds = (counter: Counter): number => Math.max(1, Math.ceil((counter.endsAt - Date.now()) / 1000));
+const resetSeconds = (counter: Counter): number => Math.max(1, Math.ceil((counter.endsAt - monotonicMillis()) / 1000));
 const refused = (limit: number, counter: Counter): RateDecision => ({ allowed: false, limit, remaining: 0, resetSeconds: resetSeconds(counter) });
 /** Admitted as request number `counted` of the window. */
 const admitted = (limit: number, counted: number, counter: Counter): RateDecision => ({ allowed: true, limit, remaining: limit - counted, resetSeconds: resetSeconds(counter) });
@@ -141,7 +142,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
   async consume(keyId: string, group: RateGroup): Promise<RateDecision> {
     const limit = this.limits[group];
     for (;;) {
-      const counter = this.counterOf(`rl:${group}:${keyId}`, Date.now());
+      const counter = this.counterOf(`rl:${group}:${keyId}`, monotonicMillis());
       const counted = counter.known + counter.localOnly + (counter.syncing ? 1 : 0);
       if (counted >= limit) return refused(limit, counter);
       if (counter.syncing) {
@@ -219,7 +220,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       counter.known++;
       return null;
     }
-    if (Date.now() < this.localUntil) {
+    if (monotonicMillis() < this.localUntil) {
       // Redis just failed to answer: this admit is counted here, as one whose count timed out is.
       counter.localOnly++;
       return null;
@@ -251,7 +252,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
   private sync(batch: Queued[]): void {
     let settled = false;
     const settle = (pairs: number[] | null) => {
-      const at = Date.now();
+      const at = monotonicMillis();
       if (settled) {
         // A late answer: the admit did reach Redis, and the count tells what the other instances did.
         if (pairs) {

@@ -1,0 +1,110 @@
+/**
+ * The wall clock steps (NTP corrects it, a paused VM resumes) and durations inside the process
+ * must not step with it: a rate-limit window stays a minute long, an instance still running an
+ * idempotent call keeps its claim, and an idle lease still goes back. Date.now is moved here as such a step moves it; the
+ * database's clock, which claims are timed by, stays where it is.
+ */
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { pollUntil } from '../support/poll';
+import { Billing } from '../../src/domain/credits/billing';
+import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
+import { LeaseBook } from '../../src/domain/credits/lease-book';
+import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
+import { creditsToMicro } from '../../src/domain/shared/money';
+import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rate-limiter';
+import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
+
+const LIMITS: Record<RateGroup, number> = { chat: 60, image: 3, video: 5 };
+const STEP_MS = 1_000_000;
+
+/** Moves Date.now by `byMs` until the returned function puts it back. */
+function stepWallClock(byMs: number): () => void {
+  const realNow = Date.now.bind(Date);
+  const stepped = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + byMs);
+  return () => stepped.mockRestore();
+}
+
+describe.each([
+  ['back', -STEP_MS],
+  ['ahead', STEP_MS],
+])('the wall clock steps %s 1,000 s', (_direction, stepMs) => {
+  test('a key at its rate limit stays limited, told to retry within the minute', async () => {
+    const limiter = new LocalFirstRateLimiter(undefined, LIMITS);
+    const key = `key_clock_${stepMs}`;
+    for (let i = 0; i < LIMITS.image; i++) expect((await limiter.consume(key, 'image')).allowed).toBe(true);
+    const restore = stepWallClock(stepMs);
+    try {
+      const after = await limiter.consume(key, 'image');
+      expect(after).toMatchObject({ allowed: false, remaining: 0 });
+      expect(after.resetSeconds).toBeLessThanOrEqual(60);
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('work in progress while the wall clock steps', () => {
+  const GRACE_SECONDS = 1;
+  let gw: TestGateway;
+  const services: IdempotencyService[] = [];
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  const books: LeaseBook[] = [];
+  afterAll(async () => {
+    services.forEach((s) => s.stop());
+    for (const book of books) await book.stop();
+    await gw.close();
+  });
+  const instance = (name: string) => {
+    const service = new IdempotencyService(gw.gateway.database.db, { instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`, graceSeconds: GRACE_SECONDS });
+    services.push(service);
+    return service;
+  };
+
+  test('an idempotent call running as the clock jumps ahead keeps its claim: another instance retrying the key is told to wait, past the grace', async () => {
+    const acct = await gw.newAccount(10);
+    const { id: keyId } = await gw.newKey(acct);
+    const [a, b] = [instance('a'), instance('b')];
+    expect((await a.start(keyId, 'clock-jump', 'fp')).kind).toBe('run');
+    // The jump is past ABANDONED_AFTER_SECONDS (15 minutes): A's call still runs, and A must say so.
+    const restore = stepWallClock(STEP_MS);
+    try {
+      await new Promise((r) => setTimeout(r, GRACE_SECONDS * 1000 + 800));
+      await expect(b.start(keyId, 'clock-jump', 'fp')).rejects.toMatchObject({ code: 'idempotency_key_in_use' });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a lease last used before the clock stepped back goes back once idle, not 1,000 s later', async () => {
+    const acct = await gw.newAccount(40);
+    const { id: keyId } = await gw.newKey(acct);
+    const store = new LeaseStore(gw.gateway.database.db);
+    const book = new LeaseBook(store, new ChargeBatcher(store), new LocalTopicFeed(), {
+      instanceId: `inst_idle_${Math.random().toString(36).slice(2)}`,
+      idleMs: 100,
+      heartbeatMs: 60_000,
+      graceSeconds: 600,
+      wantFactor: 32,
+      minWantMicro: creditsToMicro(1),
+    });
+    books.push(book);
+    book.start();
+    const billing = new Billing(book);
+    const key = { kind: 'key', keyId, accountId: acct.id, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: null } as const;
+    const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-clock-step');
+    expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
+    const openLeases = async () =>
+      Number((await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [acct.id]))!.n);
+    const restore = stepWallClock(-STEP_MS);
+    try {
+      await pollUntil(openLeases, (n) => n === 0, 5_000, 50);
+    } finally {
+      restore();
+    }
+    expect(await gw.balance(acct)).toBe(39.5);
+  });
+});
