@@ -2,6 +2,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { requestRefusalMessage } from './request-errors';
+import { inGraphqlNames } from './field-names';
 
 /** Apollo's codes for a request the client got wrong: their messages are meant for the client. */
 const CLIENT_CODES = new Set([
@@ -56,10 +57,11 @@ const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 
 /**
  * The one GraphQL error mapping, for HTTP (Apollo's formatError) and WebSocket alike. A
- * DomainError keeps its message; `extensions.code` is its REST `type`, with `param`, the REST
- * `code` as `reason`, and `retryAfter` seconds where they apply. GraphQL's own client errors keep
- * theirs, except Apollo's HTTP refusals, reworded in our own words (request-errors.ts), and a
- * parse failure that was not the client's syntax. Everything else becomes `internal_error` with a
+ * DomainError keeps its message; `extensions.code` is its REST `type`, with `param` (named in
+ * GraphQL's camelCase, field-names.ts), the REST `code` as `reason`, and `retryAfter` seconds
+ * where they apply. GraphQL's own client errors keep theirs, except Apollo's HTTP refusals,
+ * reworded in our own words (request-errors.ts), and a parse failure that was not the client's
+ * syntax. Everything else becomes `internal_error` with a
  * fixed message: no stack, no internals. In production, client errors lose graphql-js's "Did you
  * mean …?" suggestions, which would reveal the schema that introspection hides.
  */
@@ -71,10 +73,11 @@ export function createFormatError(logger: Logger, production = false) {
     if (domain) {
       if (domain.status >= 500) logger.warn({ type: domain.type, cause: String(domain.cause ?? '') }, domain.message);
       const extensions: Record<string, unknown> = { code: domain.type };
-      if (domain.param !== null) extensions.param = domain.param;
+      let message = domain.message;
+      if (domain.param !== null) ({ param: extensions.param, message } = inGraphqlNames(domain.param, domain.message));
       if (domain.code !== null) extensions.reason = domain.code;
       if (domain.retryAfterSeconds !== undefined) extensions.retryAfter = domain.retryAfterSeconds;
-      return { message: domain.message, ...where, extensions };
+      return { message, ...where, extensions };
     }
     const code = formatted.extensions?.code;
     if (code === 'GRAPHQL_PARSE_FAILED' && internalCause(error)) {

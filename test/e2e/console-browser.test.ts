@@ -145,7 +145,7 @@ test('motion control from the page: the quote is the REST one, a refusal names i
   await quoteShown.waitFor();
   expect(await quoteShown.locator('strong').textContent()).toBe(`${await restQuote(7)} credits`);
   await submit.click();
-  await page.getByRole('alert').filter({ hasText: '(image_url)' }).waitFor();
+  await page.getByRole('alert').filter({ hasText: '(imageUrl)' }).waitFor();
   await cp.shot('jobs-motion-refused');
   expect(mutations).toHaveLength(1);
   expect(await jobsOfAccount()).toEqual([]);
@@ -153,7 +153,7 @@ test('motion control from the page: the quote is the REST one, a refusal names i
   // for 24 hours), so sending the same again takes a new key.
   await submit.click();
   await pollUntil(async () => mutations.length, (n) => n > 1, 5_000, 20);
-  await page.getByRole('alert').filter({ hasText: '(image_url)' }).waitFor();
+  await page.getByRole('alert').filter({ hasText: '(imageUrl)' }).waitFor();
   expect(mutations).toHaveLength(2);
   expect(mutations[1]!.idempotencyKey).not.toBe(mutations[0]!.idempotencyKey);
 

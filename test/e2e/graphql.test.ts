@@ -106,15 +106,19 @@ describe('the same domain rules as REST', () => {
     expect(await gw.balance(acct)).toBe(100);
   });
 
-  test('invalid input answers invalid_request_error naming the REST field', async () => {
+  test('invalid input answers invalid_request_error naming the input field as GraphQL spells it', async () => {
     const acct = await gw.newAccount(100);
     const key = await gw.newKey(acct);
     const bad = async (input: Record<string, unknown>) =>
       (await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, ...input } } })).body.errors[0].extensions;
     expect(await bad({ prompt: 'x', resolution: '999p' })).toMatchObject({ code: 'invalid_request_error', param: 'resolution' });
-    expect(await bad({ prompt: 'x', aspectRatio: '2:1' })).toMatchObject({ code: 'invalid_request_error', param: 'aspect_ratio' });
+    expect(await bad({ prompt: 'x', aspectRatio: '2:1' })).toMatchObject({ code: 'invalid_request_error', param: 'aspectRatio' });
     expect(await bad({})).toMatchObject({ code: 'invalid_request_error', param: 'prompt' });
-    expect(await bad({ prompt: 'x', imageUrl: 'https://example.com/a.png' })).toMatchObject({ code: 'invalid_request_error', param: 'image_url' });
+    expect(await bad({ prompt: 'x', imageUrl: 'https://example.com/a.png' })).toMatchObject({ code: 'invalid_request_error', param: 'imageUrl' });
+    // The message names the field as the client wrote it too; an item of a list by its index.
+    const refs = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, prompt: 'x', referenceImageUrls: ['https://example.com/a.png', 'http://10.0.0.1/b.png'] } } });
+    expect(refs.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: expect.stringMatching(/^referenceImageUrls/) });
+    expect(refs.body.errors[0].message).not.toMatch(/_/);
     // A GraphQL type error is GraphQL's own, with its message.
     const wrongType = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, audio: 'yes' } } });
     expect(wrongType.status).toBe(400);
@@ -166,7 +170,7 @@ describe('the same domain rules as REST', () => {
     );
     expect(res.body.data.queueMotionControl).toEqual({ model: 'svc-v3-motion-control', status: 'PROCESSING', creditsCharged: 25 });
     const local = await gql('mutation { queueMotionControl(input: { imageUrl: "http://127.0.0.1/a.png", videoUrl: "https://example.com/m.mp4", durationSeconds: 5 }) { id } }', { token: key.secret });
-    expect(local.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'image_url' });
+    expect(local.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'imageUrl' });
   });
 
   test('key management: permissions, webhook, secret rotation, revocation', async () => {

@@ -46,8 +46,10 @@ test('GraphQL videoQuote answers the same refusal', async () => {
     token: secret,
     body: { query: `{ videoQuote(input: { model: "${TEXT}", durationSeconds: 10 }) { credits } }` },
   });
-  expect(res.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error' });
-  expect(res.body.errors[0].message).toContain('duration_seconds');
+  // Named as the GraphQL input spells the field.
+  expect(res.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'durationSeconds' });
+  expect(res.body.errors[0].message).toContain('durationSeconds');
+  expect(res.body.errors[0].message).not.toContain('duration_seconds');
 });
 
 test.each([[31], [1e20], [Number.MAX_SAFE_INTEGER + 2]])('duration_seconds %d is a 400 that names its real bound (30), not the largest safe integer', async (seconds) => {

@@ -15,6 +15,16 @@ test('a DomainError becomes its REST type, with param, reason and retryAfter', (
   expect(format(limited.toJSON(), limited).extensions).toEqual({ code: 'daily_cap_exceeded', retryAfter: 60 });
 });
 
+test('a refused field is named as GraphQL inputs spell it (camelCase), in param and in the message', () => {
+  const err = located(invalidRequest("Invalid 'reference_image_urls[1]': the address is private.", 'reference_image_urls[1]'));
+  expect(format(err.toJSON(), err)).toMatchObject({
+    message: "Invalid 'referenceImageUrls[1]': the address is private.",
+    extensions: { code: 'invalid_request_error', param: 'referenceImageUrls[1]' },
+  });
+  const header = located(invalidRequest("Invalid 'Idempotency-Key': must be 1 to 255 printable ASCII characters.", 'Idempotency-Key'));
+  expect(format(header.toJSON(), header).extensions).toEqual({ code: 'invalid_request_error', param: 'Idempotency-Key' });
+});
+
 test('anything else is an internal_error with a fixed message, and is logged', () => {
   const err = located(new Error('connection to 10.0.0.7:5432 refused at Pool.connect (/srv/app/db.js:12)'));
   const out = format({ ...err.toJSON(), extensions: { code: 'INTERNAL_SERVER_ERROR', stacktrace: ['at x'] } }, err);
