@@ -205,6 +205,32 @@ test.each([1, 2])("concurrent calls of a capped key that fit its cap are all ser
   await expectLedgerInvariants(db());
 });
 
+// Session 28's soak: a capped key whose calls alternate between two instances got every other
+// one a 402 "insufficient credits" on an account of 1,000 credits, the cap's room sitting in the
+// other instance's idle lease.
+test("a capped key taking turns between two instances: the other instance's idle lease is recalled and the call served, down to the cap, then the 429", async () => {
+  const acct = await gw.newAccount(1000);
+  const key = await liveKey(acct, 5);
+  const a = instance('turns-a');
+  const b = instance('turns-b');
+  const outcomes: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    const { billing } = i % 2 === 0 ? a : b;
+    try {
+      const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-turns-${i}`);
+      await billing.settle(hold, creditsToMicro(1));
+      outcomes.push('charged');
+    } catch (err) {
+      outcomes.push(err instanceof DomainError ? `${err.type}${err.retryAfterSeconds === 1 ? ' (retry in 1 s)' : ''}` : String(err));
+    }
+  }
+  expect(outcomes).toEqual([...Array(5).fill('charged'), 'daily_cap_exceeded', 'daily_cap_exceeded']);
+  await a.book.stop();
+  await b.book.stop();
+  expect(await gw.balance(acct)).toBe(995);
+  await expectLedgerInvariants(db());
+});
+
 test('two instances drain one account of 10 credits with 200 concurrent calls: never more than 10, down to its last call', async () => {
   const acct = await gw.newAccount(10);
   const keys = [await liveKey(acct), await liveKey(acct)];

@@ -63,7 +63,8 @@ export interface ShortfallParties {
 /**
  * `request` failed with `shortfall` (the balance, or the key's daily cap, cannot fund it): answers
  * its retry's result, or throws `shortfall` when no lease of the scope is open anywhere, else
- * `inFlight()` (a 402 with Retry-After: 1: the room exists and is held by calls in progress).
+ * `inFlight()` (a 402 with Retry-After: 1: the room exists and is held by calls in progress) when
+ * none of the leases it recalls comes back within RECALL_WAIT_MS.
  */
 export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, request: () => Promise<T>, shortfall: DomainError, inFlight: () => DomainError = creditsInFlight): Promise<T> {
   if (await parties.returnIdleOf(scope)) {
@@ -75,7 +76,37 @@ export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseS
   if (!busyHere && elsewhere === 0) throw shortfall;
   parties.recall(scope);
   if (elsewhere > 0) await parties.recalls.publish(recallMessage(scope));
+  if (await someCameBack(parties, scope, busyHere, elsewhere)) {
+    const retried = await request().then(
+      (grant) => ({ grant }),
+      (err: unknown) => ({ err }),
+    );
+    if ('grant' in retried) return retried.grant;
+    // Every lease is back and the room still is not there: the balance or the cap is spent.
+    if (!parties.holdsLeaseOf(scope) && (await parties.openElsewhere(scope)) === 0) throw retried.err instanceof DomainError ? retried.err : shortfall;
+  }
   throw inFlight();
+}
+
+/**
+ * How long a request short of room waits for recalled leases to come back before the 402 to
+ * retry: another instance's lease is most often idle (the key's calls there have settled) and
+ * is back within milliseconds of the recall, and a call here that settles gives its lease back
+ * as soon. Two instances taking turns with a capped key's calls answered every other one 402
+ * "insufficient credits" on an account of 1,000 credits (session 28's soak) before this wait.
+ */
+export const RECALL_WAIT_MS = 500;
+const RECALL_POLL_MS = 15;
+
+/** Whether a lease of the scope closed (here, or one of `elsewhere` on other instances) within RECALL_WAIT_MS. */
+async function someCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
+  const until = monotonicMillis() + RECALL_WAIT_MS;
+  while (monotonicMillis() < until) {
+    await new Promise((r) => setTimeout(r, RECALL_POLL_MS));
+    if (busyHere && !parties.holdsLeaseOf(scope)) return true;
+    if (elsewhere > 0 && (await parties.openElsewhere(scope)) < elsewhere) return true;
+  }
+  return false;
 }
 
 /**
