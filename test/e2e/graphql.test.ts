@@ -119,6 +119,12 @@ describe('the same domain rules as REST', () => {
     const refs = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, prompt: 'x', referenceImageUrls: ['https://example.com/a.png', 'http://10.0.0.1/b.png'] } } });
     expect(refs.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: expect.stringMatching(/^referenceImageUrls/) });
     expect(refs.body.errors[0].message).not.toMatch(/_/);
+    // The idempotency key is GraphQL's argument here, not REST's header.
+    const idem = await gql('mutation($i: QueueVideoInput!, $k: String) { queueVideo(input: $i, idempotencyKey: $k) { id } }', {
+      token: key.secret,
+      variables: { i: { model: TEXT_MODEL, prompt: 'x' }, k: '' },
+    });
+    expect(idem.body.errors[0]).toMatchObject({ message: expect.stringMatching(/^Invalid 'idempotencyKey'/), extensions: { code: 'invalid_request_error', param: 'idempotencyKey' } });
     // A GraphQL type error is GraphQL's own, with its message.
     const wrongType = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, audio: 'yes' } } });
     expect(wrongType.status).toBe(400);

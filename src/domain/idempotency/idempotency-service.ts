@@ -98,10 +98,10 @@ export class IdempotencyService {
     this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, options.onDropped ?? (() => undefined), DATABASE_ANSWER_DEADLINE_MS);
   }
 
-  /** The header's value checked: 1–255 printable ASCII characters. */
-  static parseKey(raw: string | undefined): string | undefined {
+  /** The key checked: 1–255 printable ASCII characters; a refusal names it `name` (the header, or GraphQL's argument). */
+  static parseKey(raw: string | undefined, name: string = IDEMPOTENCY_HEADER): string | undefined {
     if (raw === undefined) return undefined;
-    if (!PRINTABLE.test(raw)) throw invalidRequest(`Invalid '${IDEMPOTENCY_HEADER}': must be 1 to 255 printable ASCII characters.`, IDEMPOTENCY_HEADER);
+    if (!PRINTABLE.test(raw)) throw invalidRequest(`Invalid '${name}': must be 1 to 255 printable ASCII characters.`, name);
     return raw;
   }
 

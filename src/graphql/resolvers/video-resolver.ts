@@ -62,7 +62,7 @@ export class VideoResolver {
 /** Queues once per idempotency key: a repeat answers the job the first call created, as it is now. */
 async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: (callId?: string) => Promise<VideoJob>): Promise<VideoJob> {
   const key = requireKey(ctx);
-  const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined);
+  const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined, 'idempotencyKey');
   if (idem === undefined) return queue();
   const fingerprint = IdempotencyService.fingerprint(['graphql', operation, stableJson(body)]);
   return ctx.services.idempotency.once(key.keyId, idem, fingerprint, queue, {
