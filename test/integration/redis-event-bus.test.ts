@@ -48,13 +48,33 @@ maybe('job events over Redis', () => {
     await settle();
   };
 
+  /**
+   * Until the connection has ended (its socket closed): `disconnect()` alone ends the socket and
+   * leaves ioredis's 2 s destroy timer running until the server's close arrives, and the
+   * server's SHUTDOWN right after it kept the jest worker alive past the file. QUIT lets Redis
+   * close it; a client that cannot send it (not ready) is disconnected.
+   */
+  const ended = async (c: Redis, close: () => unknown) => {
+    if (c.status === 'end') return;
+    const gone = new Promise<void>((resolve) => c.once('end', () => resolve()));
+    await close();
+    await gone;
+  };
+
   beforeAll(async () => {
     server = ownRedis(await freePort());
     server.start();
   });
   afterAll(async () => {
-    for (const b of buses) await b.close();
-    clients.forEach((c) => c.disconnect());
+    // The bus closes its own subscriber connection with disconnect(); wait for it to end too.
+    const subscribers = buses.map((b) => (b as unknown as { subscriber: Redis }).subscriber);
+    // After the restart in the last test a connection may still be reconnecting, with no socket
+    // whose close would end it: wait until every one is back.
+    await pollUntil(async () => [...clients, ...subscribers].map((c) => c.status), (s) => s.every((x) => x === 'ready' || x === 'end'), 10_000, 20);
+    await Promise.all([
+      ...buses.map((b, i) => ended(subscribers[i]!, () => b.close())),
+      ...clients.map((c) => ended(c, () => c.quit().catch(() => c.disconnect()))),
+    ]);
     server.cleanup();
   });
 
