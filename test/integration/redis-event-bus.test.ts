@@ -10,6 +10,7 @@ import type { VideoJob } from '../../src/domain/video/video-job';
 import { freePort } from '../support/free-port';
 import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
 import { pollUntil } from '../support/poll';
+import { closedRedis } from '../support/redis-close';
 
 const maybe = hasRedisServer() ? describe : describe.skip;
 
@@ -48,19 +49,6 @@ maybe('job events over Redis', () => {
     await settle();
   };
 
-  /**
-   * Until the connection has ended (its socket closed): `disconnect()` alone ends the socket and
-   * leaves ioredis's 2 s destroy timer running until the server's close arrives, and the
-   * server's SHUTDOWN right after it kept the jest worker alive past the file. QUIT lets Redis
-   * close it; a client that cannot send it (not ready) is disconnected.
-   */
-  const ended = async (c: Redis, close: () => unknown) => {
-    if (c.status === 'end') return;
-    const gone = new Promise<void>((resolve) => c.once('end', () => resolve()));
-    await close();
-    await gone;
-  };
-
   beforeAll(async () => {
     server = ownRedis(await freePort());
     server.start();
@@ -71,10 +59,8 @@ maybe('job events over Redis', () => {
     // After the restart in the last test a connection may still be reconnecting, with no socket
     // whose close would end it: wait until every one is back.
     await pollUntil(async () => [...clients, ...subscribers].map((c) => c.status), (s) => s.every((x) => x === 'ready' || x === 'end'), 10_000, 20);
-    await Promise.all([
-      ...buses.map((b, i) => ended(subscribers[i]!, () => b.close())),
-      ...clients.map((c) => ended(c, () => c.quit().catch(() => c.disconnect()))),
-    ]);
+    // Until every connection has ended (closedRedis): disconnect() alone left a 2 s timer each.
+    await Promise.all([...buses.map((b, i) => closedRedis(subscribers[i]!, () => b.close())), ...clients.map((c) => closedRedis(c))]);
     server.cleanup();
   });
 
