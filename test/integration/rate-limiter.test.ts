@@ -8,6 +8,8 @@ import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rat
 import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
 import { freePort } from '../support/free-port';
 import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+import { pollUntil } from '../support/poll';
+import { closedRedis } from '../support/redis-close';
 
 const LIMITS: Record<RateGroup, number> = { chat: 60, image: 30, video: 5 };
 const maybe = hasRedisServer() ? describe : describe.skip;
@@ -29,8 +31,9 @@ maybe('local-first rate limits on a shared Redis', () => {
     server = ownRedis(await freePort());
     server.start();
   });
-  afterAll(() => {
-    clients.forEach((c) => c.disconnect());
+  afterAll(async () => {
+    // Until every connection has ended (closedRedis): disconnect() alone left a 2 s timer each.
+    await Promise.all(clients.map((c) => closedRedis(c)));
     server.cleanup();
   });
 
@@ -85,7 +88,8 @@ maybe('local-first rate limits on a shared Redis', () => {
     const [one, two] = [new LocalFirstRateLimiter(a, LIMITS), new LocalFirstRateLimiter(b, LIMITS)];
     const id = freshKey();
     for (let i = 0; i < 5; i++) expect((await one.consume(id, 'video')).allowed).toBe(true);
-    await new Promise((r) => setTimeout(r, 20));
+    // Until Redis holds the five (a fixed 20 ms sleep stood in for it).
+    await pollUntil(async () => Number(await a.get(`rl:video:${id}`)), (n) => n >= 5, 5_000, 10);
     expect((await two.consume(id, 'video')).allowed).toBe(false);
   });
 
@@ -111,8 +115,11 @@ maybe('local-first rate limits on a shared Redis', () => {
     for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
     const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
     for (let round = 0; round < 5; round++) for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
-    for (const id of ids) expect(Number(await redis.get(`rl:chat:${id}`))).toBe(6);
+    // The last increments wait DEFERRED_SYNC_MS (10 ms) for company: until Redis counts all six of
+    // every key (a fixed 50 ms sleep was short on a loaded machine); none lost, none extra.
+    const counts = async () => (await redis.mget(...ids.map((id) => `rl:chat:${id}`))).map(Number);
+    await pollUntil(counts, (c) => c.every((n) => n >= 6), 2_000, 10);
+    expect(await counts()).toEqual(ids.map(() => 6));
     const after = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
     // 100 admits; the INFO calls themselves are not script calls.
     expect(after - before).toBeGreaterThan(0);
@@ -142,30 +149,43 @@ maybe('local-first rate limits on a shared Redis', () => {
     // A window's worth of use each: 2 requests for the quiet key, 31 of the 60 for the busy one.
     for (let i = 0; i < 2; i++) expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
     for (let i = 0; i < 31; i++) expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
-    // Both windows end in 150 ms instead of a minute; one more admit each learns it (its reply carries the new end).
-    await admin.pexpire(`rl:chat:${quiet}`, 150);
-    await admin.pexpire(`rl:chat:${busy}`, 150);
+    // Both windows end in a second instead of a minute; one more admit each learns it (its reply
+    // carries the new end). The admits' increments leave within 10 ms: they must reach Redis
+    // before the shortened window ends (150 ms was short on a loaded machine), seen here.
+    await admin.pexpire(`rl:chat:${quiet}`, 1_000);
+    await admin.pexpire(`rl:chat:${busy}`, 1_000);
     expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
     expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`)).toBe(0);
+    const both = async () => (await admin.mget(`rl:chat:${quiet}`, `rl:chat:${busy}`)).map(Number);
+    expect(await pollUntil(both, ([q, b]) => q !== 2 && b !== 31, 1_000, 10)).toEqual([3, 32]);
+    // The limiter heard those replies by now, so its windows end within the second from now (a
+    // sleep that can only last longer is safe here); then until Redis has ended them too.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await pollUntil(() => admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`), (n) => n === 0, 5_000, 20);
 
-    // Redis holds every command for a second: only a decision that does not wait for it comes back meanwhile.
-    await admin.call('client', 'pause', '1000', 'all');
+    // Redis holds every command for two seconds: only a decision that does not wait for it comes
+    // back meanwhile. (Not timed against a 100 ms sleep, which a loaded machine stretched past the
+    // limiter's 250 ms deadline: the order of settling, and how long the others took, decide.)
+    await admin.call('client', 'pause', '2000', 'all');
     const settled: string[] = [];
-    const track = (name: string, p: Promise<{ allowed: boolean }>) => p.then((d) => (settled.push(name), d));
+    const started = performance.now();
+    const tookMs: Record<string, number> = {};
+    const track = (name: string, p: Promise<{ allowed: boolean }>) => p.then((d) => (settled.push(name), (tookMs[name] = performance.now() - started), d));
     const quietFirst = track('quiet first', limiter.consume(quiet, 'chat'));
     const quietSecond = track('quiet second', limiter.consume(quiet, 'chat'));
     const busyFirst = track('busy first', limiter.consume(busy, 'chat'));
-    await new Promise((r) => setTimeout(r, 100));
-    // The quiet key's second request waits for the first's count, so one too many is the most it can cost.
-    expect(settled).toEqual(['quiet first']);
+    // Decided without waiting for Redis: when it is answered, nothing that waits for Redis is.
     expect((await quietFirst).allowed).toBe(true);
-    // After the pause (or the limiter's own deadline) the others are decided too, and Redis counted the first.
+    expect(settled).toEqual(['quiet first']);
+    // The quiet key's second request waits for the first's count, so one too many is the most it can cost.
+    // After the pause (or the limiter's own 250 ms deadline) the others are decided too: not before it.
     expect((await quietSecond).allowed).toBe(true);
     expect((await busyFirst).allowed).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(Number(await admin.get(`rl:chat:${quiet}`))).toBeGreaterThanOrEqual(1);
+    expect(settled[0]).toBe('quiet first');
+    expect(tookMs['quiet second']).toBeGreaterThanOrEqual(240);
+    expect(tookMs['busy first']).toBeGreaterThanOrEqual(240);
+    // Redis counted the first once the pause is over.
+    await pollUntil(async () => Number(await admin.get(`rl:chat:${quiet}`)), (n) => n >= 1, 5_000, 20);
   });
 
   test('Redis gone: every request is still decided, on this instance alone, and the fallback is reported', async () => {
@@ -217,7 +237,7 @@ maybe('local-first rate limits on a shared Redis', () => {
     // Redis answers again: a request of a new key is counted there.
     const fresh = freshKey();
     expect((await limiter.consume(fresh, 'chat')).allowed).toBe(true);
-    await new Promise((r) => setTimeout(r, 100));
+    await pollUntil(async () => Number(await admin.get(`rl:chat:${fresh}`)), (n) => n >= 1, 5_000, 10);
     expect(Number(await admin.get(`rl:chat:${fresh}`))).toBe(1);
   }, 20_000);
 
