@@ -34,27 +34,29 @@ shared('a stream cut by the death of its instance', () => {
         body: JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'a long answer, please '.repeat(20) }], max_tokens: 64, stream: true }),
       });
 
-    // One stream A finishes before the kill.
-    const finished = await stream(a);
-    expect(finished.status).toBe(200);
-    const finishedText = await finished.text();
-    expect(finishedText).toContain('data: [DONE]');
-    const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1]!;
-
-    upstream.setMode('held-stream');
-    const cut = await stream(a);
-    expect(cut.status).toBe(200);
-    const reader = cut.body!.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
-    // The stream runs on, held upstream, long enough to be recorded as answering (written after
-    // 50 ms, at the next 25 ms tick; before session 12 it took 250 to 375 ms, and this failed).
-    await new Promise((r) => setTimeout(r, 200));
-    await a.kill();
-    await reader.read().catch(() => undefined);
-
     const check = await openDatabase({ databaseUrl, dataDir });
     try {
+      // One stream A finishes before the kill.
+      const finished = await stream(a);
+      expect(finished.status).toBe(200);
+      const finishedText = await finished.text();
+      expect(finishedText).toContain('data: [DONE]');
+      const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1]!;
+
+      upstream.setMode('held-stream');
+      const cut = await stream(a);
+      expect(cut.status).toBe(200);
+      const reader = cut.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
+      // The stream runs on, held upstream, until A has recorded it as answering (written after
+      // 50 ms, at the next 25 ms tick): a fixed 200 ms sleep did not always outlast that write on a
+      // loaded machine.
+      const startRows = async () => Number((await check.db.one<{ n: string }>(`select count(*) as n from stream_starts where request_id = ?`, [cutId]))!.n);
+      await pollUntil(startRows, (n) => n > 0, 10_000, 25);
+      await a.kill();
+      await reader.read().catch(() => undefined);
+
       const chargedOf = async (id: string) => {
         const c = await check.db.one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [id]);
         const e = await check.db.one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [id]);
