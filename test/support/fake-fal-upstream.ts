@@ -44,6 +44,14 @@ export interface FakeFalUpstream {
   url: string;
   requests: RecordedFalRequest[];
   setMode(mode: Partial<FakeFalMode>): void;
+  /**
+   * Holds every submit (those waiting and those still to come) until the answered function is
+   * called; then they answer as the mode says (after `submitDelayMs`). A gate the test releases,
+   * for "X happened while the submission was still unanswered" without racing a delay.
+   */
+  holdSubmits(): () => void;
+  /** How many submits have been answered (any status) so far. */
+  submitsAnswered(): number;
   close(): Promise<void>;
 }
 
@@ -56,6 +64,8 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
   const jobs = new Map<string, { model: string; polls: number; outcome: FakeFalMode['outcome'] }>();
   let nextId = 1;
   let baseUrl = '';
+  let gate: Promise<void> | null = null;
+  let answered = 0;
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -85,13 +95,18 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
     const result = /^\/(.+)\/requests\/([^/]+)$/.exec(r.path);
     if (r.method === 'GET' && result) return answerResult(res, result[2]);
     if (r.method === 'POST') {
-      if (mode.submitDelayMs > 0) return void setTimeout(() => answerSubmit(res, r.path.slice(1)), mode.submitDelayMs);
-      return answerSubmit(res, r.path.slice(1));
+      const answer = () => {
+        if (mode.submitDelayMs > 0) return void setTimeout(() => answerSubmit(res, r.path.slice(1)), mode.submitDelayMs);
+        answerSubmit(res, r.path.slice(1));
+      };
+      if (gate) return void gate.then(answer);
+      return answer();
     }
     req.socket.destroy();
   }
 
   function answerSubmit(res: ServerResponse, model: string): void {
+    answered++;
     if (mode.submit === 'error-500') return sendJson(res, 500, { detail: 'Internal Server Error' });
     if (mode.submit === 'malformed-json') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -143,6 +158,16 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
     setMode(next) {
       mode = { ...mode, ...next };
     },
+    holdSubmits() {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      gate = held;
+      return () => {
+        if (gate === held) gate = null;
+        release();
+      };
+    },
+    submitsAnswered: () => answered,
     close() {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
