@@ -7,6 +7,7 @@
  * pass), with the cache's clock in the test's hands and the key reads counted and gated.
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { pollUntil } from '../support/poll';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyService } from '../../src/domain/keys/key-service';
 import type { Database, SqlExecutor } from '../../src/domain/ports/database';
@@ -21,19 +22,27 @@ afterAll(async () => {
   await gw.close();
 });
 
-/** The gateway's database, with its api_keys reads counted and, while `gate` is set, held. */
+/**
+ * The gateway's database, with its api_keys reads counted (`count` when they start, `finished`
+ * when they have answered or failed) and, while `gate` is set, held.
+ */
 function watchedDatabase(db: Database) {
-  const reads = { count: 0, gate: undefined as Promise<void> | undefined, fail: false };
-  const watch = async (sql: string) => {
-    if (!/from api_keys where id (=|in)/.test(sql)) return;
+  const reads = { count: 0, finished: 0, gate: undefined as Promise<void> | undefined, fail: false };
+  const watched_ = async <T>(sql: string, read: () => Promise<T>): Promise<T> => {
+    if (!/from api_keys where id (=|in)/.test(sql)) return read();
     reads.count++;
-    if (reads.gate) await reads.gate;
-    if (reads.fail) throw new Error('the database went away');
+    try {
+      if (reads.gate) await reads.gate;
+      if (reads.fail) throw new Error('the database went away');
+      return await read();
+    } finally {
+      reads.finished++;
+    }
   };
   const watched: Database = {
     dialect: db.dialect,
-    all: async <T>(sql: string, params?: readonly unknown[]) => (await watch(sql), db.all<T>(sql, params)),
-    one: async <T>(sql: string, params?: readonly unknown[]) => (await watch(sql), db.one<T>(sql, params)),
+    all: <T>(sql: string, params?: readonly unknown[]) => watched_(sql, () => db.all<T>(sql, params)),
+    one: <T>(sql: string, params?: readonly unknown[]) => watched_(sql, () => db.one<T>(sql, params)),
     run: (sql, params) => db.run(sql, params),
     transaction: <T>(work: (tx: SqlExecutor) => Promise<T>) => db.transaction(work),
   };
@@ -53,8 +62,16 @@ async function setUp(random = () => 0) {
 }
 
 const SECOND = 1000;
-/** Long enough for the refresher's batch (100 ms) and its read. */
-const settle = () => new Promise((r) => setTimeout(r, 300));
+/**
+ * Until `n` key reads have started (the refresher's batch waits 100 ms): a fixed 300 ms sleep
+ * for the batch and its read was short on a loaded machine.
+ */
+const readsStarted = (reads: { count: number }, n: number) => pollUntil(async () => reads.count, (c) => c >= n, 10_000, 10);
+/** Until `n` key reads have answered (or failed), and what the refresher does with the answer is done. */
+const readsDone = async (reads: { finished: number }, n: number) => {
+  await pollUntil(async () => reads.finished, (c) => c >= n, 10_000, 10);
+  await new Promise((r) => setImmediate(r));
+};
 
 test('a key in use is read again in the background before it expires: no request waits for the database after the first', async () => {
   const { clock, reads, keys, key } = await setUp(() => 0); // refresh from 30 s
@@ -69,16 +86,17 @@ test('a key in use is read again in the background before it expires: no request
   clock.now += 2 * SECOND;
   let release!: () => void;
   reads.gate = new Promise<void>((r) => (release = r));
-  const answered = await Promise.race([keys.authenticate(key.secret).then(() => 'answered'), new Promise((r) => setTimeout(() => r('waited'), 500))]);
+  // (The read is held until released, so a request that waited for it would never be answered.)
+  const answered = await Promise.race([keys.authenticate(key.secret).then(() => 'answered'), new Promise((r) => setTimeout(() => r('waited'), 5_000))]);
   expect(answered).toBe('answered');
-  await settle();
+  await readsStarted(reads, 2);
   expect(reads.count).toBe(2);
   // One read per entry, however many requests come meanwhile.
   for (let i = 0; i < 5; i++) await keys.authenticate(key.secret);
   expect(reads.count).toBe(2);
   reads.gate = undefined;
   release();
-  await settle();
+  await readsDone(reads, 2);
 
   // The entry read at 31 s lives to 91 s: at 60 s (the first one's expiry) nothing is read, and
   // from 61 s it is read again in its turn.
@@ -87,7 +105,7 @@ test('a key in use is read again in the background before it expires: no request
   expect(reads.count).toBe(2);
   clock.now += 2 * SECOND;
   await keys.authenticate(key.secret);
-  await settle();
+  await readsDone(reads, 3);
   expect(reads.count).toBe(3);
 });
 
@@ -97,7 +115,7 @@ test('a key revoked without the news reaching this instance is dropped by the ba
   await gw.gateway.database.db.run(`update api_keys set revoked_at = now() where id = ?`, [key.id]);
   clock.now += 31 * SECOND;
   await keys.authenticate(key.secret); // still within its minute: served, and read again behind it
-  await settle();
+  await readsDone(reads, 2);
   expect(reads.count).toBe(2);
   await expect(keys.authenticate(key.secret)).rejects.toMatchObject({ code: 'invalid_api_key' });
 });
@@ -108,10 +126,10 @@ test('a background read that fails leaves the entry serving until it expires, an
   reads.fail = true;
   clock.now += 31 * SECOND;
   await keys.authenticate(key.secret);
-  await settle();
+  await readsDone(reads, 2);
   expect(reads.count).toBe(2);
   await keys.authenticate(key.secret); // tried again
-  await settle();
+  await readsDone(reads, 3);
   expect(reads.count).toBe(3);
   // Past the minute the entry is gone: the request itself reads, and a failure is its failure.
   clock.now += 30 * SECOND;
@@ -128,7 +146,7 @@ test('keys come due together are read in one statement', async () => {
   expect(reads.count).toBe(8);
   clock.now += 31 * SECOND;
   for (const k of many) await keys.authenticate(k.secret);
-  await settle();
+  await readsDone(reads, 9);
   expect(reads.count).toBe(9);
   // Read again, each entry lives on: at the first entries' minute (60 s), no request reads.
   clock.now += 29 * SECOND;
