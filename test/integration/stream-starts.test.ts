@@ -8,6 +8,7 @@
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
 import { LeaseStore, type ChargeRow, type StreamStart } from '../../src/domain/credits/lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
@@ -52,6 +53,13 @@ const charged = async (requestId: string) => {
   const e = await db().one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [requestId]);
   return Number(c!.n) + Number(e!.n);
 };
+/** What a stream's row says it owes; undefined while it has no row. */
+const owedOf = async (id: string) => {
+  const owed = (await db().one<{ owed_micro: string }>(`select owed_micro from stream_starts where request_id = ?`, [id]))?.owed_micro;
+  return owed === undefined ? undefined : Number(owed);
+};
+/** Until the stream's row says `owed` (undefined: until it has none): the ticks and their writes take what the machine gives them. */
+const rowUntil = (id: string, owed: number | undefined) => pollUntil(() => owedOf(id), (o) => o === owed, 10_000, 20);
 const balanceMicro = async (account: TestAccount) => Math.round((await gw.balance(account)) * 1e6);
 
 test('a lease closed with a stream that never settled charges it its prompt, once; the rest of the lease goes back', async () => {
@@ -103,17 +111,16 @@ test('StreamStarts writes only the streams that outlive its delay, keeps what th
   starts.started(short, () => 10);
   starts.started(long, () => relayed);
   starts.settled(short.requestId);
-  const owedOf = async (id: string) => (await db().one<{ owed_micro: string }>(`select owed_micro from stream_starts where request_id = ?`, [id]))?.owed_micro;
-  await new Promise((r) => setTimeout(r, 300));
-  expect([await owedOf(short.requestId), Number(await owedOf(long.requestId))]).toEqual([undefined, 20]);
-  // It relays more: the row follows within a tick.
+  // Until the long one is written (after 100 ms, and its write); the short one, settled first, never is.
+  await rowUntil(long.requestId, 20);
+  expect([await owedOf(short.requestId), await owedOf(long.requestId)]).toEqual([undefined, 20]);
+  // It relays more: the row follows at a later tick.
   relayed = 35;
-  await new Promise((r) => setTimeout(r, 200));
-  expect(Number(await owedOf(long.requestId))).toBe(35);
+  await rowUntil(long.requestId, 35);
   await store.record([row({ ...long, owedMicro: 0 }, 50)]);
   starts.settled(long.requestId);
-  await new Promise((r) => setTimeout(r, 300));
-  expect(await owedOf(long.requestId)).toBeUndefined();
+  // Its row goes at a later tick.
+  await rowUntil(long.requestId, undefined);
   expect(await store.close(l.leaseId)).toBe(LEASE - 50);
 });
 
@@ -123,9 +130,9 @@ test('a lease closed with a stream whose row was brought up to date charges the 
   const { owedMicro: _o, ...cut } = start(l, 0);
   let relayed = 100;
   starts.started(cut, () => relayed);
-  await new Promise((r) => setTimeout(r, 150));
+  await rowUntil(cut.requestId, 100);
   relayed = 400;
-  await new Promise((r) => setTimeout(r, 150));
+  await rowUntil(cut.requestId, 400);
   starts.stop();
   expect(await store.close(l.leaseId)).toBe(LEASE - 400);
   expect(await charged(cut.requestId)).toBe(400);
