@@ -27,18 +27,23 @@ test('a handler running three times longer than the lease is never run twice, an
   const queue = new WorkQueue(db, 1);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-test', {}));
   const runs: string[] = [];
+  const finished: string[] = [];
   const slow = (name: string) => async (item: WorkItem) => {
     runs.push(name);
-    await sleep(3_000);
+    await sleep(9_000);
     await queue.done(db, item);
+    finished.push(name);
   };
-  const opts = { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: 1 };
+  // A 3 s lease renewed every second: with a 1 s lease renewed every 333 ms, a renewal 667 ms
+  // late on a loaded machine let the second worker take the item over and run it again.
+  const opts = { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: 3 };
   const a = new Worker(queue, { hold_expiry: slow('a'), video_poll: slow('a'), webhook_delivery: slow('a') }, quiet, opts);
   const b = new Worker(queue, { hold_expiry: slow('b'), video_poll: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
   a.start();
   await pollUntil(async () => runs.length, (n) => n === 1, 5_000, 10);
   b.start();
-  await sleep(3_500);
+  // Until the first run is over (9 s, three leases), b trying for the item every 50 ms meanwhile.
+  await pollUntil(async () => finished.length, (n) => n === 1, 30_000, 50);
   await Promise.all([a.stop(), b.stop()]);
   expect(runs).toEqual(['a']);
   expect(await db.all(`select * from work_items where ref = 'lease-test'`)).toEqual([]);
