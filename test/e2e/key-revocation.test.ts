@@ -6,8 +6,7 @@
  * Runs in the DATABASE_URL + REDIS_URL pass, when redis-server is installed.
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
-import { freePort } from '../support/free-port';
-import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { pollUntil } from '../support/poll';
 import WebSocket from 'ws';
@@ -22,8 +21,7 @@ shared('key changes across instances', () => {
   let b: TestGateway;
 
   beforeAll(async () => {
-    redis = ownRedis(await freePort());
-    redis.start();
+    redis = await startOwnRedis();
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_keys');
     const env = { DATABASE_URL: scratch.url, REDIS_URL: redis.url, WORKER_CONCURRENCY: '0' };
     a = await startTestGateway(env);

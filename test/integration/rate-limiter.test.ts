@@ -6,8 +6,7 @@
 import Redis from 'ioredis';
 import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rate-limiter';
 import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
-import { freePort } from '../support/free-port';
-import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
 import { pollUntil } from '../support/poll';
 import { closedRedis } from '../support/redis-close';
 
@@ -28,8 +27,7 @@ maybe('local-first rate limits on a shared Redis', () => {
   const freshKey = () => `key_${Date.now()}_${key++}`;
 
   beforeAll(async () => {
-    server = ownRedis(await freePort());
-    server.start();
+    server = await startOwnRedis();
   });
   afterAll(async () => {
     // Until every connection has ended (closedRedis): disconnect() alone left a 2 s timer each.
@@ -189,8 +187,7 @@ maybe('local-first rate limits on a shared Redis', () => {
   });
 
   test('Redis gone: every request is still decided, on this instance alone, and the fallback is reported', async () => {
-    const own = ownRedis(await freePort());
-    own.start();
+    const own = await startOwnRedis();
     const redis = new Redis(own.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true, retryStrategy: () => 200 });
     redis.on('error', () => undefined);
     try {

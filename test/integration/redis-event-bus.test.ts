@@ -7,8 +7,7 @@ import Redis from 'ioredis';
 import { RedisJobEventBus } from '../../src/infra/events/redis-event-bus';
 import type { JobEvent } from '../../src/domain/events/job-events';
 import type { VideoJob } from '../../src/domain/video/video-job';
-import { freePort } from '../support/free-port';
-import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
+import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
 import { pollUntil } from '../support/poll';
 import { closedRedis } from '../support/redis-close';
 
@@ -50,8 +49,7 @@ maybe('job events over Redis', () => {
   };
 
   beforeAll(async () => {
-    server = ownRedis(await freePort());
-    server.start();
+    server = await startOwnRedis();
   });
   afterAll(async () => {
     // The bus closes its own subscriber connection with disconnect(); wait for it to end too.
