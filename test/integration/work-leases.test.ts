@@ -24,7 +24,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a handler running three times longer than the lease is never run twice, and stop() leaves no lease', async () => {
   const { db } = gw.gateway.database;
-  const queue = new WorkQueue(db, 1);
+  // The lease the queue claims and renews for (3 s), and the worker renews it every third of it.
+  const LEASE_SECONDS = 3;
+  const queue = new WorkQueue(db, LEASE_SECONDS);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-test', {}));
   const runs: string[] = [];
   const finished: string[] = [];
@@ -36,7 +38,7 @@ test('a handler running three times longer than the lease is never run twice, an
   };
   // A 3 s lease renewed every second: with a 1 s lease renewed every 333 ms, a renewal 667 ms
   // late on a loaded machine let the second worker take the item over and run it again.
-  const opts = { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: 3 };
+  const opts = { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: LEASE_SECONDS };
   const a = new Worker(queue, { hold_expiry: slow('a'), video_poll: slow('a'), webhook_delivery: slow('a') }, quiet, opts);
   const b = new Worker(queue, { hold_expiry: slow('b'), video_poll: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
   a.start();
