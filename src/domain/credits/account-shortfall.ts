@@ -98,8 +98,28 @@ export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseS
 export const RECALL_WAIT_MS = 500;
 const RECALL_POLL_MS = 15;
 
-/** Whether a lease of the scope closed (here, or one of `elsewhere` on other instances) within RECALL_WAIT_MS. */
-async function someCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
+/** The waits in progress, per lease book and scope: requests of one scope short together share one. */
+const waits = new WeakMap<ShortfallParties, Map<string, Promise<boolean>>>();
+
+/**
+ * Whether a lease of the scope closed (here, or one of `elsewhere` on other instances) within
+ * RECALL_WAIT_MS. Requests of the same scope that come short while one waits share its wait: an
+ * account drained by 200 concurrent calls would otherwise poll the database 200 times over.
+ */
+function someCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
+  let byScope = waits.get(parties);
+  if (!byScope) waits.set(parties, (byScope = new Map()));
+  const name = recallMessage(scope);
+  let wait = byScope.get(name);
+  if (!wait) {
+    const scopeWaits = byScope;
+    wait = pollUntilSomeCameBack(parties, scope, busyHere, elsewhere).finally(() => scopeWaits.delete(name));
+    byScope.set(name, wait);
+  }
+  return wait;
+}
+
+async function pollUntilSomeCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
   const until = monotonicMillis() + RECALL_WAIT_MS;
   while (monotonicMillis() < until) {
     await new Promise((r) => setTimeout(r, RECALL_POLL_MS));
