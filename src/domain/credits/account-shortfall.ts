@@ -77,14 +77,13 @@ export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseS
   parties.recall(scope);
   if (elsewhere > 0) await parties.recalls.publish(recallMessage(scope));
   if (await someCameBack(parties, scope, busyHere, elsewhere)) {
-    const retried = await request().then(
-      (grant) => ({ grant }),
-      (err: unknown) => ({ err }),
-    );
-    if ('grant' in retried) return retried.grant;
-    // Every lease is back and the room still is not there: the balance or the cap is spent.
-    if (!parties.holdsLeaseOf(scope) && (await parties.openElsewhere(scope)) === 0) throw retried.err instanceof DomainError ? retried.err : shortfall;
+    const grant = await request().catch(() => undefined);
+    if (grant) return grant;
   }
+  // Still short: the 402 to retry, even when every lease seems back by now. Concurrent calls of
+  // the scope take and close leases between any two looks, so "all back and no room" cannot be
+  // told from "held a moment ago" here (answering the 429 to midnight on it refused a call that
+  // fit the cap); the retry a second later finds the leases closed and gets the real answer.
   throw inFlight();
 }
 

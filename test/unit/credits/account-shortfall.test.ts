@@ -1,7 +1,7 @@
 /**
  * The shortfall path's wait for recalled leases, with the lease book and database stood in for:
- * a lease that comes back serves the request; one that does not gives the 402 to retry after
- * the wait; many requests short together share one wait rather than polling once each.
+ * a lease that comes back serves the request; one that does not, or no room when it does,
+ * gives the 402 to retry after the wait; many requests short together share one wait rather than polling once each.
  */
 import { afterShortfall, RECALL_WAIT_MS, type ShortfallParties } from '../../../src/domain/credits/account-shortfall';
 import { DomainError } from '../../../src/domain/errors/domain-error';
@@ -34,11 +34,13 @@ test("another instance's lease that comes back on the recall serves the request"
   await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, request, shortfall)).resolves.toBe('granted');
 });
 
-test('all leases back and still no room: the real refusal, not the 402 to retry', async () => {
+test('no room once the lease is back: the 402 to retry in a second, whose retry finds no lease open and gets the real refusal', async () => {
   let open = 1;
   const { p } = parties(() => open);
   setTimeout(() => (open = 0), 40);
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, async () => Promise.reject(shortfall), shortfall)).rejects.toBe(shortfall);
+  const spent = async () => Promise.reject(shortfall);
+  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, spent, shortfall)).rejects.toMatchObject({ type: 'insufficient_credits', retryAfterSeconds: 1 });
+  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, spent, shortfall)).rejects.toBe(shortfall);
 });
 
 test('a lease that does not come back: the 402 to retry in a second, after the wait; concurrent requests share one wait', async () => {
