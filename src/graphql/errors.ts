@@ -61,9 +61,9 @@ const SUGGESTION = /\s*Did you mean [^?]*\?/g;
  * GraphQL's camelCase, field-names.ts), the REST `code` as `reason`, and `retryAfter` seconds
  * where they apply. GraphQL's own client errors keep theirs, except Apollo's HTTP refusals,
  * reworded in our own words (request-errors.ts), and a parse failure that was not the client's
- * syntax. Everything else becomes `internal_error` with a
- * fixed message: no stack, no internals. In production, client errors lose graphql-js's "Did you
- * mean …?" suggestions, which would reveal the schema that introspection hides.
+ * syntax. Everything else becomes `internal_error` with a fixed message: no stack, no internals.
+ * In production, client errors lose graphql-js's "Did you mean …?" suggestions, which would
+ * reveal the schema that introspection hides.
  */
 export function createFormatError(logger: Logger, production = false) {
   const hint = (message: string) => (production ? message.replace(SUGGESTION, '') : message);

@@ -11,7 +11,7 @@
  */
 import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
-import { monotonicMillis } from '../shared/time';
+import { waitUntil } from '../shared/deadline';
 
 /** 402, but retryable: the credits exist and are held by calls in progress. */
 export const creditsInFlight = () =>
@@ -118,15 +118,12 @@ function someCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: bo
   return wait;
 }
 
-async function pollUntilSomeCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
-  const until = monotonicMillis() + RECALL_WAIT_MS;
-  while (monotonicMillis() < until) {
-    await new Promise((r) => setTimeout(r, RECALL_POLL_MS));
-    if (busyHere && !parties.holdsLeaseOf(scope)) return true;
-    if (elsewhere > 0 && (await parties.openElsewhere(scope)) < elsewhere) return true;
-  }
-  return false;
-}
+const pollUntilSomeCameBack = (parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> =>
+  waitUntil(
+    async () => (busyHere && !parties.holdsLeaseOf(scope)) || (elsewhere > 0 && (await parties.openElsewhere(scope)) < elsewhere),
+    RECALL_WAIT_MS,
+    RECALL_POLL_MS,
+  );
 
 /**
  * Brings the account's leased credits back to its balance, on every instance: this one's leases
@@ -138,6 +135,5 @@ async function pollUntilSomeCameBack(parties: ShortfallParties, scope: LeaseScop
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
   parties.recall({ accountId });
   if ((await parties.openElsewhere({ accountId })) > 0) await parties.recalls.publish(recallMessage({ accountId }));
-  const until = monotonicMillis() + withinMs;
-  while ((await parties.openAnywhere(accountId)) > 0 && monotonicMillis() < until) await new Promise((r) => setTimeout(r, 25));
+  await waitUntil(async () => (await parties.openAnywhere(accountId)) === 0, withinMs, 25);
 }

@@ -8,7 +8,7 @@
  * amount − Σ recorded charges, whatever this memory believed.
  */
 import { DomainError, databaseTooSlow } from '../errors/domain-error';
-import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
+import { DATABASE_ANSWER_DEADLINE_MS, waitUntil, withinDeadline } from '../shared/deadline';
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
 import { monotonicMillis, utcDay } from '../shared/time';
@@ -160,8 +160,7 @@ export class LeaseBook {
     this.stopped = true;
     this.stopUpkeep();
     for (const lease of [...this.current.values()]) this.retire(lease);
-    const until = monotonicMillis() + 30_000;
-    while ([...this.retiring].some((l) => l.inFlight > 0) && monotonicMillis() < until) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => ![...this.retiring].some((l) => l.inFlight > 0), 30_000, 20);
     // What the journal keeps is recorded now if the database is back; if not (or it does not
     // answer within 5 s), it stays on disk for the next start or another instance.
     const replayed = this.kept.record().catch((err) => this.options.onError?.('charge journal replay', err));

@@ -1,3 +1,5 @@
+import { monotonicMillis } from './time';
+
 /**
  * How long a request waits for the database (a read, a lease take) before it is answered 503:
  * a stalled or partitioned database sends no error, only silence, for as long as it lasts.
@@ -16,4 +18,18 @@ export function withinDeadline<T>(work: Promise<T>, ms: number, tooLate: () => E
   // A late failure of the work, after the deadline answered, is nobody's to report.
   work.catch(() => undefined);
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Asks `done` now and every `everyMs` after until it says yes or `withinMs` have passed (on the
+ * monotonic clock); answers whether it said yes. For waits on something another party ends: a
+ * lease's calls settling, another instance giving its leases back.
+ */
+export async function waitUntil(done: () => boolean | Promise<boolean>, withinMs: number, everyMs: number): Promise<boolean> {
+  const until = monotonicMillis() + withinMs;
+  for (;;) {
+    if (await done()) return true;
+    if (monotonicMillis() >= until) return false;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
 }
