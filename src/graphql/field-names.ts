@@ -9,9 +9,10 @@ const SNAKE_PART = /_([a-z0-9])/g;
 /** `reference_image_urls[1]` → `referenceImageUrls[1]`; a name without `_` is left as it is. */
 export const graphqlFieldName = (restName: string): string => restName.replace(SNAKE_PART, (_all, first: string) => first.toUpperCase());
 
-/** The param and message of a refusal, in GraphQL's names. */
+/** The param and message of a refusal, in GraphQL's names: wherever the message names the field, quoted or not. */
 export function inGraphqlNames(param: string, message: string): { param: string; message: string } {
   const renamed = graphqlFieldName(param);
   if (renamed === param) return { param, message };
-  return { param: renamed, message: message.split(`'${param}'`).join(`'${renamed}'`) };
+  const named = new RegExp(`(?<!\\w)${param.replace(/[[\]]/g, '\\$&')}(?!\\w)`, 'g');
+  return { param: renamed, message: message.replace(named, renamed) };
 }

@@ -177,6 +177,7 @@ describe('the same domain rules as REST', () => {
     expect(res.body.data.queueMotionControl).toEqual({ model: 'svc-v3-motion-control', status: 'PROCESSING', creditsCharged: 25 });
     const local = await gql('mutation { queueMotionControl(input: { imageUrl: "http://127.0.0.1/a.png", videoUrl: "https://example.com/m.mp4", durationSeconds: 5 }) { id } }', { token: key.secret });
     expect(local.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'imageUrl' });
+    expect(local.body.errors[0].message).toMatch(/^imageUrl must not point to a loopback address/);
   });
 
   test('key management: permissions, webhook, secret rotation, revocation', async () => {

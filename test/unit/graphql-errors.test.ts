@@ -21,6 +21,8 @@ test('a refused field is named as GraphQL inputs spell it (camelCase), in param 
     message: "Invalid 'referenceImageUrls[1]': the address is private.",
     extensions: { code: 'invalid_request_error', param: 'referenceImageUrls[1]' },
   });
+  const bare = located(invalidRequest('image_url must not point to a loopback address (127.0.0.1).', 'image_url'));
+  expect(format(bare.toJSON(), bare).message).toBe('imageUrl must not point to a loopback address (127.0.0.1).');
   const header = located(invalidRequest("Invalid 'Idempotency-Key': must be 1 to 255 printable ASCII characters.", 'Idempotency-Key'));
   expect(format(header.toJSON(), header).extensions).toEqual({ code: 'invalid_request_error', param: 'Idempotency-Key' });
 });
