@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import { IDEMPOTENCY_HEADER, IdempotencyService, type StoredResponse } from '../domain/idempotency/idempotency-service';
+import { IDEMPOTENCY_HEADER, IdempotencyService, type IdempotentCall, type StoredResponse } from '../domain/idempotency/idempotency-service';
 import { singleHeader } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
 import { stableJson } from '../domain/idempotency/stable-json';
@@ -47,7 +47,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     res.locals.idempotency = key;
     const start = await service.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') return replay(res, start.response);
-    res.locals.callId = start.callId;
+    res.locals.idempotentCall = start.call;
     const store = (response: StoredResponse) =>
       service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it'));
     captureEnd(res, store);
@@ -60,9 +60,9 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
   };
 }
 
-/** The call id the request's Idempotency-Key claim names (see IdempotencyStart), for the handler to give its service. */
-export function callIdOf(res: ServerResponse): string | undefined {
-  return (res as Partial<Response>).locals?.callId as string | undefined;
+/** The call the request's Idempotency-Key claim names (see IdempotentCall), for the handler to give its service. */
+export function callOf(res: ServerResponse): IdempotentCall | undefined {
+  return (res as Partial<Response>).locals?.idempotentCall as IdempotentCall | undefined;
 }
 
 function replay(res: Response, stored: StoredResponse): void {

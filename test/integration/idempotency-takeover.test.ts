@@ -53,7 +53,7 @@ async function liveKey(accountId: string, id: string): Promise<KeyPrincipal> {
 
 const run = (start: IdempotencyStart): string => {
   if (start.kind !== 'run') throw new Error(`expected to run, got ${start.kind}`);
-  return start.callId;
+  return start.call.id;
 };
 const afterTheGrace = () => new Promise((r) => setTimeout(r, GRACE_SECONDS * 1000 + 600));
 

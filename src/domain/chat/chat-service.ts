@@ -1,3 +1,4 @@
+import type { IdempotentCall } from '../idempotency/idempotency-service';
 import type { Catalog } from '../catalog/catalog';
 import type { ChatModel } from '../catalog/model';
 import type { KeyPrincipal } from '../keys/principal';
@@ -100,17 +101,19 @@ export class ChatService {
     return estimatePromptTokens(call.messages, call.options);
   }
 
-  private async prepare(key: KeyPrincipal, input: unknown, callId?: string): Promise<PreparedCall> {
+  private async prepare(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<PreparedCall> {
     const { model, call } = this.read(key, input);
     // Everything that can refuse the call comes before the hold, so a refusal never leaves one.
     await checkImagePartUrls(call.messages, this.urls);
     const provider = this.providers.chat(model, key.mode);
-    const headers = await enforceRateLimit(this.limiter, key.keyId, 'chat');
+    const id = `chatcmpl-${idempotent?.id ?? randomIdText(12)}`;
+    // A retry whose first run was charged is answered, never refused by a limit its first run passed.
+    const resumed = await this.billing.resumed(key, idempotent, id, model.id);
+    const headers = resumed ? {} : await enforceRateLimit(this.limiter, key.keyId, 'chat');
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const id = `chatcmpl-${callId ?? randomIdText(12)}`;
-    const hold = await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id);
+    const hold = resumed ?? (await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id));
     return {
       info: {
         id,
@@ -148,9 +151,9 @@ export class ChatService {
     return microToCredits(await this.billing.settle(call.hold, cost));
   }
 
-  /** `callId`, when the request has an Idempotency-Key, names the call (its id and its charge's reference): see IdempotencyStart. */
-  async complete(key: KeyPrincipal, input: unknown, signal?: CallSignal, callId?: string): Promise<ChatCompletionResult> {
-    const call = await this.prepare(key, input, callId);
+  /** `idempotent`, when the request has an Idempotency-Key, names the call (its id and its charge's reference): see IdempotentCall. */
+  async complete(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall): Promise<ChatCompletionResult> {
+    const call = await this.prepare(key, input, idempotent);
     let result: ChatResult;
     try {
       result = await call.provider.complete({ ...call.request, signal });

@@ -1,4 +1,5 @@
 import type { KeyPrincipal } from '../keys/principal';
+import type { IdempotentCall } from '../idempotency/idempotency-service';
 import { newId } from '../shared/ids';
 import type { LeaseBook, Reservation } from './lease-book';
 import type { StreamStarts } from './stream-starts';
@@ -12,6 +13,8 @@ export interface Hold {
   principal: KeyPrincipal;
   model: string | null;
   reservation?: Reservation;
+  /** A resumed call's charge, recorded by its first run: what settling answers, without charging anything. */
+  recordedMicro?: number;
 }
 
 /**
@@ -34,6 +37,19 @@ export class Billing {
   }
 
   /**
+   * The hold of a resumed call (see IdempotentCall) whose first run committed its charge under
+   * `reference`, or undefined when it did not (or the call is not resumed, or a test key's).
+   * Such a call is not admitted again: no rate limit, hold, cap or balance check, since its work
+   * is paid for; it runs, and settling it answers the recorded charge and charges nothing more.
+   */
+  async resumed(principal: KeyPrincipal, call: IdempotentCall | undefined, reference: string, model: string | null): Promise<Hold | undefined> {
+    if (!call?.resumed || principal.mode !== 'live') return undefined;
+    const recordedMicro = await this.leases.recordedCharge(reference);
+    if (recordedMicro === null) return undefined;
+    return { id: reference, amountMicro: 0, live: true, principal, model, recordedMicro };
+  }
+
+  /**
    * Charges `actualMicro` — the usage the provider reported, even above the hold (the excess is
    * debited as far as the balance goes; the rest is recorded as uncollected) — and frees the
    * rest of the hold, once. Answers what the balance moved, in micro-credits (for a test key,
@@ -42,6 +58,7 @@ export class Billing {
    */
   async settle(hold: Hold, actualMicro: number): Promise<number> {
     const cost = Math.max(0, Math.round(actualMicro));
+    if (hold.recordedMicro !== undefined) return hold.recordedMicro;
     if (!hold.live) return cost;
     const reservation = hold.reservation;
     if (!reservation) return 0;

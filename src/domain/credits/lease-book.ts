@@ -126,6 +126,11 @@ export class LeaseBook {
     }
   }
 
+  /** What a call was charged, or null when nothing of it is recorded (see LeaseStore.recordedCharge). */
+  recordedCharge(requestId: string): Promise<number | null> {
+    return withinDeadline(this.store.recordedCharge(requestId), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+  }
+
   /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */
   inFlightFor(accountId?: string): number {
     let n = 0;

@@ -125,14 +125,21 @@ export class LeaseStore {
     return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
   }
 
-  /** What a recorded call was charged: its lease part and what was debited beyond its lease. */
+  /** What a recorded call was charged: its lease part and what was debited beyond its lease (0 when none is recorded). */
   async chargedFor(requestId: string): Promise<number> {
-    const row = await this.db.one<{ charged: string | number }>(
-      `select coalesce((select amount_micro from lease_charges where request_id = ?), 0)
-            - coalesce((select sum(amount_micro) from ledger_entries where kind = 'charge' and reference = ?), 0) as charged`,
-      [requestId, requestId],
+    return (await this.recordedCharge(requestId)) ?? 0;
+  }
+
+  /** What a call was charged, or null when no charge of it is recorded (nothing in its lease, nothing from the balance, nothing uncollected). */
+  async recordedCharge(requestId: string): Promise<number | null> {
+    const row = await this.db.one<{ leased: string | number | null; debited: string | number | null; uncollected: boolean }>(
+      `select (select amount_micro from lease_charges where request_id = ?) as leased,
+              (select -sum(amount_micro) from ledger_entries where kind = 'charge' and reference = ?) as debited,
+              exists (select 1 from uncollected_charges where request_id = ?) as uncollected`,
+      [requestId, requestId, requestId],
     );
-    return Number(row?.charged ?? 0);
+    if (!row || (row.leased === null && row.debited === null && !row.uncollected)) return null;
+    return Number(row.leased ?? 0) + Number(row.debited ?? 0);
   }
 
   /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */

@@ -13,13 +13,20 @@ export interface StoredResponse {
   body: Buffer;
 }
 
+/**
+ * The call an Idempotency-Key claim names. `id` makes the call's ids (`chatcmpl-…`, `img_…`,
+ * `vid_…`) and its charge's reference. `resumed` says the claim was held before by a run that
+ * did not leave an answer (its instance died, or it was refused): that run may have committed
+ * work under the same id, which the services look for before they admit the call again.
+ */
+export interface IdempotentCall {
+  id: string;
+  resumed: boolean;
+}
+
 export type IdempotencyStart =
-  /**
-   * The key is new (or expired, or its first request died with its instance): run the request,
-   * then `complete` or `abandon` it. `callId` names the call (its id is made from it): the same for a run
-   * that takes over a dead instance's claim, so that a charge the dead one committed is this call's.
-   */
-  | { kind: 'run'; callId: string }
+  /** The key is new, expired, released, or its first request died with its instance: run the request, then `complete` or `abandon` it. */
+  | { kind: 'run'; call: IdempotentCall }
   /** The same request already ran: answer what it answered. */
   | { kind: 'replay'; response: StoredResponse };
 
@@ -67,8 +74,9 @@ interface Row {
  * Idempotency keys (Stripe's model), scoped to the API key and kept 24 hours. The first request
  * with a key claims it (a row with its request fingerprint and no response yet); its response is
  * stored before it is sent, so a retry whose first answer was lost in transit gets the same
- * status, headers and body and nothing runs or is charged again. A 5xx is not stored: nothing
- * was charged for it (a failed request settles at zero), so a retry may run the request again.
+ * status, headers and body and nothing runs or is charged again. A 5xx, a 402 or a 429 is not
+ * stored: the claim is released with its call id, so a retry runs the request again as the same
+ * call, and work a run committed under that id is answered, never made twice.
  */
 export class IdempotencyService {
   private lastPurge = -Infinity;
@@ -118,20 +126,23 @@ export class IdempotencyService {
     // Claims a new key, or takes over one that expired or whose first request died with its instance.
     // A dead instance's claim is taken over only by the same request, and keeps its call id:
     // the dead one may have committed the call's charge before it could store the response.
+    // A released claim (its run was refused, or failed) is taken at once by the same request, as the same call.
+    const proposed = randomBase62(CALL_ID_LENGTH);
     const claim = this.db.one<{ call_id: string }>(
       `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at, holder, heartbeat_at, call_id)
        values (?, ?, ?, now() + make_interval(secs => ?), ?, now(), ?)
        on conflict (api_key_id, idempotency_key) do update
          set fingerprint = excluded.fingerprint, status_code = null, response_headers = null, response_body = null,
-             started_at = now(), expires_at = excluded.expires_at, holder = excluded.holder, heartbeat_at = now(),
+             started_at = now(), expires_at = excluded.expires_at, holder = excluded.holder, heartbeat_at = now(), released = false,
              call_id = case when idempotency_keys.expires_at < now() then excluded.call_id
                             else coalesce(idempotency_keys.call_id, excluded.call_id) end
          where idempotency_keys.expires_at < now()
             or (idempotency_keys.status_code is null and idempotency_keys.fingerprint = excluded.fingerprint
-                and ((idempotency_keys.holder is null and idempotency_keys.started_at < now() - make_interval(secs => ?))
+                and (idempotency_keys.released
+                  or (idempotency_keys.holder is null and idempotency_keys.started_at < now() - make_interval(secs => ?))
                   or (idempotency_keys.holder is not null and idempotency_keys.heartbeat_at < now() - make_interval(secs => ?))))
        returning call_id`,
-      [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, randomBase62(CALL_ID_LENGTH), ABANDONED_AFTER_SECONDS, this.graceSeconds],
+      [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, proposed, ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
     const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow).catch((err: unknown) => {
       // Past the deadline (a stalled database): the caller gets a 503 now, and a claim that lands
@@ -142,14 +153,14 @@ export class IdempotencyService {
     });
     if (claimed) {
       this.hold(apiKeyId, key);
-      return { kind: 'run', callId: claimed.call_id };
+      return { kind: 'run', call: { id: claimed.call_id, resumed: claimed.call_id !== proposed } };
     }
     const row = await withinDeadline(
       this.db.one<Row>(`select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`, [apiKeyId, key]),
       DATABASE_ANSWER_DEADLINE_MS,
       databaseTooSlow,
     );
-    // Deleted in between (its first request answered 5xx): claim it again.
+    // Gone in between (purged past its 24 hours): claim it again.
     if (!row) return this.start(apiKeyId, key, fingerprint);
     if (row.fingerprint !== fingerprint) {
       throw new DomainError('idempotency_error', `This ${IDEMPOTENCY_HEADER} was already used with a different request.`, {
@@ -171,9 +182,9 @@ export class IdempotencyService {
   /**
    * Runs `work` once per key for callers without an HTTP response to capture (GraphQL): the
    * outcome is stored as JSON (`encode`), a repeat gets it back through `decode`; a 4xx
-   * DomainError is stored and thrown again on a repeat (but not a 402 or a 429: isReplayable), anything else frees the key.
+   * DomainError is stored and thrown again on a repeat (but not a 402 or a 429: isReplayable), anything else releases the key.
    */
-  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: (callId: string) => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
+  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: (call: IdempotentCall) => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
     const start = await this.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') {
       const stored = JSON.parse(start.response.body.toString('utf8'));
@@ -182,7 +193,7 @@ export class IdempotencyService {
     }
     let result: T;
     try {
-      result = await work(start.callId);
+      result = await work(start.call);
     } catch (err) {
       if (err instanceof DomainError && isReplayable(err.status)) {
         const error = { type: err.type, message: err.message, code: err.code, param: err.param };
@@ -195,7 +206,7 @@ export class IdempotencyService {
   }
 
   /**
-   * Stores the first request's response (before it is sent); a 5xx, a 429 or a 402 frees the key instead (isReplayable). When
+   * Stores the first request's response (before it is sent); a 5xx, a 429 or a 402 releases the key instead (isReplayable). When
    * the database does not take it, this throws, and it is tried again every RETRY_UNWRITTEN_MS.
    */
   async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
@@ -211,10 +222,18 @@ export class IdempotencyService {
     );
   }
 
-  /** Frees a key whose first request produced nothing a retry should see (tried again, as `complete`). */
+  /**
+   * Releases a key whose run produced no answer a retry should see (tried again, as `complete`):
+   * the next request with the same body runs at once, as the same call, so whatever this run or
+   * one before it committed under the call id (a job, a charge) is found, not made again.
+   */
   async abandon(apiKeyId: string, key: string): Promise<void> {
     await this.persist(apiKeyId, key, 0, () =>
-      this.db.run(`delete from idempotency_keys where api_key_id = ? and idempotency_key = ? and status_code is null and holder = ?`, [apiKeyId, key, this.instanceId]),
+      this.db.run(
+        `update idempotency_keys set released = true, holder = null, heartbeat_at = null
+          where api_key_id = ? and idempotency_key = ? and status_code is null and holder = ?`,
+        [apiKeyId, key, this.instanceId],
+      ),
     );
   }
 

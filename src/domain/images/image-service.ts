@@ -1,3 +1,4 @@
+import type { IdempotentCall } from '../idempotency/idempotency-service';
 import { z } from 'zod';
 import type { Catalog } from '../catalog/catalog';
 import type { KeyPrincipal } from '../keys/principal';
@@ -60,8 +61,8 @@ export class ImageService {
     private readonly testKeys: TestKeyBudget,
   ) {}
 
-  /** `callId`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotencyStart. */
-  async generate(key: KeyPrincipal, input: unknown, callId?: string, signal?: CallSignal): Promise<ImageResult> {
+  /** `idempotent`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotentCall. */
+  async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal): Promise<ImageResult> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
@@ -69,8 +70,7 @@ export class ImageService {
     const { width, height } = parseImageSize(v.size === undefined || v.size === 'auto' ? '1024x1024' : v.size);
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
-    const headers = await enforceRateLimit(this.limiter, key.keyId, 'image');
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', headers, callId, signal, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', undefined, idempotent, signal, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -98,10 +98,11 @@ export class ImageService {
   }
 
   /**
-   * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, already
-   * admitted by `admitEdit` (whose headers these are). Inputs are checked by their declared size.
+   * Multipart edits: the form's text fields plus the uploaded image(s) and optional mask, admitted
+   * by `admitEdit` (whose headers `admitted` are), or, when the door left that to the call (it has
+   * an Idempotency-Key, whose claim may be a resumed call's), here. Inputs are checked by their declared size.
    */
-  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, headers: Record<string, string>, callId?: string, signal?: CallSignal): Promise<ImageResult> {
+  async edit(key: KeyPrincipal, fields: unknown, files: { images: InputFile[]; mask?: InputFile }, admitted: Record<string, string> | undefined, idempotent?: IdempotentCall, signal?: CallSignal): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
@@ -116,7 +117,7 @@ export class ImageService {
     // for gpt-image (the AI SDK's editImage, which cannot send the field) read `b64_json`, and
     // SPEC leaves edits' fields open. Naming one gets that one alone.
     const format = v.response_format ?? 'url+b64_json';
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, headers, callId, signal, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, admitted, idempotent, signal, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -134,26 +135,31 @@ export class ImageService {
   }
 
   /**
-   * Hold the price of the n images asked for, call the provider, store the images, then charge
-   * the ones delivered (a provider may answer fewer; more than n are not served); any failure,
-   * or no image at all, charges nothing.
+   * Count the call against the image rate limit (unless `admitted` says the door did), hold the
+   * price of the n images asked for, call the provider, store the images, then charge the ones
+   * delivered (a provider may answer fewer; more than n are not served); any failure, or no
+   * image at all, charges nothing. A resumed call whose first run was charged is neither counted
+   * nor held: it runs, and answers that charge.
    */
   private async billed(
     key: KeyPrincipal,
     modelId: string,
     asked: { creditsPerImage: number; n: number },
     format: ResponseFormat,
-    headers: Record<string, string>,
-    callId: string | undefined,
+    admitted: Record<string, string> | undefined,
+    idempotent: IdempotentCall | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
     signal: CallSignal | undefined,
     call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);
+    const reference = idempotent ? `img_${idempotent.id}` : newId('img');
+    const resumed = await this.billing.resumed(key, idempotent, reference, modelId);
+    const headers = resumed || admitted ? (admitted ?? {}) : await enforceRateLimit(this.limiter, key.keyId, 'image');
     // A test key's slot is taken before anything is held and given back when its work is done.
     const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      const hold = await this.billing.hold(key, perImage * asked.n, modelId, callId ? `img_${callId}` : newId('img'));
+      const hold = resumed ?? (await this.billing.hold(key, perImage * asked.n, modelId, reference));
       let data: ImageResult['data'];
       let about: ImageResult['about'];
       try {

@@ -1,3 +1,4 @@
+import type { IdempotentCall } from '../idempotency/idempotency-service';
 import type { Catalog } from '../catalog/catalog';
 import type { MotionModel, VideoModel } from '../catalog/model';
 import type { Database } from '../ports/database';
@@ -80,8 +81,8 @@ export class VideoService {
     return { model: model.id, duration, resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
   }
 
-  /** `callId`, when the request has an Idempotency-Key, names the job (`vid_…`): see IdempotencyStart. */
-  async queue(key: KeyPrincipal, input: unknown, callId?: string): Promise<AcceptedJob> {
+  /** `idempotent`, when the request has an Idempotency-Key, names the job (`vid_…`): see IdempotentCall. */
+  async queue(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<AcceptedJob> {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
@@ -105,10 +106,10 @@ export class VideoService {
       imageUrl,
       referenceImageUrls,
     };
-    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution), callId);
+    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution), idempotent);
   }
 
-  async motionControl(key: KeyPrincipal, input: unknown, callId?: string): Promise<AcceptedJob> {
+  async motionControl(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<AcceptedJob> {
     const v = parseInput(motionSchema, input);
     const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
     assertModelAllowed(key, model.id);
@@ -124,7 +125,7 @@ export class VideoService {
       keepOriginalSound: v.keep_original_sound,
       characterOrientation: v.character_orientation,
     };
-    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds), callId);
+    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds), idempotent);
   }
 
   /**
@@ -132,13 +133,14 @@ export class VideoService {
    * claims the row submits the job upstream (VideoJobRunner), so there is one place that
    * submits and the client gets PROCESSING without waiting for the provider.
    */
-  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number, callId?: string): Promise<AcceptedJob> {
+  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number, idempotent?: IdempotentCall): Promise<AcceptedJob> {
+    const id = idempotent ? `vid_${idempotent.id}` : newId('vid');
+    // A retry that took over the claim of a run that queued (and charged) this job and left no
+    // answer (its instance died) gets that job, before any limit: it is the answer the first
+    // request never delivered, and a refusal here would send the client off to queue it again.
+    const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(this.deps.db, id, key.accountId) : null;
+    if (queued) return { job: queued, headers: {} };
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
-    const id = callId ? `vid_${callId}` : newId('vid');
-    // A retry that took over the claim of an instance that died after queueing (and charging)
-    // this job gets that job: it is the answer the first request never delivered.
-    const queued = callId ? await this.deps.jobs.getOwned(this.deps.db, id, key.accountId) : null;
-    if (queued) return { job: queued, headers };
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);

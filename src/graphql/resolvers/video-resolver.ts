@@ -3,7 +3,7 @@ import { requireAccountId, requireKey, type GraphQLContext } from '../context';
 import { VideoJobConnection, VideoJobStatus, VideoJobType, toConnection, toVideoJobType } from '../types/video-job';
 import { VIDEO_JOB_PAGE } from '../page-args';
 import { MotionControlInput, QueueVideoInput, motionBody, queueBody } from '../types/inputs';
-import { IdempotencyService } from '../../domain/idempotency/idempotency-service';
+import { IdempotencyService, type IdempotentCall } from '../../domain/idempotency/idempotency-service';
 import { stableJson } from '../../domain/idempotency/stable-json';
 import type { VideoJob } from '../../domain/video/video-job';
 
@@ -44,7 +44,7 @@ export class VideoResolver {
   ): Promise<VideoJobType> {
     const key = requireKey(ctx);
     const body = queueBody(input);
-    return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async (callId) => (await ctx.services.video.queue(key, body, callId)).job));
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async (call) => (await ctx.services.video.queue(key, body, call)).job));
   }
 
   @Mutation(() => VideoJobType, { description: 'POST /v1/video/motion-control.' })
@@ -55,12 +55,12 @@ export class VideoResolver {
   ): Promise<VideoJobType> {
     const key = requireKey(ctx);
     const body = motionBody(input);
-    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async (callId) => (await ctx.services.video.motionControl(key, body, callId)).job));
+    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async (call) => (await ctx.services.video.motionControl(key, body, call)).job));
   }
 }
 
 /** Queues once per idempotency key: a repeat answers the job the first call created, as it is now. */
-async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: (callId?: string) => Promise<VideoJob>): Promise<VideoJob> {
+async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: (call?: IdempotentCall) => Promise<VideoJob>): Promise<VideoJob> {
   const key = requireKey(ctx);
   const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined, 'idempotencyKey');
   if (idem === undefined) return queue();

@@ -4,7 +4,7 @@ import type { ChatService } from '../../domain/chat/chat-service';
 import type { KeyPrincipal } from '../../domain/keys/principal';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
-import { callIdOf } from '../idempotency-middleware';
+import { callOf } from '../idempotency-middleware';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
@@ -29,7 +29,7 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await chat.complete(key, body, abort.signal, callIdOf(res)).catch(unlessCutBeforeAnswer(abort));
+      const out = await chat.complete(key, body, abort.signal, callOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, completionBody(out));
       return;
     }

@@ -5,7 +5,8 @@ import type { ImageService } from '../../domain/images/image-service';
 import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
-import { callIdOf } from '../idempotency-middleware';
+import { callOf } from '../idempotency-middleware';
+import { IDEMPOTENCY_HEADER } from '../../domain/idempotency/idempotency-service';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 import { jsonBody } from '../json-body';
@@ -35,7 +36,7 @@ function sendImages(res: Response, out: ImageResult): void {
 export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
-    sendImages(res, await images.generate(keyOf(res), req.body, callIdOf(res), leaveSignal(res)));
+    sendImages(res, await images.generate(keyOf(res), req.body, callOf(res), leaveSignal(res)));
   });
   return r;
 }
@@ -60,7 +61,11 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
   // busboy's own refusals (no boundary, a malformed part header, an early end) are plain Errors: the client's, so 400s.
   const parseUpload: RequestHandler = (req, res, next) =>
     upload(req, res, (err?: unknown) => next(err === undefined || toDomainError(err) ? err : multipartMalformed()));
-  const admit: RequestHandler = (_req, res, next) => {
+  // An edit with an Idempotency-Key is counted by the call, after its claim: a retry whose first
+  // run was charged (on an instance that died before answering) is answered, never refused by a
+  // limit that run passed. Its body is read for the fingerprint first, within the declared-size cap.
+  const admit: RequestHandler = (req, res, next) => {
+    if (req.get(IDEMPOTENCY_HEADER) !== undefined) return next();
     images.admitEdit(keyOf(res)).then((headers) => {
       res.locals.rateHeaders = headers;
       next();
@@ -73,7 +78,7 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
     const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
     const mask = files['mask']?.[0];
     const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string>, callIdOf(res), leaveSignal(res)));
+    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string> | undefined, callOf(res), leaveSignal(res)));
   });
   return r;
 }

@@ -2,7 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import type { ResponsesService } from '../../domain/chat/responses/responses-service';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
-import { callIdOf } from '../idempotency-middleware';
+import { callOf } from '../idempotency-middleware';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
@@ -14,7 +14,7 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await responses.create(key, body, abort.signal, callIdOf(res)).catch(unlessCutBeforeAnswer(abort));
+      const out = await responses.create(key, body, abort.signal, callOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }

@@ -5,6 +5,7 @@
  * conversation is kept (account-scoped, RESPONSE_RETENTION_DAYS) for `previous_response_id`
  * and `item_reference`.
  */
+import type { IdempotentCall } from '../../idempotency/idempotency-service';
 import { DomainError, invalidRequest, notFound } from '../../errors/domain-error';
 import type { KeyPrincipal } from '../../keys/principal';
 import { parseInput } from '../../shared/validate';
@@ -44,10 +45,10 @@ export class ResponsesService {
     return this.chat.isStream(input);
   }
 
-  /** `callId`, when the request has an Idempotency-Key, names the chat call under it (see ChatService.complete). */
-  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, callId?: string): Promise<ResponsesResult> {
+  /** `idempotent`, when the request has an Idempotency-Key, names the chat call under it (see ChatService.complete). */
+  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall): Promise<ResponsesResult> {
     const p = await this.prepare(key, input);
-    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, callId));
+    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, idempotent));
     const choice = out.choices[0]!;
     const output = outputItemsOf(choice);
     const response = responseObject(p.frame, { ...completionStatus(choice.finishReason), output, usage: out.usage });

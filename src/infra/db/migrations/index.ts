@@ -18,6 +18,7 @@ import { Migration20261201000000 } from './Migration20261201000000';
 import { Migration20261202000000 } from './Migration20261202000000';
 import { Migration20261203000000 } from './Migration20261203000000';
 import { Migration20261204000000 } from './Migration20261204000000';
+import { Migration20261205000000 } from './Migration20261205000000';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -41,4 +42,5 @@ export const migrationsList = [
   { name: 'Migration20261202000000', class: Migration20261202000000 },
   { name: 'Migration20261203000000', class: Migration20261203000000 },
   { name: 'Migration20261204000000', class: Migration20261204000000 },
+  { name: 'Migration20261205000000', class: Migration20261205000000 },
 ];
