@@ -51,7 +51,7 @@ test('a cap lowered by the owner applies to the next call, though the key holds 
   expect(await balanceOf(acct)).toBe(385);
 });
 
-test("concurrent calls that together fit the key's cap are all served; a refusal while they run is a 402 to retry in a second, never the 429 to midnight", async () => {
+test("concurrent calls that together fit the key's cap are all served; a refusal while they run is the 429 credits_in_flight to retry in a second, never the 429 to midnight", async () => {
   const acct = await gw.newAccount(1000);
   const key = await gw.newKey(acct, { dailySpendCap: 30 });
   const refusals: string[] = [];
@@ -61,14 +61,14 @@ test("concurrent calls that together fit the key's cap are all served; a refusal
       const out = await image(key.secret);
       if (out.status === 200) return 200;
       refusals.push(`${out.status} ${out.code} ${out.retryAfter}`);
-      if (out.status !== 402 || out.retryAfter !== '1') return out.status;
+      if (out.code !== 'credits_in_flight' || out.retryAfter !== '1') return out.status;
       await new Promise((r) => setTimeout(r, 50));
     }
     return 'gave up';
   };
   // Ten images of 3 credits: exactly the cap.
   expect(await Promise.all(Array.from({ length: 10 }, call))).toEqual(Array(10).fill(200));
-  for (const refusal of refusals) expect(refusal).toBe('402 insufficient_credits 1');
+  for (const refusal of refusals) expect(refusal).toBe('429 credits_in_flight 1');
   expect(await balanceOf(acct)).toBe(970);
   // The cap is spent now: the eleventh is the 429.
   expect(await image(key.secret)).toMatchObject({ status: 429, code: 'daily_cap_exceeded' });

@@ -100,7 +100,7 @@ test('a failed call charges nothing; an idle lease goes back whole', async () =>
   await expectLedgerInvariants(db());
 });
 
-test('the daily cap counts leases; a call past it waits on the calls in flight (402, a second), then is refused to midnight; a closed lease gives the unspent part of the day back', async () => {
+test('the daily cap counts leases; a call past it waits on the calls in flight (429 credits_in_flight, a second), then is refused to midnight; a closed lease gives the unspent part of the day back', async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 10);
   const { billing, book } = instance('d');
@@ -109,7 +109,7 @@ test('the daily cap counts leases; a call past it waits on the calls in flight (
   // The nine calls in flight hold 9 of the 10 credits: they may yet cost less, so not a 429 yet.
   const waiting = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-cap-past').catch((e) => e);
   expect(waiting).toBeInstanceOf(DomainError);
-  expect(waiting).toMatchObject({ type: 'insufficient_credits', retryAfterSeconds: 1 });
+  expect(waiting).toMatchObject({ type: 'rate_limit_exceeded', code: 'credits_in_flight', retryAfterSeconds: 1 });
   for (const h of holds) await billing.settle(h, creditsToMicro(1));
   // They cost 9: the retry finds the cap spent.
   const past = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-cap-past').catch((e) => e);
@@ -122,7 +122,7 @@ test('the daily cap counts leases; a call past it waits on the calls in flight (
 });
 
 
-test("a key whose own concurrent calls keep taking each new lease: the short 402 names the key's calls, retryable in a second, and nothing is charged for it", async () => {
+test("a key whose own concurrent calls keep taking each new lease: the short refusal names the calls in progress, retryable in a second, and nothing is charged for it", async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 50);
   // Leases the size of one call, as a key's daily cap (or a thin balance) makes them: each take serves one waiting call.
@@ -136,9 +136,8 @@ test("a key whose own concurrent calls keep taking each new lease: the short 402
   const refused = outcomes.filter((o): o is DomainError => o instanceof DomainError);
   expect(refused.length).toBeGreaterThan(0);
   for (const err of refused) {
-    expect(err.type).toBe('insufficient_credits');
-    expect(err.retryAfterSeconds).toBe(1);
-    expect(err.message).toMatch(/calls of this API key in progress/);
+    expect([err.type, err.code, err.retryAfterSeconds]).toEqual(['rate_limit_exceeded', 'credits_in_flight', 1]);
+    expect(err.message).toMatch(/calls of this account in progress/i);
   }
   const charged = outcomes.filter((o) => o === 'charged').length;
   expect(charged + refused.length).toBe(12);
@@ -146,9 +145,9 @@ test("a key whose own concurrent calls keep taking each new lease: the short 402
   expect(await gw.balance(acct)).toBe(1000 - charged);
   await expectLedgerInvariants(db());
 });
-// Session 27's fault sweep: a key's cap lowered while it held a lease taken under no cap went on
-// spending from that lease (42 credits against a cap of 13), and concurrent calls of a capped key
-// got the 429 to midnight while the cap's room sat in the key's own leases.
+// A key's cap lowered while it holds a lease taken under no cap must not go on spending from that
+// lease, and concurrent calls of a capped key must not get the 429 to midnight while the cap's
+// room sits in the key's own leases.
 test('a cap lowered while the key holds a lease applies to the next call: the lease taken under the old cap is not used', async () => {
   const acct = await gw.newAccount(400);
   let key = await liveKey(acct);
@@ -188,7 +187,7 @@ test.each([1, 2])("concurrent calls of a capped key that fit its cap are all ser
         await billing.settle(hold, creditsToMicro(3));
         return 'charged';
       }
-      if (hold.type !== 'insufficient_credits' || hold.retryAfterSeconds !== 1) return hold.type;
+      if (hold.code !== 'credits_in_flight' || hold.retryAfterSeconds !== 1) return hold.type;
       await new Promise((r) => setTimeout(r, 20));
     }
     return 'gave up';
@@ -205,9 +204,8 @@ test.each([1, 2])("concurrent calls of a capped key that fit its cap are all ser
   await expectLedgerInvariants(db());
 });
 
-// Session 28's soak: a capped key whose calls alternate between two instances got some of them a
-// 402 "insufficient credits" on an account of 1,000 credits: the cap's room sat in the other
-// instance's idle lease, which the recall brought back only after the 402 was answered.
+// A capped key whose calls alternate between two instances: the cap's room may sit in the other
+// instance's idle lease, which the recall brings back before the call is answered.
 test("a capped key's call needing the room another instance's idle lease holds is served once that lease is recalled, not answered 402", async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 10);
@@ -237,7 +235,7 @@ test('two instances drain one account of 10 credits with 200 concurrent calls: n
   let answered = 0;
   const call = async (i: number) => {
     const { billing } = i % 2 === 0 ? a : b;
-    // A client that honours Retry-After: tries again shortly after a 402 that carries one.
+    // A client that honours Retry-After: tries again shortly after a refusal that carries one (credits in flight).
     for (let attempt = 0; attempt < 40; attempt++) {
       try {
         const hold = await billing.hold(keys[i % 2]!, price, 'flux-pro', `img_drain_${i}`);
@@ -245,8 +243,9 @@ test('two instances drain one account of 10 credits with 200 concurrent calls: n
         answered++;
         return;
       } catch (err) {
-        if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-        if (err.retryAfterSeconds === undefined) return;
+        if (!(err instanceof DomainError)) throw err;
+        if (err.type === 'insufficient_credits') return;
+        if (err.code !== 'credits_in_flight') throw err;
         await new Promise((r) => setTimeout(r, 50));
       }
     }
@@ -448,5 +447,47 @@ test('a stream charged its estimate by a close from elsewhere, whose usage is re
   const refunds = await db().all<{ amount_micro: string }>(`select amount_micro from ledger_entries where kind = 'refund' and reference = 'chatcmpl-closed-elsewhere'`);
   expect(refunds.map((r) => Number(r.amount_micro))).toEqual([creditsToMicro(0.4)]);
   streams.stop();
+  await expectLedgerInvariants(db());
+});
+
+test('two capped keys, 40 concurrent calls on two instances: the caps hold exactly, and every refusal names its true reason (never a 402 while the balance covers the call)', async () => {
+  const acct = await gw.newAccount(100);
+  const keys = [await liveKey(acct, 3), await liveKey(acct, 2)];
+  const parts = [instance('reason-a'), instance('reason-b')];
+  const refusals: string[] = [];
+  const call = async (i: number) => {
+    const { billing } = parts[i % 2]!;
+    const key = keys[Math.floor(i / 2) % 2]!;
+    const hold = await billing.hold(key, creditsToMicro(1), 'svc-creative-v8', `img_reason_${i}`).catch((e: DomainError) => e);
+    if (hold instanceof DomainError) {
+      refusals.push(`${hold.status} ${hold.code ?? hold.type} ${hold.retryAfterSeconds === 1 ? 1 : 'midnight'}`);
+      return 'refused';
+    }
+    await new Promise((r) => setTimeout(r, 2 + (i % 5)));
+    await billing.settle(hold, creditsToMicro(1));
+    return 'charged';
+  };
+  const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => call(i)));
+  const charged = outcomes.filter((o) => o === 'charged').length;
+  expect(charged).toBeLessThanOrEqual(5);
+  // A cap spent by committed charges (to midnight), or its room held by calls in progress (a second): nothing else.
+  for (const refusal of refusals) expect(['429 daily_cap_exceeded midnight', '429 credits_in_flight 1']).toContain(refusal);
+  expect(refusals.filter((r) => r.includes('daily_cap_exceeded')).length).toBeGreaterThan(0);
+  for (const { book } of parts) await book.stop();
+  expect(await gw.balance(acct)).toBe(100 - charged);
+  // Settled: a client that retried the short ones fills each cap exactly, then meets the cap itself.
+  const after = instance('reason-after');
+  for (const [k, key] of keys.entries()) {
+    for (;;) {
+      const hold = await after.billing.hold(key, creditsToMicro(1), 'svc-creative-v8', `img_reason_after_${k}_${Math.random()}`).catch((e: DomainError) => e);
+      if (hold instanceof DomainError) {
+        expect([hold.status, hold.type]).toEqual([429, 'daily_cap_exceeded']);
+        break;
+      }
+      await after.billing.settle(hold, creditsToMicro(1));
+    }
+  }
+  await after.book.stop();
+  expect(await gw.balance(acct)).toBe(95);
   await expectLedgerInvariants(db());
 });

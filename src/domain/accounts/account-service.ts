@@ -65,21 +65,8 @@ export class AccountService {
   }
 
   async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
-    // Credits leased to instances and not yet charged are still the account's: the balance shown
-    // is the account row plus what its open leases have not spent (their amounts less their
-    // charges), less what an operator's removal will take from those leases as they close.
-    const row = await tx.one<AccountRow>(
-      `select id, issuer, subject, member, created_at, balance_micro + leased - least(removal_pending_micro, removable) as balance_micro
-         from (select a.*,
-                      coalesce(sum(u.unspent), 0) as leased,
-                      coalesce(sum(u.unspent) filter (where u.id = any(a.removal_leases)), 0) as removable
-                 from accounts a
-                 left join lateral (select l.id, greatest(0, l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0)) as unspent
-                                      from credit_leases l where l.account_id = a.id and l.closed_at is null) u on true
-                where a.id = ?
-                group by a.id) as account`,
-      [accountId],
-    );
+    // Credits leased to instances and not yet charged are still the account's (svc_shown_balance).
+    const row = await tx.one<AccountRow>(`select id, issuer, subject, member, created_at, svc_shown_balance(id) as balance_micro from accounts where id = ?`, [accountId]);
     if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
     return toAccount(row);
   }

@@ -3,9 +3,10 @@
  * balance, a video job's) while credits of the account may sit in leases: this instance's idle
  * ones go back at once and the request is tried again; its busy ones go back as their calls
  * settle, and other instances are asked to give theirs back. While any lease of the account is
- * open, the caller gets a 402 with Retry-After: 1, and a retry a moment later finds the
- * credits; with none open, the plain 402. The same for a key whose daily cap cannot fund a lease
- * while the key's own leases hold the room (a 402 with Retry-After: 1, not the 429 to midnight).
+ * open, the caller gets a 429 `credits_in_flight` with Retry-After: 1, and a retry a moment
+ * later finds the credits; when the balance itself is short, the 402. The same for a key whose
+ * daily cap cannot fund a lease while the key's own leases hold the room (`credits_in_flight`,
+ * not the 429 to midnight, which is for a cap its committed charges have spent).
  * And the operator's side of the same: calling every lease of an account back when a removal of
  * credits waits on them (callBackLeases).
  */
@@ -13,18 +14,15 @@ import { DomainError } from '../errors/domain-error';
 import type { TopicFeed } from '../ports/topic-feed';
 import { waitUntil } from '../shared/deadline';
 
-/** 402, but retryable: the credits exist and are held by calls in progress. */
-export const creditsInFlight = () =>
-  new DomainError('insufficient_credits', 'Your credit balance does not cover this request while other calls of this account are in progress; retry in a second.', {
-    retryAfterSeconds: 1,
-  });
-
 /**
- * The same, when the calls in progress are the key's own: each new lease it took (bounded by the
- * balance and by what its daily cap leaves today) went to its other calls first.
+ * Not the balance and not the cap: the room for the call exists, and calls in progress (here or
+ * on another instance) hold it in their leases until they settle. A 429 to retry in a second,
+ * never `insufficient_credits` (which sends a client off to top up an account that need not be)
+ * nor `daily_cap_exceeded` (which says wait until midnight).
  */
-export const keyCreditsInFlight = () =>
-  new DomainError('insufficient_credits', "Other calls of this API key in progress hold what its balance and daily spend cap allow now; retry in a second.", {
+export const creditsInFlight = () =>
+  new DomainError('rate_limit_exceeded', 'Calls of this account in progress hold the credits this request needs until they settle; retry in a second.', {
+    code: 'credits_in_flight',
     retryAfterSeconds: 1,
   });
 
@@ -35,6 +33,12 @@ export const keyCreditsInFlight = () =>
 export interface LeaseScope {
   accountId: string;
   keyId?: string;
+}
+
+/** What a request short of room asked for: its amount and, for a key's scope, the key's daily cap. */
+export interface ShortRequest {
+  amountMicro: number;
+  capMicro?: number | null;
 }
 
 /** A scope as a recall message on the feed (ids carry no `/`), and back. */
@@ -56,43 +60,56 @@ export interface ShortfallParties {
   openElsewhere(scope: LeaseScope): Promise<number>;
   /** Open leases of the account, on every instance. */
   openAnywhere(accountId: string): Promise<number>;
+  /**
+   * Whether the request is short whatever the calls in progress do: the balance shown (leased
+   * credits counted as the account's) does not cover it, or, for a key's scope, what its
+   * committed charges spent today leaves under its cap does not. Calls settling only give room
+   * back; neither figure grows without a grant or a refund.
+   */
+  shortWhateverSettles(scope: LeaseScope, request: ShortRequest): Promise<boolean>;
   /** Where the other instances hear a recall. */
   recalls: TopicFeed;
 }
 
 /**
- * `request` failed with `shortfall` (the balance, or the key's daily cap, cannot fund it): answers
- * its retry's result, or throws `shortfall` when no lease of the scope is open anywhere, else
- * `inFlight()` (a 402 with Retry-After: 1: the room exists and is held by calls in progress) when
- * none of the leases it recalls comes back within RECALL_WAIT_MS.
+ * `request` failed with `shortfall` (the balance, or the key's daily cap, cannot fund it):
+ * answers its retry's result once room came back, else throws the true reason: `shortfall` when
+ * the balance or the cap is short whatever the calls in progress do, `creditsInFlight` (a 429 to
+ * retry in a second) when those calls hold the room and none of the leases recalled came back
+ * within RECALL_WAIT_MS.
  */
-export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, request: () => Promise<T>, shortfall: DomainError, inFlight: () => DomainError = creditsInFlight): Promise<T> {
+export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, asked: ShortRequest, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
   if (await parties.returnIdleOf(scope)) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
   }
   const busyHere = parties.holdsLeaseOf(scope);
   const elsewhere = await parties.openElsewhere(scope);
-  if (!busyHere && elsewhere === 0) throw shortfall;
-  parties.recall(scope);
-  if (elsewhere > 0) await parties.recalls.publish(recallMessage(scope));
-  if (await someCameBack(parties, scope, busyHere, elsewhere)) {
+  if (busyHere || elsewhere > 0) {
+    parties.recall(scope);
+    if (elsewhere > 0) await parties.recalls.publish(recallMessage(scope));
+    if (await someCameBack(parties, scope, busyHere, elsewhere)) {
+      const grant = await request().catch(() => undefined);
+      if (grant) return grant;
+    }
+  }
+  if (await parties.shortWhateverSettles(scope, asked)) throw shortfall;
+  // No lease open now, and still room: one closed between the refusal and the look.
+  if (!busyHere && elsewhere === 0) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
   }
-  // Still short: the 402 to retry, even when every lease seems back by now. Concurrent calls of
-  // the scope take and close leases between any two looks, so "all back and no room" cannot be
-  // told from "held a moment ago" here (answering the 429 to midnight on it refused a call that
-  // fit the cap); the retry a second later finds the leases closed and gets the real answer.
-  throw inFlight();
+  // Still short, though the balance and the cap have the room: calls in progress hold it. Concurrent
+  // calls take and close leases between any two looks, so the retry a second later gets the answer.
+  throw creditsInFlight();
 }
 
 /**
- * How long a request short of room waits for recalled leases to come back before the 402 to
+ * How long a request short of room waits for recalled leases to come back before the 429 to
  * retry: another instance's lease is most often idle (the key's calls there have settled) and
  * is back within milliseconds of the recall, and a call here that settles gives its lease back
- * as soon. Two instances taking turns with a capped key's calls answered every other one 402
- * "insufficient credits" on an account of 1,000 credits (session 28's soak) before this wait.
+ * as soon. Without the wait, two instances taking turns with a capped key's calls refused every
+ * other one on an account of 1,000 credits.
  */
 export const RECALL_WAIT_MS = 500;
 const RECALL_POLL_MS = 15;

@@ -18,7 +18,7 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
-import { afterShortfall, callBackLeases, keyCreditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
+import { afterShortfall, callBackLeases, creditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
 import { inScope, type Lease, type Reservation } from './lease';
 
 export type { Reservation } from './lease';
@@ -56,6 +56,7 @@ export class LeaseBook {
       recall: (scope) => this.recall(scope),
       openElsewhere: (scope) => store.openElsewhere(options.instanceId, scope.accountId, scope.keyId),
       openAnywhere: (accountId) => store.openOf(accountId),
+      shortWhateverSettles: (scope, asked) => store.shortWhateverSettles(scope.accountId, scope.keyId ? { keyId: scope.keyId, capMicro: asked.capMicro ?? null } : null, asked.amountMicro),
       recalls,
     };
   }
@@ -82,7 +83,7 @@ export class LeaseBook {
       await this.takeFor(key, amountMicro, now);
     }
     // Other calls of the key kept taking what each new lease brought: they will settle soon.
-    throw keyCreditsInFlight();
+    throw creditsInFlight();
   }
 
   /**
@@ -251,12 +252,10 @@ export class LeaseBook {
       grant = await request();
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      if (err.type === 'insufficient_credits') grant = await afterShortfall(this.shortfall, { accountId: key.accountId }, request, err);
       // The cap counts the key's open leases whole until they close: while one is open (its
       // calls settling here, or another instance's), the room may come back in a moment, so the
-      // call gets a 402 to retry in a second, not the 429 to midnight of a spent cap.
-      else if (err.type === 'daily_cap_exceeded') grant = await afterShortfall(this.shortfall, { accountId: key.accountId, keyId: key.keyId }, request, err, keyCreditsInFlight);
-      else throw err;
+      // call gets the 429 to retry in a second, not the 429 to midnight of a spent cap.
+      grant = await this.afterRefusal(key, amountMicro, request, err);
     }
     const lease: Lease = {
       id: grant.id,
@@ -275,17 +274,25 @@ export class LeaseBook {
   }
 
   /**
-   * A charge made straight to the balance (a video job's): when the balance is short while the
-   * account's credits sit in leases, they are called back as for a lease (account-shortfall.ts), so the
-   * caller gets the charge on a retry a second later, not a 402 for as long as other calls run.
+   * A charge made straight to the balance (a video job's): when the balance or the key's cap is
+   * short while credits sit in leases, they are called back as for a lease (account-shortfall.ts),
+   * so the caller gets the charge on a retry a second later, not a refusal for as long as other calls run.
    */
-  async chargeBeside<T>(accountId: string, charge: () => Promise<T>): Promise<T> {
+  async chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> {
     try {
       return await charge();
     } catch (err) {
-      if (!(err instanceof DomainError) || err.type !== 'insufficient_credits') throw err;
-      return afterShortfall(this.shortfall, { accountId }, charge, err);
+      return this.afterRefusal(key, amountMicro, charge, err);
     }
+  }
+
+  /** A take or a charge refused for the balance or the key's cap: its retry once the room is back, or the true reason (account-shortfall.ts). */
+  private async afterRefusal<T>(key: KeyPrincipal, amountMicro: number, request: () => Promise<T>, err: unknown): Promise<T> {
+    if (err instanceof DomainError && err.type === 'insufficient_credits') return afterShortfall(this.shortfall, { accountId: key.accountId }, { amountMicro }, request, err);
+    if (err instanceof DomainError && err.type === 'daily_cap_exceeded') {
+      return afterShortfall(this.shortfall, { accountId: key.accountId, keyId: key.keyId }, { amountMicro, capMicro: key.dailySpendCapMicro }, request, err);
+    }
+    throw err;
   }
 
   /** Closes this instance's unused leases (of one account or key, or all); answers whether any went back. */

@@ -208,6 +208,24 @@ export class LeaseStore {
     return this.db.run(`delete from lease_holders where heartbeat_at < now() - make_interval(secs => ?)`, [graceSeconds]);
   }
 
+  /**
+   * Whether `amountMicro` is short whatever the calls in progress do: the account's balance shown
+   * (svc_shown_balance: its leased, uncharged credits counted as its own) does not cover it, or,
+   * given a key, what the key's committed charges spent today (its day's spend less what its open
+   * leases hold uncharged) leaves under `capMicro` does not.
+   */
+  async shortWhateverSettles(accountId: string, key: { keyId: string; capMicro: number | null } | null, amountMicro: number): Promise<boolean> {
+    const row = await this.db.one<{ balance: string | number | null; committed: string | number | null }>(
+      `select svc_shown_balance(?) as balance,
+              (select s.spent_micro - coalesce((select sum(greatest(0, l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0)))
+                                                   from credit_leases l where l.api_key_id = s.api_key_id and l.day = s.day and l.closed_at is null), 0)
+                 from key_daily_spend s where s.api_key_id = ? and s.day = (now() at time zone 'UTC')::date) as committed`,
+      [accountId, key?.keyId ?? null],
+    );
+    if (Number(row?.balance ?? 0) < amountMicro) return true;
+    return key !== null && key.capMicro !== null && key.capMicro - Number(row?.committed ?? 0) < amountMicro;
+  }
+
   /** Open leases of an account, on every instance. */
   async openOf(accountId: string): Promise<number> {
     const row = await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]);

@@ -56,7 +56,7 @@ export class VideoService {
       /** Wakes the local worker after a job row is written. */
       nudge: () => void;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
-      leases?: { chargeBeside<T>(accountId: string, charge: () => Promise<T>): Promise<T> };
+      leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
     },
   ) {}
 
@@ -153,7 +153,7 @@ export class VideoService {
       await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
       return inserted;
     });
-    const job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key.accountId, commit) : await commit();
+    const job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key, chargedMicro, commit) : await commit();
     this.deps.nudge();
     // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a
     // publish that fails is delivered to this instance's subscribers; the others re-read on return).

@@ -1,22 +1,28 @@
 /**
  * The shortfall path's wait for recalled leases, with the lease book and database stood in for:
- * a lease that comes back serves the request; one that does not, or no room when it does,
- * gives the 402 to retry after the wait; many requests short together share one wait rather than polling once each.
+ * a lease that comes back serves the request; one that does not, or no room when it does, gives
+ * the true reason after the wait: the refusal itself when the balance or the cap is short
+ * whatever settles, else the 429 `credits_in_flight` to retry in a second (never a 402 while
+ * the balance covers the call); many requests short together share one wait rather than polling once each.
  */
 import { afterShortfall, RECALL_WAIT_MS, type ShortfallParties } from '../../../src/domain/credits/account-shortfall';
 import { DomainError } from '../../../src/domain/errors/domain-error';
 import { LocalTopicFeed } from '../../../src/infra/events/local-topic-feed';
 
 const shortfall = new DomainError('daily_cap_exceeded', 'cap spent', { retryAfterSeconds: 3600 });
+const ASKED = { amountMicro: 1_000_000, capMicro: 3_000_000 };
 
-function parties(openElsewhere: () => number) {
-  const asked = { openElsewhere: 0 };
+const inFlight = { status: 429, type: 'rate_limit_exceeded', code: 'credits_in_flight', retryAfterSeconds: 1 };
+
+function parties(openElsewhere: () => number, shortWhateverSettles: () => boolean = () => false) {
+  const asked = { openElsewhere: 0, shortWhateverSettles: 0 };
   const p: ShortfallParties = {
     returnIdleOf: async () => false,
     holdsLeaseOf: () => false,
     recall: () => undefined,
     openElsewhere: async () => (asked.openElsewhere++, openElsewhere()),
     openAnywhere: async () => openElsewhere(),
+    shortWhateverSettles: async () => (asked.shortWhateverSettles++, shortWhateverSettles()),
     recalls: new LocalTopicFeed(),
   };
   return { p, asked };
@@ -31,26 +37,39 @@ test("another instance's lease that comes back on the recall serves the request"
     if (!room) throw shortfall;
     return 'granted';
   };
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, request, shortfall)).resolves.toBe('granted');
+  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, request, shortfall)).resolves.toBe('granted');
 });
 
-test('no room once the lease is back: the 402 to retry in a second, whose retry finds no lease open and gets the real refusal', async () => {
+test('no room once the lease is back: the cap spent by committed charges is the real refusal; room held by calls in progress is the 429 to retry', async () => {
   let open = 1;
-  const { p } = parties(() => open);
+  let capSpent = true;
+  const { p } = parties(() => open, () => capSpent);
   setTimeout(() => (open = 0), 40);
   const spent = async () => Promise.reject(shortfall);
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, spent, shortfall)).rejects.toMatchObject({ type: 'insufficient_credits', retryAfterSeconds: 1 });
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, spent, shortfall)).rejects.toBe(shortfall);
+  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
+  open = 1;
+  capSpent = false;
+  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall)).rejects.toMatchObject(inFlight);
 });
 
-test('a lease that does not come back: the 402 to retry in a second, after the wait; concurrent requests share one wait', async () => {
+test('no lease open anywhere: short whatever settles is the refusal at once; otherwise the room came back and the request is tried again', async () => {
+  const { p, asked } = parties(() => 0, () => true);
+  let tries = 0;
+  const spent = async () => (tries++, Promise.reject(shortfall));
+  await expect(afterShortfall(p, { accountId: 'a' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
+  expect([tries, asked.shortWhateverSettles]).toEqual([0, 1]);
+  const roomy = parties(() => 0, () => false);
+  await expect(afterShortfall(roomy.p, { accountId: 'a' }, ASKED, async () => 'granted', shortfall)).resolves.toBe('granted');
+});
+
+test('a lease that does not come back: the 429 to retry in a second, after the wait; concurrent requests share one wait', async () => {
   const { p, asked } = parties(() => 1);
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: 50 }, () => afterShortfall(p, { accountId: 'a' }, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => e)),
+    Array.from({ length: 50 }, () => afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => e)),
   );
   expect(performance.now() - started).toBeGreaterThanOrEqual(RECALL_WAIT_MS - 20);
-  for (const err of outcomes) expect(err).toMatchObject({ type: 'insufficient_credits', retryAfterSeconds: 1 });
+  for (const err of outcomes) expect(err).toMatchObject(inFlight);
   // 50 first looks, then one poller's (a wait of RECALL_WAIT_MS at one look per 15 ms or more), not 50 pollers'.
   expect(asked.openElsewhere).toBeLessThan(50 + RECALL_WAIT_MS / 15 + 5);
 });

@@ -19,6 +19,7 @@ import { Migration20261202000000 } from './Migration20261202000000';
 import { Migration20261203000000 } from './Migration20261203000000';
 import { Migration20261204000000 } from './Migration20261204000000';
 import { Migration20261205000000 } from './Migration20261205000000';
+import { Migration20261205000100 } from './Migration20261205000100';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -43,4 +44,5 @@ export const migrationsList = [
   { name: 'Migration20261203000000', class: Migration20261203000000 },
   { name: 'Migration20261204000000', class: Migration20261204000000 },
   { name: 'Migration20261205000000', class: Migration20261205000000 },
+  { name: 'Migration20261205000100', class: Migration20261205000100 },
 ];
