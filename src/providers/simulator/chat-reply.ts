@@ -1,7 +1,9 @@
 /**
  * The simulator's reply text: a short, readable sentence derived from the conversation, so a
  * developer on a test key can see their prompt was received, and a test can predict nothing
- * beyond "same request, same reply".
+ * beyond "same request, same reply". The simulator serves live keys too (every model of the
+ * built-in catalog), so nothing here may say what only holds for one mode: a live key's call is
+ * charged, a test key's is not.
  */
 import type { ChatMessage } from '../ports';
 import { textOfContent } from '../../domain/chat/chat-port';
@@ -15,7 +17,7 @@ const SENTENCES = [
   'Try changing the seed to get a different, equally reproducible reply.',
   'The simulator counts its tokens honestly, so the usage you see is what a live call would report.',
   'Streaming works too: the same text arrives in several small pieces.',
-  'Nothing was charged for this answer, but the quote shows what a live call would cost.',
+  'The usage below is what this call is billed at; on a test key the balance never moves.',
   'The words are picked from a short list by a hash of your messages.',
   'Ask again with the same messages and you will read exactly this.',
 ];
