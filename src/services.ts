@@ -23,6 +23,7 @@ import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
 import { KeyCache } from './domain/keys/key-cache';
+import { KeyDirectory } from './domain/keys/key-directory';
 import type { TopicFeed } from './domain/ports/topic-feed';
 import { LocalTopicFeed } from './infra/events/local-topic-feed';
 import { RedisTopicFeed } from './infra/events/redis-topic-feed';
@@ -97,7 +98,10 @@ export async function buildServices(deps: {
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
   const keyChanges = topic('svc:key-changes');
-  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges));
+  // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
+  const keyDirectory = new KeyDirectory(db, keyChanges);
+  await keyDirectory.load().catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
+  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db, deps.hotDb);
@@ -202,6 +206,7 @@ export async function buildServices(deps: {
       idempotency.stop();
       await worker.stop();
       await events.close();
+      keyDirectory.stop();
       await keyChanges.close();
       // Its Redis subscriber connection would otherwise outlive the gateway.
       await leaseRecalls.close();

@@ -1,5 +1,7 @@
 import type { KeyCache } from './key-cache';
+import type { KeyDirectory } from './key-directory';
 import { KeyRefresher } from './key-refresher';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
@@ -14,6 +16,14 @@ import type { KeyPrincipal } from './principal';
 import { monotonicMillis } from '../shared/time';
 
 export const MAX_ACTIVE_KEYS = 10;
+/** The hash an unknown key id's secret is compared against: 32 bytes no SHA-256 of a secret is (in any practical sense). */
+const NO_SECRET_HAS = randomBytes(32);
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** A refusal answered one turn later, as the directory's are (directoryLetsThrough): its time does not tell which it was. */
+async function refuseAfterATurn(): Promise<never> {
+  await nextTurn();
+  throw unauthenticated('Invalid API key.');
+}
 /** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** How long a key's lastUsed waits for others to be written with it. */
@@ -43,6 +53,7 @@ export class KeyService {
     isKnownModel: (id: string) => boolean,
     private readonly urls: UrlGuard,
     private readonly cache?: KeyCache,
+    private readonly directory?: KeyDirectory,
   ) {
     if (cache) this.refresher = new KeyRefresher(db, cache);
     this.createSchema = z
@@ -94,6 +105,9 @@ export class KeyService {
       );
       return toApiKey(row!);
     });
+    // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
+    this.directory?.add(id, hashSecret(secret));
+    await this.cache?.invalidate(id);
     return { key, secret };
   }
 
@@ -176,17 +190,22 @@ export class KeyService {
     throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
   }
 
-  /** Bearer-key authentication for /v1 and GraphQL; any failure is the same 401. */
+  /**
+   * Bearer-key authentication for /v1 and GraphQL; any failure is the same 401. A wrong secret is
+   * refused from memory whether its key id exists or not (the key cache, else the key
+   * directory), with the same work: a hash, a constant-time compare, one turn of the event loop.
+   */
   async authenticate(secret: string): Promise<KeyPrincipal> {
     const keyId = keyIdOfSecret(secret);
     if (!keyId) throw unauthenticated('Invalid API key.');
     const cached = this.cache?.get(keyId);
     if (cached) {
-      if (!secretMatchesHash(secret, cached.secretHash)) throw unauthenticated('Invalid API key.');
+      if (!secretMatchesHash(secret, cached.secretHash)) return refuseAfterATurn();
       this.touchLastUsed(keyId);
       this.refresher?.used(keyId, cached);
       return cached.principal;
     }
+    if (this.directory && !(await this.directoryLetsThrough(keyId, secret))) throw unauthenticated('Invalid API key.');
     const loadedAt = this.cache?.startLoad() ?? 0;
     // A read that can be let go: a database that does not answer makes this a 503, not a request
     // held for as long as the silence lasts (its client long gone, its connection held open).
@@ -196,6 +215,21 @@ export class KeyService {
     const principal = principalOf(row);
     this.cache?.put(keyId, loadedAt, principal, row.secret_hash);
     return principal;
+  }
+
+  /**
+   * Whether the database must be asked: the directory knows the key and the secret matches, or it
+   * cannot tell. An id no active key has is compared against a hash no secret has, so its
+   * refusal does the work a wrong secret's does. Looked up after a turn of the event loop, the
+   * turn every refusal takes: a creation announced on the feed whose message arrived with this
+   * request has been seen by then.
+   */
+  private async directoryLetsThrough(keyId: string, secret: string): Promise<boolean> {
+    await nextTurn();
+    const answer = this.directory!.lookup(keyId);
+    if (answer.kind === 'ask') return true;
+    const matches = secretMatchesHash(secret, answer.kind === 'known' ? answer.secretHash : NO_SECRET_HAS);
+    return matches && answer.kind === 'known';
   }
 
   /**
