@@ -5,8 +5,9 @@
  * non-streamed calls, that its x-svc-credits equals that charge; that the only other charges are
  * calls cut off when the phase ended (at most one per connection); that no hold or lease is left
  * open; that every closed lease gave back exactly its amount less the charges recorded on it
- * (else a balance could agree with its ledger while a call went free); and that no key spent past
- * its daily cap. A failed check fails the bench.
+ * (else a balance could agree with its ledger while a call went free); that no key spent past
+ * its daily cap, whichever instance charged it (the check reads the database all instances
+ * share); and that nothing was recorded as uncollected. A failed check fails the bench.
  */
 import type { Gateway } from '../src/gateway';
 import { MICRO_PER_CREDIT } from '../src/domain/shared/money';
@@ -26,6 +27,8 @@ export interface MoneyCheck {
   leaseDrift: number;
   openHolds: number;
   pastCap: number;
+  /** Charges recorded as uncollected (the balance or the cap could not cover what a call cost): none, in the bench. */
+  uncollected: number;
   ok: boolean;
 }
 
@@ -86,7 +89,8 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
     `select count(*) as n from key_daily_spend s join api_keys k on k.id = s.api_key_id
       where k.daily_spend_cap_micro is not null and s.spent_micro > k.daily_spend_cap_micro`,
   );
+  const uncollected = await count(`select count(*) as n from uncollected_charges`);
   const cutOff = charged.size - (answered - missing);
-  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && leaseDrift === 0 && openHolds === 0 && pastCap === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
-  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, leaseDrift, openHolds, pastCap, ok };
+  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && leaseDrift === 0 && openHolds === 0 && pastCap === 0 && uncollected === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
+  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, leaseDrift, openHolds, pastCap, uncollected, ok };
 }

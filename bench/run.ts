@@ -24,6 +24,10 @@
  * /healthz while they connect and while events fan out. BENCH_ONLY=fanout runs that phase alone and replaces only its
  * section of the results. SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
  *
+ * Then (unless BENCH_AUTH=0) the auth phase (bench/auth.ts): refusals of unknown key ids against
+ * wrong secrets of existing ones, their medians side by side and the key reads per unknown id;
+ * BENCH_ONLY=auth runs it alone.
+ *
  * Then (unless BENCH_MEDIA=0) the heavy-media phase (bench/media.ts): ten concurrent large image
  * edits while /healthz is polled, reporting its p50/p99/max and edits/s.
  */
@@ -49,6 +53,7 @@ import { profiled } from './profiler';
 import { machineBusyMs, mainThreadCpuMs } from './thread-cpu';
 import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResult } from './fanout';
 import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
+import { renderAuthMarkdown, runAuthPhase, type AuthResult } from './auth';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
@@ -63,6 +68,8 @@ const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
 /** Rounds each load's targets take turns in (BENCH_ROUNDS); 1 runs each target once, for its whole time. */
 const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
 const UPSTREAM_KEY = 'sk-bench-upstream';
+/** Refusals of each kind in the auth phase (BENCH_AUTH_ROUNDS). */
+const AUTH_ROUNDS = positiveInt('BENCH_AUTH_ROUNDS', 2000);
 /** Simulated video length for the fan-out phase's jobs (test keys: the simulator). */
 const SIMULATOR_VIDEO_SECONDS = process.env.SIMULATOR_VIDEO_SECONDS || '0.5';
 const RESULTS_DIR = resolve(__dirname, '..', '..', 'bench', 'results');
@@ -277,7 +284,9 @@ async function main(): Promise<void> {
     const results: PhaseResult[] = [];
     const money: MoneyCheck[] = [];
     // BENCH_ONLY=c1 / c32: one of the two loads alone (a profile of one, a quick look).
-    const groups = ([[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const).filter(([c]) => process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'));
+    const groups = ([[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const).filter(
+      ([c]) => process.env.BENCH_ONLY !== 'auth' && process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'),
+    );
     const total = groups.length * modes.length;
     let done = 0;
     for (const [connections, durationSeconds] of groups) {
@@ -361,15 +370,19 @@ async function main(): Promise<void> {
     const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
     if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
 
+    // Refused keys (bench/auth.ts): unknown key ids against wrong secrets of existing ones.
+    const auth: AuthResult | undefined = process.env.BENCH_AUTH === '0' ? undefined : await runAuthPhase(gateway, gatewayUrl, gatewayKeys, AUTH_ROUNDS);
+    if (auth) log(`(auth) ${JSON.stringify(auth)}`);
+    const onlyAuth = process.env.BENCH_ONLY === 'auth';
     // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
-    const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
+    const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' || onlyAuth ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
     // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
     const running = gateway;
-    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
+    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' || onlyAuth ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
     const probeAtEnd = await probeMachine(database.url);
     log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
-    const report: BenchReport & { fanout?: FanoutResult; media?: MediaResult } = {
+    const report: BenchReport & { auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -384,12 +397,13 @@ async function main(): Promise<void> {
       money,
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
+      auth,
       fanout,
       media,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
     for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);
