@@ -24,6 +24,10 @@
  * /healthz while they connect and while events fan out. BENCH_ONLY=fanout runs that phase alone and replaces only its
  * section of the results. SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
  *
+ * Then (unless BENCH_CAPS=0) the capped-keys phase (bench/caps.ts): keys at their daily caps over
+ * two instances (PostgreSQL + Redis; one on the embedded database), every key spent exactly to
+ * its cap, none past it, no refusal but the cap's or `credits_in_flight`.
+ *
  * Then (unless BENCH_AUTH=0) the auth phase (bench/auth.ts): refusals of unknown key ids against
  * wrong secrets of existing ones, their medians side by side and the key reads per unknown id;
  * BENCH_ONLY=auth runs it alone.
@@ -54,6 +58,7 @@ import { machineBusyMs, mainThreadCpuMs } from './thread-cpu';
 import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResult } from './fanout';
 import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { renderAuthMarkdown, runAuthPhase, type AuthResult } from './auth';
+import { renderCapsMarkdown, runCapsPhase, type CapsResult } from './caps';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
@@ -210,6 +215,7 @@ async function main(): Promise<void> {
   const probeAtStart = await probeMachine(database.url);
   log(`machine probe: ${probeText(probeAtStart)}`);
   let gateway: Gateway | undefined;
+  let second: Gateway | undefined;
   try {
     const catalog: CatalogInput = {
       ...BUILTIN_CATALOG,
@@ -221,8 +227,7 @@ async function main(): Promise<void> {
     };
     const modelsFile = join(dataDir, 'models.json');
     writeFileSync(modelsFile, JSON.stringify(catalog));
-    gateway = await createGateway(
-      loadConfig({
+    const gatewayEnv = {
         NODE_ENV: 'test',
         HOST: '127.0.0.1',
         PORT: '0',
@@ -236,8 +241,8 @@ async function main(): Promise<void> {
         // Calls cut off at the end of a phase log upstream_error warnings: not news here.
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
         SIMULATOR_VIDEO_SECONDS,
-      }),
-    );
+    };
+    gateway = await createGateway(loadConfig(gatewayEnv));
     const gatewayUrl = await gateway.listen();
     const store = `${database.url ? 'PostgreSQL' : 'embedded PGlite'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process'} rate limits`;
     log(`gateway ${gatewayUrl} (${store}), upstream ${upstream.url}`);
@@ -370,6 +375,15 @@ async function main(): Promise<void> {
     const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
     if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
 
+    // Daily caps across instances (bench/caps.ts): a second instance on the same PostgreSQL and Redis.
+    let caps: CapsResult | undefined;
+    if (process.env.BENCH_CAPS !== '0' && process.env.BENCH_ONLY !== 'auth') {
+      second = database.url && process.env.REDIS_URL ? await createGateway(loadConfig({ ...gatewayEnv, DATA_DIR: join(dataDir, 'second') })) : undefined;
+      caps = await runCapsPhase(gateway, [gatewayUrl, ...(second ? [await second.listen()] : [])]);
+      log(`(caps) ${JSON.stringify(caps)}`);
+      await second?.close();
+      second = undefined;
+    }
     // Refused keys (bench/auth.ts): unknown key ids against wrong secrets of existing ones.
     const auth: AuthResult | undefined = process.env.BENCH_AUTH === '0' ? undefined : await runAuthPhase(gateway, gatewayUrl, gatewayKeys, AUTH_ROUNDS);
     if (auth) log(`(auth) ${JSON.stringify(auth)}`);
@@ -382,7 +396,7 @@ async function main(): Promise<void> {
     const probeAtEnd = await probeMachine(database.url);
     log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
-    const report: BenchReport & { auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
+    const report: BenchReport & { caps?: CapsResult; auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -397,20 +411,23 @@ async function main(): Promise<void> {
       money,
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
+      caps,
       auth,
       fanout,
       media,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (caps ? renderCapsMarkdown(caps) : '') + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
     for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);
     if (wrong.length > 0) throw new Error(`the money check failed after ${wrong.map((m) => m.phase).join(', ')}`);
+    if (caps && !caps.ok) throw new Error(`the capped-keys phase found the money wrong: ${JSON.stringify(caps)}`);
     if (fanout?.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
     if (media?.error) throw new Error(`the heavy-media phase failed: ${media.error}`);
   } finally {
+    await second?.close();
     await gateway?.close();
     await bare.close();
     await committing?.close();
