@@ -56,7 +56,7 @@ const schema = z.object({
   SIMULATOR_VIDEO_SECONDS: z.coerce.number().min(0).max(3600).default(5),
   VIDEO_JOB_TIMEOUT_SECONDS: positiveSeconds(900),
   /** Internal tuning (not in CONTRACT): how long a claimed work row stays leased to one instance. */
-  WORK_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  WORK_LEASE_SECONDS: z.coerce.number().min(1).max(3600).optional(),
   /** Internal tuning: concurrent work items per instance; 0 runs an API-only instance with no worker. */
   WORKER_CONCURRENCY: z.coerce.number().min(0).max(1000).int().default(32),
   /** Internal tuning: how often an upstream video job is polled. */
@@ -88,6 +88,8 @@ const schema = z.object({
    */
   CHARGE_COMMITS_IN_FLIGHT: z.coerce.number().min(1).max(16).int().default(1),
   CHARGE_DEADLINE_MS: z.coerce.number().min(1).max(600_000).int().default(5_000),
+  /** Internal tuning: the calls in a route's 30 s window before its circuit may open (CONTRACT's 5). */
+  UPSTREAM_CIRCUIT_MIN_CALLS: z.coerce.number().int().min(1).max(1_000_000).default(5),
   /**
    * GraphQL WebSocket connections one client address (IPv6: one /64) may hold open on an
    * instance; 0: no cap. 1,000: a browser or an SDK holds one socket (up to 20 operations each),
@@ -128,7 +130,8 @@ export interface Config {
   simulatorVideoSeconds: number;
   videoJobTimeoutSeconds: number;
   logLevel: string;
-  workLeaseSeconds: number;
+  /** WORK_LEASE_SECONDS as set; unset, the lease is derived from the calls made under it (lease-policy.ts). */
+  workLeaseSeconds: number | undefined;
   workerConcurrency: number;
   videoPollSeconds: number;
   shutdownDrainSeconds: number;
@@ -136,6 +139,7 @@ export interface Config {
   streamStallSeconds: number;
   shutdownNoticeSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
+  circuitMinCalls: number;
   wsMaxConnectionsPerAddress: number;
   /** TRUSTED_PROXIES: addresses or CIDR ranges; empty: the peer is the client. */
   trustedProxies: string[];
@@ -161,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Without an audience, an ID token the issuer minted for any other application would do.
     throw new ConfigError('Invalid configuration:\n  OIDC_AUDIENCE: required when OIDC_ISSUER is set and NODE_ENV=production');
   }
-  const lease = leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
+  const lease = c.WORK_LEASE_SECONDS === undefined ? [] : leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
   if (lease.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lease.join('\n  ')}`);
   if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL || c.OIDC_CLIENT_ID) && !c.OIDC_ISSUER) {
     throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE, OIDC_JWKS_URL or OIDC_CLIENT_ID is set');
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
+    circuitMinCalls: c.UPSTREAM_CIRCUIT_MIN_CALLS,
     creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS, commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT, chargeDeadlineMs: c.CHARGE_DEADLINE_MS },
     wsMaxConnectionsPerAddress: c.WS_MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: c.TRUSTED_PROXIES,

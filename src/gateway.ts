@@ -150,7 +150,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         videoRoutes(s.video, idempotentJson),
       ],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
-      admin: [adminRoutes({ accounts: s.accounts }), adminDeliveryRoutes(database.db)],
+      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(database.db)],
     },
     graphql: graphql.mount,
   });

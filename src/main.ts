@@ -56,6 +56,13 @@ async function main(): Promise<void> {
   });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP re-reads MODELS_FILE, as POST /admin/catalog/reload does (and tells the other instances).
+  process.on('SIGHUP', () => {
+    gateway.services.catalogReload.reload().then(
+      ({ models }) => gateway.logger.info({ models }, 'catalog reloaded'),
+      (err: unknown) => gateway.logger.error({ err: String((err as Error).message ?? err) }, 'catalog reload refused; the running catalog stays'),
+    );
+  });
 }
 
 main().catch((err) => {

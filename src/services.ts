@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { ConfigError, type Config } from './config';
-import { leaseProblems } from './domain/work/lease-policy';
+import { effectiveLeaseSeconds, leaseProblems, videoRouteCalls } from './domain/work/lease-policy';
 import type { Database, SqlExecutor } from './domain/ports/database';
 import type { Logger } from './infra/observability/logger';
 import type { Metrics } from './infra/observability/metrics';
@@ -24,6 +24,10 @@ import { holdExpiryHandler } from './domain/credits/hold-expiry';
 import { ChatService } from './domain/chat/chat-service';
 import { KeyCache } from './domain/keys/key-cache';
 import { KeyDirectory } from './domain/keys/key-directory';
+import { CircuitBreakers } from './domain/routing/circuit-breaker';
+import { upstreamDigest } from './domain/routing/upstreams-view';
+import { CatalogReloader } from './domain/catalog/catalog-reload';
+import { upstreamAttemptReporter } from './infra/observability/upstream-attempts';
 import type { TopicFeed } from './domain/ports/topic-feed';
 import { LocalTopicFeed } from './infra/events/local-topic-feed';
 import { RedisTopicFeed } from './infra/events/redis-topic-feed';
@@ -67,9 +71,10 @@ export async function buildServices(deps: {
 }) {
   const { config, db, redis, logger, metrics } = deps;
   const catalog = Catalog.load(config.modelsFile);
-  // Provider calls made by the worker (video submit and polls) run under a work lease.
-  const leasedCalls = catalog.data.models.filter((m) => m.route.provider === 'fal-queue').map((m) => ({ name: `the timeoutSeconds of ${m.id}'s route`, seconds: m.route.timeoutSeconds }));
-  const leaseIssues = leaseProblems(config.workLeaseSeconds, leasedCalls);
+  // Provider calls made by the worker (video submit and polls) run under a work lease, as webhook deliveries do.
+  const leasedCalls = [...videoRouteCalls(catalog.data), { name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: config.webhook.timeoutSeconds }];
+  const workLeaseSeconds = effectiveLeaseSeconds(config.workLeaseSeconds, leasedCalls);
+  const leaseIssues = leaseProblems(workLeaseSeconds, leasedCalls);
   if (leaseIssues.length > 0) throw new ConfigError(`Invalid configuration:\n  ${leaseIssues.join('\n  ')}`);
 
   let devIdentity: DevIdentityProvider | undefined;
@@ -88,15 +93,21 @@ export async function buildServices(deps: {
   // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
   const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });
   const webhookSender = new WebhookHttpSender({ allowLocal: config.webhook.allowLocal, timeoutSeconds: config.webhook.timeoutSeconds });
+  const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
+  // One circuit breaker per upstream route; an instance that opens or closes one tells the others.
+  const circuitChanges = topic('svc:circuit');
+  const breakers = new CircuitBreakers({ feed: circuitChanges, minCalls: config.circuitMinCalls, upstreamOf: (routeId) => upstreamDigest(catalog.data, routeId) });
+  const attempts = upstreamAttemptReporter(metrics, logger);
+  breakers.onState = (route, state) => attempts.circuit(route, state);
   const providers = new ProviderRegistry({
     simulatorVideoSeconds: config.simulatorVideoSeconds,
     secrets: config.secrets,
     fetchMedia: (url) => outbound.fetchMedia(url),
+    routing: { breakers, report: (a) => attempts.report(a) },
   });
   const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
-  const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
   const keyDirectory = new KeyDirectory(db, keyChanges);
@@ -146,7 +157,7 @@ export async function buildServices(deps: {
   const responses = new ResponsesService(chat, new ResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
-  const queue = new WorkQueue(db, config.workLeaseSeconds);
+  const queue = new WorkQueue(db, workLeaseSeconds);
   const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));
   const finisher = new JobFinisher(db, jobs, queue, events, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
@@ -164,7 +175,7 @@ export async function buildServices(deps: {
     queue,
     { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },
     logger,
-    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency, leaseSeconds: config.workLeaseSeconds },
+    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency, leaseSeconds: workLeaseSeconds },
   );
   const video = new VideoService({
     db,
@@ -180,8 +191,22 @@ export async function buildServices(deps: {
     leases: leaseBook,
   });
 
+  // The catalog read again on POST /admin/catalog/reload or SIGHUP, on every instance of the feed.
+  const catalogChanges = topic('svc:catalog');
+  const catalogReload = new CatalogReloader({
+    catalog,
+    modelsFile: config.modelsFile,
+    feed: catalogChanges,
+    instanceId,
+    // A video route's call must fit in the work lease this process runs with.
+    problems: (data) => leaseProblems(workLeaseSeconds, videoRouteCalls(data)).map((p) => `${p} (the work lease is set at start-up: restart to take this catalog)`),
+    onRemoteFailure: (err) => logger.error({ err: String(err) }, 'catalog reload asked by another instance failed here; the running catalog stays'),
+  });
+
   return {
     catalog,
+    catalogReload,
+    breakers,
     identity,
     devIdentity,
     accounts,
@@ -208,6 +233,8 @@ export async function buildServices(deps: {
       await events.close();
       keyDirectory.stop();
       await keyChanges.close();
+      await circuitChanges.close();
+      await catalogChanges.close();
       // Its Redis subscriber connection would otherwise outlive the gateway.
       await leaseRecalls.close();
       await providers.close();

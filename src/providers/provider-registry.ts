@@ -1,9 +1,12 @@
 import type { CatalogModel, ModelRoute } from '../domain/catalog/model';
 import { DomainError } from '../domain/errors/domain-error';
-import type { ChatProvider, GeneratedImage, ImageEditProvider, ImageProvider, VideoProvider } from './ports';
+import { attemptRoutes, type RoutingDeps } from '../domain/routing/route-attempts';
+import type { ChatProvider, GeneratedImage, ImageEditProvider, ImageProvider, VideoJobSpec, VideoProvider } from './ports';
 import { SimulatorChatProvider, SimulatorImageEditProvider, SimulatorImageProvider, SimulatorVideoProvider } from './simulator';
 import { OpenAICompatibleProvider } from './openai-compatible';
 import { FalQueueVideoProvider } from './fal-queue';
+import { ReplicateProvider } from './replicate';
+import { RoutedChatProvider, RoutedImageProvider, routedFailure, submissionFailure } from './routed-providers';
 
 export interface ProviderRegistryOptions {
   simulatorVideoSeconds: number;
@@ -11,16 +14,25 @@ export interface ProviderRegistryOptions {
   secrets: Readonly<Record<string, string | undefined>>;
   /** The SSRF-safe outbound client's media download, for upstream result URLs. */
   fetchMedia: (url: string) => Promise<GeneratedImage>;
+  /** Circuit breakers and the attempt report; `classify` is the registry's own. */
+  routing: Omit<RoutingDeps, 'classify'>;
 }
 
+type Upstream = OpenAICompatibleProvider | FalQueueVideoProvider | ReplicateProvider;
+
 /**
- * Routes a catalog model to the provider that serves it. Test keys always get the simulator
- * (CONTRACT: every model served by the built-in simulator); live keys get the model's route.
- * Upstream adapters are built once per (provider, base URL, key) and reused.
+ * Routes a catalog model to the providers that serve it. Test keys always get the simulator
+ * (CONTRACT: every model served by the built-in simulator); live keys get the model's routes,
+ * tried by priority and weight with failover (routed-providers.ts). Upstream adapters are built
+ * once per (provider, base URL, key, timeout) and reused; the routed view of a model once per
+ * model (a reloaded catalog's models get their own).
  */
 export class ProviderRegistry {
   private readonly simulator;
-  private readonly upstreams = new Map<string, OpenAICompatibleProvider | FalQueueVideoProvider>();
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly routedChat = new WeakMap<CatalogModel, ChatProvider>();
+  private readonly routedImages = new WeakMap<CatalogModel, RoutedImageProvider>();
+  private readonly routing: RoutingDeps;
 
   constructor(private readonly options: ProviderRegistryOptions) {
     this.simulator = {
@@ -29,6 +41,7 @@ export class ProviderRegistry {
       edit: new SimulatorImageEditProvider(),
       video: new SimulatorVideoProvider({ videoSeconds: options.simulatorVideoSeconds }),
     };
+    this.routing = { ...options.routing, classify: routedFailure };
   }
 
   /** The provider's name stored with a job, so a restarted gateway polls the same provider. */
@@ -37,60 +50,107 @@ export class ProviderRegistry {
   }
 
   chat(model: CatalogModel, mode: 'live' | 'test'): ChatProvider {
-    return this.useSimulator(model, mode) ? this.simulator.chat : this.openAI(model.route);
+    if (this.onlySimulator(model, mode)) return this.simulator.chat;
+    let routed = this.routedChat.get(model);
+    if (!routed) this.routedChat.set(model, (routed = new RoutedChatProvider(model, this.routing, (route) => this.chatFor(route))));
+    return routed;
   }
 
   image(model: CatalogModel, mode: 'live' | 'test'): ImageProvider {
-    return this.useSimulator(model, mode) ? this.simulator.image : this.openAI(model.route);
+    return this.onlySimulator(model, mode) ? this.simulator.image : this.routedImagesOf(model);
   }
 
   edit(model: CatalogModel, mode: 'live' | 'test'): ImageEditProvider {
-    return this.useSimulator(model, mode) ? this.simulator.edit : this.openAI(model.route);
+    return this.onlySimulator(model, mode) ? this.simulator.edit : this.routedImagesOf(model);
   }
 
-  /** A video provider by the name stored on the job (see providerName). */
-  video(model: CatalogModel, providerName: string): VideoProvider {
-    if (providerName === 'simulator') return this.simulator.video;
-    if (model.route.provider !== 'fal-queue') throw new DomainError('internal_error', `No video provider '${providerName}'.`);
-    return this.upstream(model.route, () => new FalQueueVideoProvider({
-      baseUrl: this.baseUrlOf(model.route),
-      apiKey: this.apiKeyOf(model.route),
-      timeoutMs: model.route.timeoutSeconds * 1000,
-      fetchMedia: this.options.fetchMedia,
-    })) as FalQueueVideoProvider;
+  /**
+   * The provider that has a job, and the model id it knows it by: the route that accepted it
+   * (`routeId`), else (not yet submitted) the model's first route. A route the catalog no longer
+   * has cannot be asked: the job's model says no more where it went.
+   */
+  video(model: CatalogModel, providerName: string, routeId?: string | null): { provider: VideoProvider; upstreamModel: string } {
+    if (providerName === 'simulator') return { provider: this.simulator.video, upstreamModel: model.route.upstreamModel };
+    const route = routeId ? model.routes.find((r) => r.id === routeId) : model.route;
+    if (!route) throw new DomainError('internal_error', `The route ${routeId} of this job is no longer in the catalog.`);
+    return { provider: this.videoFor(route), upstreamModel: route.upstreamModel };
   }
 
-  private useSimulator(model: CatalogModel, mode: 'live' | 'test'): boolean {
-    return mode === 'test' || model.route.provider === 'simulator';
+  /**
+   * Hands a job to the model's routes: a route that surely did not take it (no connection, a
+   * refusal) passes it to the next; one whose answer was lost keeps it (the error is the answer).
+   */
+  async submitVideo(model: CatalogModel, providerName: string, spec: VideoJobSpec): Promise<{ queueId: string; routeId: string | null }> {
+    if (providerName === 'simulator') return { ...(await this.simulator.video.submit(spec)), routeId: null };
+    return attemptRoutes({ ...this.routing, classify: submissionFailure }, model, undefined, async (route) => ({
+      ...(await this.videoFor(route).submit({ ...spec, upstreamModel: route.upstreamModel })),
+      routeId: route.id,
+    }));
+  }
+
+  private onlySimulator(model: CatalogModel, mode: 'live' | 'test'): boolean {
+    return mode === 'test' || model.routes.every((r) => r.provider === 'simulator');
+  }
+
+  private routedImagesOf(model: CatalogModel): RoutedImageProvider {
+    let routed = this.routedImages.get(model);
+    if (!routed) {
+      routed = new RoutedImageProvider(model, this.routing, (route) => this.imageFor(route), (route) => this.editFor(route));
+      this.routedImages.set(model, routed);
+    }
+    return routed;
+  }
+
+  private chatFor(route: ModelRoute): ChatProvider {
+    if (route.provider === 'simulator') return this.simulator.chat;
+    return this.openAI(route);
+  }
+
+  private imageFor(route: ModelRoute): ImageProvider {
+    if (route.provider === 'simulator') return this.simulator.image;
+    if (route.provider === 'replicate') return this.replicate(route);
+    return this.openAI(route);
+  }
+
+  private editFor(route: ModelRoute): ImageEditProvider {
+    if (route.provider === 'simulator') return this.simulator.edit;
+    return this.openAI(route);
+  }
+
+  private videoFor(route: ModelRoute): VideoProvider {
+    if (route.provider === 'simulator') return this.simulator.video;
+    if (route.provider === 'replicate') return this.replicate(route);
+    if (route.provider !== 'fal-queue') throw new DomainError('internal_error', `Route provider ${route.provider} cannot serve video.`);
+    return this.upstream(route, () => new FalQueueVideoProvider(this.connection(route)));
   }
 
   private openAI(route: ModelRoute): OpenAICompatibleProvider {
     if (route.provider !== 'openai-compatible') throw new DomainError('internal_error', `Route provider ${route.provider} cannot serve this capability.`);
-    return this.upstream(route, () => new OpenAICompatibleProvider({
-      baseUrl: this.baseUrlOf(route),
-      apiKey: this.apiKeyOf(route),
-      timeoutMs: route.timeoutSeconds * 1000,
-      fetchMedia: this.options.fetchMedia,
-    })) as OpenAICompatibleProvider;
+    return this.upstream(route, () => new OpenAICompatibleProvider(this.connection(route)));
   }
 
-  private upstream<T extends OpenAICompatibleProvider | FalQueueVideoProvider>(route: ModelRoute, make: () => T): T {
+  private replicate(route: ModelRoute): ReplicateProvider {
+    return this.upstream(route, () => new ReplicateProvider(this.connection(route)));
+  }
+
+  private connection(route: ModelRoute) {
+    if (!route.baseUrl) throw new DomainError('internal_error', `The route ${route.id} has no baseUrl.`);
+    return {
+      baseUrl: route.baseUrl,
+      apiKey: route.apiKeyEnv ? this.options.secrets[route.apiKeyEnv] : undefined,
+      timeoutMs: route.timeoutSeconds * 1000,
+      fetchMedia: this.options.fetchMedia,
+    };
+  }
+
+  private upstream<T extends Upstream>(route: ModelRoute, make: () => T): T {
     const id = `${route.provider}|${route.baseUrl}|${route.apiKeyEnv ?? ''}|${route.timeoutSeconds}`;
     let p = this.upstreams.get(id);
     if (!p) this.upstreams.set(id, (p = make()));
     return p as T;
   }
 
-  private baseUrlOf(route: ModelRoute): string {
-    if (!route.baseUrl) throw new DomainError('internal_error', `The route for ${route.upstreamModel} has no baseUrl.`);
-    return route.baseUrl;
-  }
-
-  private apiKeyOf(route: ModelRoute): string | undefined {
-    return route.apiKeyEnv ? this.options.secrets[route.apiKeyEnv] : undefined;
-  }
-
   async close(): Promise<void> {
-    await Promise.all([...this.upstreams.values()].map((p) => ('close' in p && typeof p.close === 'function' ? p.close() : undefined)));
+    await Promise.all([...this.upstreams.values()].map((p) => p.close()));
   }
 }

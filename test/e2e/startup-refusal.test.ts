@@ -49,7 +49,7 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
         resolve({ code, hung: false });
       });
     });
-    expect(out).toMatch(/refused: [\s\S]*WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route \(60\)/);
+    expect(out).toMatch(/refused: [\s\S]*WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route fal-queue-0 \(60\)[^\n]*raise it above 60, or unset it/);
     expect(ended).toEqual({ code: 0, hung: false });
   } finally {
     rmSync(dir, { recursive: true, force: true });

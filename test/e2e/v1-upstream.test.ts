@@ -60,13 +60,16 @@ beforeAll(async () => {
               apiKeyEnv: 'UPSTREAM_TEST_KEY',
               timeoutSeconds: 2, // short, for the hang cases; room for a loaded CI machine
             },
+            // One route, one attempt: each case here is what a single upstream failure does (retries and failover: upstream-routes tests).
+            retry: { attempts: 1, budgetSeconds: 30 },
           }
         : m,
     ),
   };
   const modelsFile = join(dir, 'models.json');
   writeFileSync(modelsFile, JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: modelsFile, UPSTREAM_TEST_KEY: UPSTREAM_SECRET });
+  // Failure after failure on one route would open its circuit: these cases test each failure itself.
+  gw = await startTestGateway({ MODELS_FILE: modelsFile, UPSTREAM_TEST_KEY: UPSTREAM_SECRET, UPSTREAM_CIRCUIT_MIN_CALLS: '1000000' });
 });
 
 afterAll(async () => {

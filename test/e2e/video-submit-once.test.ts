@@ -27,7 +27,8 @@ beforeAll(async () => {
   const catalog: CatalogInput = {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === MODEL ? { ...m, route: { provider: 'fal-queue' as const, upstreamModel: 'fal-ai/fake-video', baseUrl: fal.url, timeoutSeconds: 5 } } : m,
+      // One attempt: what one refused or lost submission does (retries and failover: upstream-routes tests).
+      m.id === MODEL ? { ...m, route: { provider: 'fal-queue' as const, upstreamModel: 'fal-ai/fake-video', baseUrl: fal.url, timeoutSeconds: 5 }, retry: { attempts: 1, budgetSeconds: 30 } } : m,
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));

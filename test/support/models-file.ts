@@ -17,7 +17,8 @@ export function writeModelsFile(routes: Record<string, Route>, extra: CatalogInp
   const dir = mkdtempSync(join(tmpdir(), 'gw-models-'));
   const catalog: CatalogInput = {
     ...BUILTIN_CATALOG,
-    models: [...BUILTIN_CATALOG.models.map((m) => (routes[m.id] ? { ...m, route: routes[m.id]! } : m)), ...extra],
+    // One attempt per call, unless a test asks for more: these tests count what their upstream fakes were asked.
+    models: [...BUILTIN_CATALOG.models.map((m) => (routes[m.id] ? { ...m, route: routes[m.id]!, retry: { attempts: 1, budgetSeconds: 30 } } : m)), ...extra],
   };
   const path = join(dir, 'models.json');
   writeFileSync(path, JSON.stringify(catalog));

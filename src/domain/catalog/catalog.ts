@@ -74,31 +74,57 @@ function toRecord(m: CatalogModel): ModelRecord {
   return record;
 }
 
-/** The model catalog: lookup by id and group, and the public records, computed once. */
-export class Catalog {
-  private readonly byId: Map<string, CatalogModel>;
-  readonly records: ModelRecord[];
+/** A catalog that failed to load: what is wrong, each problem with the path of its field. */
+export class CatalogError extends Error {
+  constructor(
+    message: string,
+    readonly problems: Array<{ path: string; message: string }>,
+  ) {
+    super(message);
+    this.name = 'CatalogError';
+  }
+}
 
-  constructor(readonly data: CatalogData) {
-    this.byId = new Map(data.models.map((m) => [m.id, m]));
-    this.records = data.models.map(toRecord);
+/**
+ * The model catalog: lookup by id and group, and the public records. One object for the life of
+ * the process; `replace` swaps what it holds (a reload), and a call that looked its model up
+ * before keeps that model, its routes included, to the end.
+ */
+export class Catalog {
+  private byId!: Map<string, CatalogModel>;
+  records!: ModelRecord[];
+  data!: CatalogData;
+
+  constructor(data: CatalogData) {
+    this.replace(data);
   }
 
   static load(modelsFile?: string): Catalog {
+    return new Catalog(Catalog.read(modelsFile));
+  }
+
+  /** MODELS_FILE (or the built-in catalog) read and validated; a CatalogError names each bad field. */
+  static read(modelsFile?: string): CatalogData {
     let input: CatalogInput = BUILTIN_CATALOG;
     if (modelsFile) {
       try {
         input = JSON.parse(readFileSync(modelsFile, 'utf8')) as CatalogInput;
       } catch (err) {
-        throw new Error(`MODELS_FILE: cannot read ${modelsFile} as JSON (${(err as Error).message})`);
+        throw new CatalogError(`MODELS_FILE: cannot read ${modelsFile} as JSON (${(err as Error).message})`, [{ path: '(root)', message: 'not JSON' }]);
       }
     }
     const parsed = catalogSchema.safeParse(input);
     if (!parsed.success) {
-      const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
-      throw new Error(`MODELS_FILE: invalid catalog:\n${lines.join('\n')}`);
+      const problems = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
+      throw new CatalogError(`MODELS_FILE: invalid catalog:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`, problems);
     }
-    return new Catalog(parsed.data);
+    return parsed.data;
+  }
+
+  replace(data: CatalogData): void {
+    this.data = data;
+    this.byId = new Map(data.models.map((m) => [m.id, m]));
+    this.records = data.models.map(toRecord);
   }
 
   has(id: string): boolean {

@@ -11,6 +11,7 @@ interface JobRow {
   model: string;
   kind: 'video' | 'motion-control';
   provider: string;
+  route_id: string | null;
   spec: VideoJobSpec;
   queue_id: string;
   status: VideoJobStatus;
@@ -24,7 +25,7 @@ interface JobRow {
   updated_at: Date;
 }
 
-const COLUMNS = `id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro,
+const COLUMNS = `id, account_id, api_key_id, test_mode, model, kind, provider, route_id, spec, queue_id, status, credits_charged_micro,
   credits_used_micro, media_id, reason, submitted_at, deadline_at, created_at, updated_at`;
 
 /** Rows ↔ jobs. The media URL is derived from the media id, so it is never stored stale. */
@@ -40,6 +41,7 @@ export class VideoJobRepository {
       model: r.model,
       kind: r.kind,
       provider: r.provider,
+      routeId: r.route_id,
       spec: typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec,
       queueId: r.queue_id,
       status: r.status,
@@ -93,10 +95,11 @@ export class VideoJobRepository {
     return row ? this.toJob(row) : undefined;
   }
 
-  async setSubmitted(tx: SqlExecutor, id: string, queueId: string): Promise<VideoJob | undefined> {
+  /** Submitted upstream: the provider's queue id, and the route that accepted it (null for the simulator). */
+  async setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId: string | null = null): Promise<VideoJob | undefined> {
     const row = await tx.one<JobRow>(
-      `update video_jobs set queue_id = ?, submitted_at = now(), updated_at = now() where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
-      [queueId, id],
+      `update video_jobs set queue_id = ?, route_id = ?, submitted_at = now(), updated_at = now() where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
+      [queueId, routeId, id],
     );
     return row ? this.toJob(row) : undefined;
   }

@@ -1,5 +1,6 @@
 import type { Database } from '../ports/database';
 import type { Catalog } from '../catalog/catalog';
+import type { CatalogModel } from '../catalog/model';
 import type { MediaLibrary } from '../media/media-library';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
 import { DomainError } from '../errors/domain-error';
@@ -51,15 +52,16 @@ export class VideoJobRunner {
       await finisher.fail(job.id, 'The model of this job is no longer offered.');
       return;
     }
-    const provider = this.deps.providers.video(model, job.provider);
+    const { provider, upstreamModel } = this.deps.providers.video(model, job.provider, job.routeId);
     const later = Math.min(this.deps.pollEverySeconds(job.provider), Math.max(0.05, left));
 
     if (!job.queueId || !job.submittedAt) {
-      await this.submit(item, job, provider, left);
+      await this.submit(item, job, model, provider, left);
       return;
     }
 
-    const result = await provider.poll({ queueId: job.queueId, submittedAt: job.submittedAt, spec: job.spec });
+    // Polled where it was accepted, under the name that route knows the model by.
+    const result = await provider.poll({ queueId: job.queueId, submittedAt: job.submittedAt, spec: { ...job.spec, upstreamModel } });
     if (result.state === 'processing') {
       await queue.retryLater(db, item, later);
       return;
@@ -78,26 +80,28 @@ export class VideoJobRunner {
    * that a submission is starting; a later claim that finds the mark without a queue id knows an
    * earlier attempt died mid-call (the provider may have the job) and fails the job with a refund
    * rather than risk a second submission — unless the provider's submit is repeatable (the
-   * simulator's), when it is simply submitted again. A submission refused or not answered fails the job
-   * (refund and webhook by the finisher): retrying an unanswered submit could create a duplicate.
+   * simulator's), when it is simply submitted again. The model's routes are tried in turn while each
+   * surely did not take the job; a submission every route refused, or one whose answer was lost,
+   * fails the job (refund and webhook by the finisher): retrying an unanswered submit could create
+   * a duplicate.
    */
-  private async submit(item: WorkItem, job: VideoJob, provider: VideoProvider, left: number): Promise<void> {
+  private async submit(item: WorkItem, job: VideoJob, model: CatalogModel, provider: VideoProvider, left: number): Promise<void> {
     const { db, jobs, queue, finisher } = this.deps;
     if (item.payload.submitStarted && !provider.submitIsRepeatable) {
       await finisher.fail(job.id, SUBMIT_LOST_REASON);
       return;
     }
     if (!(await queue.fence(db, item, { ...item.payload, submitStarted: true }))) return;
-    let queueId: string;
+    let submitted: { queueId: string; routeId: string | null };
     try {
-      queueId = (await provider.submit(job.spec)).queueId;
+      submitted = await this.deps.providers.submitVideo(model, job.provider, job.spec);
     } catch (err) {
       await finisher.fail(job.id, err instanceof DomainError && err.type !== 'upstream_error' ? err.message : SUBMIT_FAILED_REASON);
       return;
     }
     const remaining = Math.max(0.05, left);
     await db.transaction(async (tx) => {
-      if (await jobs.setSubmitted(tx, job.id, queueId)) await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
+      if (await jobs.setSubmitted(tx, job.id, submitted.queueId, submitted.routeId)) await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
     });
   }
 }

@@ -11,6 +11,8 @@ export interface VideoJob {
   model: string;
   kind: 'video' | 'motion-control';
   provider: string;
+  /** The upstream route that accepted the job (null before its submission, and for the simulator). */
+  routeId: string | null;
   spec: VideoJobSpec;
   queueId: string;
   status: VideoJobStatus;

@@ -45,6 +45,11 @@ export interface VideoProvider {
 export interface VideoProviders {
   /** The provider's name stored with a job, so a restarted gateway polls the same provider. */
   providerName(model: CatalogModel, mode: 'live' | 'test'): string;
-  /** A video provider by the name stored on the job. */
-  video(model: CatalogModel, providerName: string): VideoProvider;
+  /**
+   * The provider that has a job (the route that accepted it, `routeId`; before its submission,
+   * the model's first route), with the model id that route knows it by.
+   */
+  video(model: CatalogModel, providerName: string, routeId?: string | null): { provider: VideoProvider; upstreamModel: string };
+  /** Submits over the model's routes; failover only where the upstream surely did not take the job. */
+  submitVideo(model: CatalogModel, providerName: string, spec: VideoJobSpec): Promise<{ queueId: string; routeId: string | null }>;
 }

@@ -46,6 +46,25 @@ export class Metrics {
     help: 'Times a burst of WebSocket messages stopped every socket reading, to read them again a slice per turn',
     registers: [this.registry],
   });
+  readonly upstreamCalls = new Counter({
+    name: 'svc_upstream_calls_total',
+    help: 'Upstream calls (each attempt) by route, model and outcome (ok, failed: the upstream failed, rejected: it refused the request)',
+    labelNames: ['route', 'model', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly upstreamCallSeconds = new Histogram({
+    name: 'svc_upstream_call_seconds',
+    help: 'Upstream call duration by route',
+    labelNames: ['route'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly upstreamCircuitState = new Gauge({
+    name: 'svc_upstream_circuit_state',
+    help: "A route's circuit: 0 closed, 1 half-open, 2 open",
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
   readonly dependencyUp = new Gauge({
     name: 'svc_dependency_up',
     help: '1 when the dependency answered lately, 0 while it does not',

@@ -2,12 +2,11 @@ import { Router } from 'express';
 import type { Catalog } from '../../domain/catalog/catalog';
 import { modelNotFound } from '../../domain/errors/domain-error';
 
-/** GET /v1/models and GET /v1/models/:id (the list is computed once at load). */
+/** GET /v1/models and GET /v1/models/:id (the records are computed once per catalog load). No route or upstream is shown. */
 export function modelsRoutes(catalog: Catalog): Router {
   const r = Router();
-  const list = { object: 'list', data: catalog.records };
   r.get('/models', (_req, res) => {
-    res.json(list);
+    res.json({ object: 'list', data: catalog.records });
   });
   r.get('/models/:id', (req, res) => {
     const record = catalog.records.find((m) => m.id === req.params.id);

@@ -20,6 +20,7 @@ import { Migration20261203000000 } from './Migration20261203000000';
 import { Migration20261204000000 } from './Migration20261204000000';
 import { Migration20261205000000 } from './Migration20261205000000';
 import { Migration20261205000100 } from './Migration20261205000100';
+import { Migration20261205000200 } from './Migration20261205000200';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -45,4 +46,5 @@ export const migrationsList = [
   { name: 'Migration20261204000000', class: Migration20261204000000 },
   { name: 'Migration20261205000000', class: Migration20261205000000 },
   { name: 'Migration20261205000100', class: Migration20261205000100 },
+  { name: 'Migration20261205000200', class: Migration20261205000200 },
 ];

@@ -1,0 +1,1 @@
+export { ReplicateProvider, type ReplicateOptions, type ReplicateVideoPollResult } from './replicate-provider';
