@@ -49,6 +49,11 @@ export interface FakeReplicateScript {
   mediaMissing: boolean;
   /** Longest a create with `Prefer: wait=N` is held (Replicate holds it N seconds). */
   maxWaitMs: number;
+  /**
+   * Image outputs inline as `data:` URIs (as Replicate's sync mode may answer), not URLs of this
+   * server: a gateway downloads upstream URLs only from public addresses, and this fake is on loopback.
+   */
+  inline?: boolean;
 }
 
 export interface FakePrediction {
@@ -242,6 +247,9 @@ export async function startFakeReplicateUpstream(options: { token?: string } = {
       ? Array.from({ length: Math.max(1, Math.min(8, p.script.imageCount ?? (p.input.num_outputs as number))) }, (_, i) => `${baseUrl}/files/${p.id}-${i}.png`)
       : [`${baseUrl}/files/${p.id}.mp4`];
     const shape = p.script.output === 'auto' ? (images ? 'array' : 'string') : p.script.output;
+    if (p.script.inline && images) {
+      return urls.map(() => `data:image/png;base64,${makePng(Number(p.input.width ?? 8), Number(p.input.height ?? 8)).toString('base64')}`);
+    }
     return shape === 'none' ? null : shape === 'string' ? urls[0] : urls;
   }
 
