@@ -2,7 +2,8 @@
  * An "instant" OpenAI-compatible upstream for the bench: answers POST /v1/chat/completions at
  * once, as JSON or (with `stream: true`) as server-sent events ending in `data: [DONE]`, with a
  * usage block either way. Every answer is prepared once, so the server costs next to nothing and
- * the bench measures the gateway, not the upstream. Run in its own worker thread (see
+ * the bench measures the gateway, not the upstream. Under `/flaky/v1` every other call answers
+ * 500 (the routes phase's failing route). Run in its own worker thread (see
  * upstream-worker.ts) so it never shares an event loop with the gateway under test.
  */
 import { createServer, type Server } from 'node:http';
@@ -32,12 +33,23 @@ const stream = Buffer.from(
     'data: [DONE]\n\n',
 );
 
+/** Under this prefix every other call answers 500: the routes phase's failing route. */
+const FLAKY = '/flaky';
+const serverError = Buffer.from('{"error":{"message":"flaky upstream","type":"server_error"}}');
+
 export function createInstantUpstream(): Server {
+  let flakyCalls = 0;
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      const flaky = req.url?.startsWith(FLAKY) === true;
+      if (flaky && flakyCalls++ % 2 === 0) {
+        res.writeHead(500, { 'content-type': 'application/json', 'content-length': serverError.length }).end(serverError);
+        return;
+      }
+      const path = flaky ? req.url!.slice(FLAKY.length) : req.url;
+      if (req.method !== 'POST' || path !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found","type":"invalid_request_error"}}');
         return;
       }

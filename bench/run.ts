@@ -24,6 +24,10 @@
  * /healthz while they connect and while events fan out. BENCH_ONLY=fanout runs that phase alone and replaces only its
  * section of the results. SIMULATOR_VIDEO_SECONDS (default 0.5 here) sets its jobs' length; the chat phases do not use it.
  *
+ * Then (unless BENCH_ROUTES=0) the upstream-routes phase (bench/routes.ts): the benchmarked model
+ * on one route against two healthy routes, interleaved, and a model one of whose two routes fails
+ * every other call (every client call must answer 200), money checked after each.
+ *
  * Then (unless BENCH_CAPS=0) the capped-keys phase (bench/caps.ts): keys at their daily caps over
  * two instances (PostgreSQL + Redis; one on the embedded database), every key spent exactly to
  * its cap, none past it, no refusal but the cap's or `credits_in_flight`.
@@ -59,6 +63,7 @@ import { renderFanoutMarkdown, runFanoutPhase, writeFanoutOnly, type FanoutResul
 import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { renderAuthMarkdown, runAuthPhase, type AuthResult } from './auth';
 import { renderCapsMarkdown, runCapsPhase, type CapsResult } from './caps';
+import { renderRoutesMarkdown, routeModels, routesJobs, type RoutesResult } from './routes';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
@@ -223,7 +228,7 @@ async function main(): Promise<void> {
         m.id === 'svc-chat-1'
           ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'bench-chat', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY', timeoutSeconds: 30 } }
           : m,
-      ),
+      ).concat(routeModels(upstream.url)),
     };
     const modelsFile = join(dataDir, 'models.json');
     writeFileSync(modelsFile, JSON.stringify(catalog));
@@ -240,6 +245,7 @@ async function main(): Promise<void> {
         MODELS_FILE: modelsFile,
         // Calls cut off at the end of a phase log upstream_error warnings: not news here.
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
+        BENCH_UPSTREAM_KEY_2: UPSTREAM_KEY,
         SIMULATOR_VIDEO_SECONDS,
     };
     gateway = await createGateway(loadConfig(gatewayEnv));
@@ -375,6 +381,31 @@ async function main(): Promise<void> {
     const limited = results.reduce((n, r) => n + (r.statusCodes['429'] ?? 0), 0);
     if (limited > 0) log(`WARNING: ${limited} requests were rate-limited (429): raise BENCH_KEYS`);
 
+    // Upstream routes (bench/routes.ts): one route against two, interleaved; then a route failing every other call.
+    let routes: RoutesResult | undefined;
+    if (process.env.BENCH_ROUTES !== '0' && process.env.BENCH_ONLY === undefined) {
+      const jobs = routesJobs(gatewayUrl, gatewayKeys, Math.max(1, SECONDS / ROUNDS), CONNECTIONS);
+      await warm(plain);
+      for (const job of Object.values(jobs)) await runPhase({ ...job, durationSeconds: 1 });
+      const parts = { oneRoute: [] as PhaseResult[], twoRoutes: [] as PhaseResult[], flaky: [] as PhaseResult[] };
+      let mark = await ledgerMark(gateway);
+      for (let round = 0; round < ROUNDS; round++) for (const k of ['oneRoute', 'twoRoutes'] as const) parts[k].push(await runPhase(jobs[k]));
+      const [oneRoute, twoRoutes] = [mergeSegments(parts.oneRoute), mergeSegments(parts.twoRoutes)];
+      const both = { ...twoRoutes, id: 'routes-one-and-two', answered: [...(oneRoute.answered ?? []), ...(twoRoutes.answered ?? [])], segments: 2 * ROUNDS };
+      money.push(await checkMoney(gateway, both, mark));
+      mark = await ledgerMark(gateway);
+      for (let round = 0; round < ROUNDS; round++) parts.flaky.push(await runPhase(jobs.flaky));
+      const flaky = mergeSegments(parts.flaky);
+      money.push(await checkMoney(gateway, flaky, mark));
+      for (const r of [oneRoute, twoRoutes, flaky]) {
+        log(`(${r.id}) ${fmt(r)}`);
+        delete r.answered;
+        delete r.rawLatencies;
+      }
+      const flakyNot200 = Object.entries(flaky.statusCodes).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0) + flaky.errors;
+      routes = { oneRoute, twoRoutes, flaky, twoRoutesRatio: Math.round((twoRoutes.requestsPerSecond / Math.max(1, oneRoute.requestsPerSecond)) * 1000) / 1000, flakyNot200 };
+      log(`(routes) two/one ${routes.twoRoutesRatio}, flaky not 200: ${flakyNot200}; money ${money.slice(-2).every((m) => m.ok) ? 'exact' : 'WRONG'}`);
+    }
     // Daily caps across instances (bench/caps.ts): a second instance on the same PostgreSQL and Redis.
     let caps: CapsResult | undefined;
     if (process.env.BENCH_CAPS !== '0' && process.env.BENCH_ONLY !== 'auth') {
@@ -396,7 +427,7 @@ async function main(): Promise<void> {
     const probeAtEnd = await probeMachine(database.url);
     log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
-    const report: BenchReport & { caps?: CapsResult; auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
+    const report: BenchReport & { routes?: RoutesResult; caps?: CapsResult; auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -411,6 +442,7 @@ async function main(): Promise<void> {
       money,
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
+      routes,
       caps,
       auth,
       fanout,
@@ -418,7 +450,7 @@ async function main(): Promise<void> {
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (caps ? renderCapsMarkdown(caps) : '') + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
+    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (routes ? renderRoutesMarkdown(routes) : '') + (caps ? renderCapsMarkdown(caps) : '') + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
     for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);

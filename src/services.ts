@@ -206,6 +206,8 @@ export async function buildServices(deps: {
   return {
     catalog,
     catalogReload,
+    /** The work lease this process runs with (WORK_LEASE_SECONDS, or derived from the routes). */
+    workLeaseSeconds,
     breakers,
     identity,
     devIdentity,

@@ -69,6 +69,25 @@ test('a worker stopped before its handler finishes gives the lease back at once'
   await db.run(`delete from work_items where ref = 'lease-return'`);
 });
 
+test('unset, the work lease is derived from the routes: a video route of 60 s starts, and its work rows are leased for 70 s', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-lease-'));
+  const catalog = {
+    ...BUILTIN_CATALOG,
+    models: BUILTIN_CATALOG.models.map((m) =>
+      m.id === 'svc-2.5-preview-text-to-video' ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } } : m,
+    ),
+  };
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  const started = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), WORK_LEASE_SECONDS: undefined });
+  try {
+    expect((await started.api('GET', '/healthz')).status).toBe(200);
+    expect(started.gateway.services.workLeaseSeconds).toBe(70);
+  } finally {
+    await started.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a video upstream whose call timeout is not shorter than the lease is refused at start-up', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-lease-'));
   const catalog = {
