@@ -14,7 +14,7 @@ COPY console ./console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim AS runtime
-# tini as PID 1: forwards SIGTERM to node (which drains, see README "Shutdown") and reaps zombies.
+# tini as PID 1: forwards SIGTERM to node (which drains, see docs/operations.md) and reaps zombies.
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -33,5 +33,5 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # A young generation of 32 MiB semi-spaces (16 by default) halves the time the collector takes
-# under load (README, "Benchmarks").
+# under load (docs/benchmarks.md).
 CMD ["node", "--max-semi-space-size=32", "dist/src/main.js"]

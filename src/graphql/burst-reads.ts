@@ -11,9 +11,9 @@
  * reordered.
  *
  * It is the number of sockets waiting that counts, not of messages: one socket's flood is its
- * own lane's backlog (bounded, message-turns.ts) and must not stop everyone else reading. When
- * it did, a socket with 300,000 pings queued kept every other socket unread until they were
- * all handled, and new clients were closed for not sending `connection_init` in time.
+ * own lane's backlog (bounded, message-turns.ts) and must not stop everyone else reading: a
+ * socket with 300,000 pings queued would keep every other socket unread until they were all
+ * handled, and new clients would be closed for not sending `connection_init` in time.
  */
 import type { Socket } from 'node:net';
 

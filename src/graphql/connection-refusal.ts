@@ -1,10 +1,9 @@
 /**
  * How the WebSocket door closes a connection whose credential check failed, so a client can
- * tell what to do (session 27's GraphQL client sweep): the credential refused is 4403 with the
- * reason in words (renew an expired token; stop or sign in again for a revoked key; send it as
- * `Bearer …`), where every refusal was a bare "Forbidden"; a check that could not be made (the
- * database away: HTTP answers 503 then) is 1013 "Try Again Later", which graphql-ws's client
- * retries, where it was a 4403 that told the console to sign out.
+ * tell what to do: the credential refused is 4403 with the reason in words (renew an expired
+ * token; stop or sign in again for a revoked key; send it as `Bearer …`); a check that could not
+ * be made (the database away: HTTP answers 503 then) is 1013 "Try Again Later", which graphql-ws's
+ * client retries, and not a 4403, on which the console signs out.
  */
 import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';

@@ -1,8 +1,8 @@
 /**
  * A first-in first-out queue whose `shift` is O(1): an array read from a moving head, the spent
  * front cut off once it is most of the array. `Array.prototype.shift` moves every element left,
- * so draining a queue of n with it is O(n²): a hostile-input sweep's 300,000 queued messages
- * took half a minute to get through.
+ * so draining a queue of n with it is O(n²): 300,000 queued messages would take half a minute
+ * to get through.
  */
 export class Fifo<T> {
   private items: (T | undefined)[] = [];

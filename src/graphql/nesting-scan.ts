@@ -2,8 +2,8 @@
  * How deeply a GraphQL document's brackets nest (`{` selection sets and object literals, `[`
  * list literals and types, `(` arguments and variable definitions), read from the text before
  * it is parsed. graphql-js parses by recursive descent: the token bound still lets a literal
- * such as `[[[…1…]]]` nest ~1,500 deep, which on a cold process overflows the stack, and the
- * RangeError used to reach the client as the parse error. Brackets inside strings, block strings
+ * such as `[[[…1…]]]` nest ~1,500 deep, which on a cold process overflows the stack and would
+ * send the RangeError to the client as the parse error. Brackets inside strings, block strings
  * and comments do not count. One pass over the characters, stopping at the first level past
  * `max`; a document that is not well formed is left to the parser to report.
  */

@@ -79,8 +79,8 @@ export function toDomainError(err: unknown): DomainError | null {
     return new DomainError('invalid_request_error', message, { param: e.field ?? (e.code === 'LIMIT_FILE_COUNT' ? 'image' : null) });
   }
   // zlib's refusal of a body that is not what its Content-Encoding says (body-parser passes it on
-  // as a 400): Z_… from gzip and deflate, ERR__ERROR_… from brotli (which used to fall through to
-  // "could not be read", without a code).
+  // as a 400): Z_… from gzip and deflate, ERR__ERROR_… from brotli. Both get the same code, so a
+  // client can tell a bad encoding from a body that could not be read.
   if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR_')))
     return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.', { code: 'invalid_content_encoding' });
   // Any other client error body-parser raises (an aborted or mis-sized body): its status says it is the client's.

@@ -46,8 +46,8 @@ export function bodyNotUtf8(): DomainError {
 
 /**
  * A body that is JSON but not an object (`[]`, `null`, `"x"`): no route of this API takes one.
- * Refused here, for every route alike, rather than by each route's schema in its own words
- * (zod's "expected object, received array"; `null` used to be called "not valid JSON").
+ * Refused here, for every route alike and in one message, rather than by each route's schema in
+ * its own words (zod's "expected object, received array").
  */
 export function bodyNotObject(): DomainError {
   return new DomainError('invalid_request_error', 'The request body must be a JSON object.');
@@ -73,8 +73,8 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
 
 /**
  * express.json with the checks around it (Content-Type, UTF-8, depth). A body sent under another
- * Content-Type (or none) used to be skipped by the parser, so the route ran on its defaults —
- * `{"mode":"test"}` sent as text/plain created a live key — now it is a 400 saying how to send it.
+ * Content-Type (or none) is a 400 saying how to send it: skipped by the parser, it would leave the
+ * route running on its defaults (`{"mode":"test"}` sent as text/plain would create a live key).
  */
 export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
   const parse = express.json({

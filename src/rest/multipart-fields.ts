@@ -20,7 +20,7 @@ export const requireMultipart: RequestHandler = (req, _res, next) => {
  * busboy decodes a text part as UTF-8 and turns bytes that are not UTF-8 (`x\xff\xfey`, CESU-8
  * surrogates) into U+FFFD without a word, so a field holding U+FFFD is refused as the JSON door
  * refuses a body that is not UTF-8 (`invalid_encoding`). The raw bytes are not kept, so a client
- * that sends U+FFFD itself is refused too: text carrying it has lost something already.
+ * that sends U+FFFD itself gets the same 400: text carrying it has lost something already.
  */
 const REPLACEMENT = '\uFFFD';
 

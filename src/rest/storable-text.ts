@@ -50,8 +50,8 @@ export const storableText: RequestHandler = (req, _res, next) => {
 
 /**
  * The query parameters that are lists, given once per value: the OpenAI SDK sends
- * `include: ['a', 'b']` as `include[]=a&include[]=b` (a Responses retrieve or its input items
- * with two includes was refused as "given more than once" until session 27).
+ * `include: ['a', 'b']` as `include[]=a&include[]=b`, which a Responses retrieve or its input
+ * items must take rather than refuse as "given more than once".
  */
 const LIST_PARAMS = new Set(['include', 'include[]']);
 

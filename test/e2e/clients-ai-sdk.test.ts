@@ -91,8 +91,8 @@ test('generateObject returns an object valid against its zod schema, through bot
 });
 
 // The AI SDK's editImage never sends response_format and reads only b64_json (it expects
-// gpt-image); every edit answered `url` alone failed with "Invalid JSON response" (session 27's
-// client sweep). An edit that names no format now answers both; one that names one gets that one.
+// gpt-image); an edit answered with `url` alone fails there with "Invalid JSON response". An edit
+// that names no format answers both; one that names one gets that one.
 test('generateImage with input images (an edit) gets its images, on a test key; the openai SDK gets url and b64_json unless it names one', async () => {
   const png = makePng(48, 32);
   const ai = createOpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1` });

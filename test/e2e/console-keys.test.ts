@@ -287,9 +287,9 @@ test('keyboard and screen reader: the new secret takes focus, Done goes to the f
   await cp.context.close();
 });
 
-// Session 27's browser sweep: the Keys view, opened by a reload or a #/keys link, put focus on
-// the first key's Revoke (the first confirm button to render found focus on <body> and took
-// it), and two presses of Enter revoked a key nobody had chosen.
+// The Keys view, opened by a reload or a #/keys link, must not put focus on the first key's
+// Revoke (the first confirm button to render would find focus on <body> and take it), where two
+// presses of Enter would revoke a key nobody had chosen.
 test('opening the Keys view puts no destructive button under the keyboard: Enter twice after a reload revokes nothing', async () => {
   const acct = await gw.newAccount(0);
   for (const name of ['first', 'second']) await gw.newKey(acct, { name });

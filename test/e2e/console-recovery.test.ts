@@ -57,8 +57,8 @@ test("Overview: 'could not be reached' while the gateway is away, gone once the 
   await page.unroute('**/graphql');
 });
 
-// Session 27's re-check: opened while the gateway was away, the Overview said so and went on
-// saying "Loading…" under the chart and the statement, which nothing was loading.
+// Opened while the gateway is away, the Overview says so, and must not go on saying "Loading…"
+// under the chart and the statement, which nothing is loading.
 test('Overview opened while the gateway is away: the message says so, and no "Loading…" stays under it', async () => {
   const acct = await gw.newAccount(5);
   const cp = await open();

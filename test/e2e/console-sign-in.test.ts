@@ -109,8 +109,8 @@ test('a deep link opened signed out is the view shown after signing in; a hash t
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 });
 
-// Session 27's browser sweep: a stored credential of another shape showed the owner's
-// navigation over an empty page that neither worked nor signed out.
+// A stored credential of another shape must not show the owner's navigation over an empty page
+// that neither works nor signs out.
 test.each(['"x"', '{"kind":"weird"}', '{"kind":"idToken"}', '{"kind":"apiKey","token":""}', 'not json'])('a stored credential of the wrong shape (%s) is no session: the sign-in page shows', async (stored) => {
   const { page } = await open();
   await page.goto(`${gw.url}/console/`);

@@ -53,8 +53,8 @@ test('the statement lists grants, removals and charges as the ledger has them, n
   expect(sum).toBeCloseTo(await gw.balance(acct), 6);
   expect(sum).toBeCloseTo(10 - 1 - charged.reduce((a, b) => a + b, 0), 6);
 
-  // With the older entries open, new ones still arrive, on top (they stayed out, so the
-  // statement no longer added up to the balance beside it: session 27's browser sweep).
+  // With the older entries open, new ones still arrive, on top, so the statement keeps adding
+  // up to the balance beside it.
   await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 20, reason: 'top-up' } });
   const job = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a boat', resolution: '480p' } });
   expect(job.status).toBe(200);

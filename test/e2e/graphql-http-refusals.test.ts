@@ -76,7 +76,7 @@ test('reading the schema needs no credential (outside production, where introspe
   expect(schema.body.data.__schema.queryType.name).toBe('Query');
 });
 
-// Session 27's GraphQL client sweep (Apollo Client 4, graphql-sse, a browser's preflight).
+// What real GraphQL clients send and expect (Apollo Client 4, graphql-sse, a browser's preflight).
 test("refusals made before Apollo answer in the media type the client asked for: Apollo Client 4 reads a 4xx only as application/graphql-response+json", async () => {
   const accept = 'application/graphql-response+json, application/json;q=0.9';
   const aliases = `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: models { id }`).join(' ')} }`;

@@ -220,7 +220,7 @@ describe('paging arguments: videoJobs checks first and after as ledgerEntries do
       expect([variables, res.body.errors]).toEqual([variables, undefined]);
       expect(res.body.data.videoJobs.edges).toEqual([]);
     }
-    // A stale or mistyped cursor, or another account's job id, looked like "no more jobs" (session 27's GraphQL client sweep).
+    // A stale or mistyped cursor, or another account's job id, is refused rather than looking like "no more jobs".
     const res = await http(VIDEO_JOBS, { after: 'vid_0123456789abcdefABCD' });
     expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'after' });
     expect(res.body.errors[0].message).toMatch(/^Invalid 'after': it is not the cursor of a job of this account/);

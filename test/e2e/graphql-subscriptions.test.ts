@@ -151,8 +151,8 @@ test("another account's job id answers not_found_error", async () => {
   expect(out.results.every((r) => !r.data?.videoJobUpdated)).toBe(true);
 });
 
-// The close says why, so a client can tell "renew the token" from "send it right" from "stop"
-// (every refusal was a bare "Forbidden": session 27's GraphQL client sweep).
+// The close says why, so a client can tell "renew the token" from "send it right" from "stop",
+// which a bare "Forbidden" would not.
 test.each([
   ['no credential', undefined, /^Forbidden: connection_init needs an authorization of the form "Bearer/],
   ['a revoked-looking key', 'svc_live_doesnotexist_0123456789', /^Forbidden: Invalid API key/],
@@ -187,8 +187,8 @@ test('a key revoked after connecting can start no new operation: its socket is c
 
 test("a socket opened with an ID token is closed when the token expires, ending its subscriptions", async () => {
   // From the start of a whole second, so the time left does not depend on where in its second
-  // the test began (it was 1-2 s, and a bound of 1 s failed when that fraction and the signing
-  // passed it).
+  // the test began (otherwise it is 1-2 s, and a bound of 1 s fails when that fraction and the
+  // signing pass it).
   await new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000)));
   const nowSeconds = Math.floor(Date.now() / 1000);
   // Expired 27 s ago: still within verification's 30 s of clock leeway, so the socket opens, for about 3 s.

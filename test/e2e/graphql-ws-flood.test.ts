@@ -3,12 +3,11 @@ import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { maskedTextFrames, openRawWebSocket } from '../support/raw-websocket';
 
 /**
- * One socket's flood of messages does not lock others out of the WebSocket door. A hostile-input
- * sweep sent 300,000 `ping` messages from one socket that never sent `connection_init`: they
- * queued in one line with every other socket's messages, drained at 64 a turn with an O(n²)
- * shift, and for ~30 s every new client was closed with 4408 (its `connection_init` not handled
- * within graphql-ws's 3 s). Now each socket queues on its own, served round robin, and a socket
- * with more than 1,000 messages waiting is closed with 1008.
+ * One socket's flood of messages does not lock others out of the WebSocket door: 300,000 `ping`
+ * messages from one socket that never sent `connection_init`, queued in one line with every
+ * other socket's messages, would close every new client with 4408 for ~30 s (its
+ * `connection_init` not handled within graphql-ws's 3 s). Each socket queues on its own, served
+ * round robin, and a socket with more than 1,000 messages waiting is closed with 1008.
  */
 const wsUrlOf = (gw: TestGateway) => `${gw.url.replace(/^http/, 'ws')}/graphql`;
 

@@ -194,8 +194,8 @@ test('a 429 (the daily cap, a rate limit) is not replayed: once the key may spen
 });
 
 /**
- * A 402 says "not now" as a 429 does: nothing was charged, and the retry after a top-up must run
- * (it was stored and replayed for 24 hours). REST images (the probe's case) and GraphQL queueVideo.
+ * A 402 says "not now" as a 429 does: nothing was charged, and the retry after a top-up must run,
+ * not be replayed for 24 hours. REST images (the probe's case) and GraphQL queueVideo.
  */
 test('a 402 is not replayed: after a top-up the retry with the same key runs and is charged once; REST and GraphQL', async () => {
   const { acct, key } = await liveKey(0);

@@ -1,9 +1,9 @@
 /**
  * A key's daily spend cap against its credit leases, through the REST API as an owner and a
- * client see it (session 27's fault sweep): a cap lowered while the key held a lease taken under
- * no cap went on spending from that lease (42 credits charged against a cap of 13); concurrent
- * calls that together fit the cap got a 429 `daily_cap_exceeded` with a Retry-After to midnight
- * while the cap's room sat in the key's own lease.
+ * client see it: a cap lowered while the key holds a lease taken under no cap must not go on
+ * spending from that lease (42 credits charged against a cap of 13), and concurrent calls that
+ * together fit the cap must not get a 429 `daily_cap_exceeded` with a Retry-After to midnight
+ * while the cap's room sits in the key's own lease.
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';

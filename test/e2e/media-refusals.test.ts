@@ -1,8 +1,8 @@
 /**
  * Media refusals in the shape of every other: a Range past the end of a stored file is a 416 with
- * a Content-Range that gives the size, and the OpenAI error body (it was empty); an id with a NUL or a
- * broken escape answers the code its route gives any unknown id (`media_not_found`,
- * `key_not_found`, `response_not_found`), where it was a generic `not_found`.
+ * a Content-Range that gives the size, and the OpenAI error body; an id with a NUL or a broken
+ * escape answers the code its route gives any unknown id (`media_not_found`, `key_not_found`,
+ * `response_not_found`), not a generic `not_found`.
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 

@@ -59,8 +59,8 @@ test('taking everything while a call is in flight and other keys keep calling: t
   const removal = adjust(acct, -1_000_000, 'closing the account');
   // The balance is taken at once: what the account shows drops to nothing before the lease is back.
   await pollUntil(() => gw.balance(acct), (b) => b === 0, 3_000, 20);
-  // Meanwhile the account's other key finds nothing to lease. (Before, each lease the removal
-  // called back was leased again by calls like these before the removal took the balance.)
+  // Meanwhile the account's other key finds nothing to lease: the removal takes the balance
+  // first, so a lease it calls back cannot be leased again by calls like these.
   for (let i = 0; i < 5; i++) {
     const refused = await call(other.secret);
     expect(refused.status).toBe(402);

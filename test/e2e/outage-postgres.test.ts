@@ -143,8 +143,8 @@ withPostgres('PostgreSQL outage', () => {
     expect(back.status).toBe(200);
   }, 40_000);
 
-  // Session 27's GraphQL client sweep: the same refusal on the WebSocket door was a 4403, which
-  // tells a client its credential was refused (the console signs out on it).
+  // On the WebSocket door the same refusal must not be a 4403, which tells a client its
+  // credential was refused (the console signs out on it).
   test('stalled: a WebSocket connect whose credential cannot be checked is closed 1013 (try again later), not 4403; it connects once the database is back', async () => {
     const acct = await gw.newAccount(10);
     const { secret } = await gw.newKey(acct);

@@ -262,7 +262,7 @@ describe('API keys', () => {
     const acct = await gw.newAccount();
     const key = await gw.newKey(acct);
     await gw.api('GET', '/v1/models', { token: key.secret });
-    // Written within a second (keys used together are written in one statement).
+    // Written within a second (keys in use at once are written in one statement).
     const list = await pollUntil(() => gw.api('GET', '/account/api-keys', { token: acct.idToken }), (r) => r.body.data[0].lastUsed !== null, 2_000, 50);
     expect(list.body.data[0].lastUsed).toEqual(expect.any(Number));
   });

@@ -2,8 +2,8 @@
  * A gateway refused at start-up closes what it had opened. Here the refusal is a video route
  * whose call timeout is not shorter than the work lease, found once the database (and Redis, in
  * the second pass) are open. A process that asked for the gateway in-process and caught the
- * refusal then exits by itself, with nothing left running; before, the database pool's timer
- * kept it alive (and kept Jest's worker from exiting).
+ * refusal then exits by itself, with nothing left running: no database pool's timer keeps it
+ * alive (or keeps Jest's worker from exiting).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

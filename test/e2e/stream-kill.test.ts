@@ -2,8 +2,8 @@
  * An instance SIGKILLed while it relays a stream. Two gateway processes share PostgreSQL and
  * Redis; A answers a streamed chat (200, the first content event out) from an upstream that then
  * holds the rest, and is killed. After the lease grace B closes A's lease, and the cut stream is
- * charged its prompt and the content it relayed, as a client that left would be; before this it
- * went free. A stream that A finished before the kill is charged too, and each of the two once.
+ * charged its prompt and the content it relayed, as a client that left would be, never free. A
+ * stream that A finished before the kill is charged too, and each of the two once.
  * Runs in CI's PostgreSQL + Redis pass.
  */
 import { pollUntil } from '../support/poll';

@@ -14,6 +14,8 @@ import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fak
 import { startTestGateway, ADMIN_TOKEN, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
+import { startChildGateway } from '../support/child-gateway';
+import { freePort } from '../support/free-port';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
 
@@ -78,6 +80,35 @@ test('a bad file is refused naming its field and the running catalog stays; a go
   expect(b.requests.at(-1)!.json.model).toBe('up-reload-b');
   // Operators only.
   expect((await gw.api('POST', '/admin/catalog/reload', { token: key.secret })).status).toBe(401);
+});
+
+test('SIGHUP re-reads MODELS_FILE in a running process; a bad file is logged and the running catalog stays', async () => {
+  const childDir = mkdtempSync(join(tmpdir(), 'gw-sighup-'));
+  const childFile = join(childDir, 'models.json');
+  const write = (ids: string[], broken = false) => {
+    file = childFile;
+    writeCatalog(ids.map((id) => ({ id, url: a.url })), broken);
+    file = join(dir, 'models.json');
+  };
+  write(['hup-first']);
+  const child = await startChildGateway(
+    { DATA_DIR: childDir, MODELS_FILE: childFile, ADMIN_TOKEN, LOG_LEVEL: 'info', ...(process.env.DATABASE_URL ? { DATABASE_URL: gw.gateway.config.databaseUrl } : {}) },
+    await freePort(),
+  );
+  const ids = async () => ((await (await fetch(`${child.url}/admin/upstreams`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { data: Array<{ id: string }> }).data.map((u) => u.id);
+  try {
+    expect(await ids()).toContain('hup-first');
+    write(['hup-second']);
+    child.proc.kill('SIGHUP');
+    await pollUntil(ids, (list) => list.includes('hup-second') && !list.includes('hup-first'), 5_000, 50);
+    write(['hup-third'], true);
+    child.proc.kill('SIGHUP');
+    await pollUntil(async () => child.output(), (out) => out.includes('catalog reload refused'), 5_000, 50);
+    expect(await ids()).toContain('hup-second');
+  } finally {
+    await child.stop();
+    rmSync(childDir, { recursive: true, force: true });
+  }
 });
 
 shared('two instances on PostgreSQL and Redis', () => {

@@ -282,8 +282,8 @@ describe('chat through an OpenAI-compatible upstream', () => {
   }
 
   // A Responses stream waits for the provider's first event before its 200, as a chat stream does:
-  // LangChain read a 200 that ended in response.failed as an empty answer, and the AI SDK sent a
-  // refused request three times (session 27's client sweep).
+  // LangChain reads a 200 that ends in response.failed as an empty answer, and the AI SDK sends a
+  // refused request three times.
   const responsesFailures: [FakeOpenAIMode, number, Record<string, unknown>, string | null][] = [
     ['error-500', 502, { type: 'upstream_error' }, null],
     ['reset', 502, { type: 'upstream_error' }, null],
@@ -397,7 +397,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     abort.abort();
     expect(await pending).toMatchObject({ name: 'AbortError' });
     await settledHolds(acct);
-    // It used to be charged its prompt estimate, though no answer had begun and nothing was sent.
+    // Not even its prompt estimate: no answer had begun and nothing was sent.
     expect(await gw.balance(acct)).toBe(10);
     await expectLedgerInvariants(gw.gateway.database.db);
   });

@@ -1,8 +1,8 @@
 /**
  * A video job is charged to the balance directly, while chat and image calls are paid from
  * credit leases. When the balance alone falls short because the account's credits sit in a
- * lease, the lease is called back and the job is charged: it was a 402 for as long as other calls
- * of the account kept leases open, though the account had the credits.
+ * lease, the lease is called back and the job is charged, not refused with a 402 for as long as
+ * other calls of the account keep leases open, though the account has the credits.
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';

@@ -100,7 +100,7 @@ test('a failed call charges nothing; an idle lease goes back whole', async () =>
   await expectLedgerInvariants(db());
 });
 
-test('the daily cap counts leases; a call past it waits on the calls in flight (429 credits_in_flight, a second), then is refused to midnight; a closed lease gives the unspent part of the day back', async () => {
+test('the daily cap counts leases; a call past it waits on the calls in flight (429 credits_in_flight, a second), then is refused until midnight; a closed lease gives the unspent part of the day back', async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 10);
   const { billing, book } = instance('d');

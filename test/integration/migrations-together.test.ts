@@ -1,7 +1,7 @@
 /**
  * Instances started together on an empty PostgreSQL database take turns at the migrations: both
- * open it, neither dies (one did, in the first migration, on a unique-index race inside
- * PostgreSQL's catalog: session 27's fault sweep). Runs in the DATABASE_URL pass only.
+ * open it, neither dies (without the lock, one can die in the first migration on a unique-index
+ * race inside PostgreSQL's catalog). Runs in the DATABASE_URL pass only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 /**
  * The daily-spend day comes from one clock, the database's, whatever the calling instance's
- * clock says (session 27's fault sweep under libfaketime): a video's charge and its refund land
- * on the same day, and an instance whose clock is a day ahead gives no key a second day's cap.
+ * clock says (as libfaketime would skew it): a video's charge and its refund land on the same
+ * day, and an instance whose clock is a day ahead gives no key a second day's cap.
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';

@@ -1,7 +1,7 @@
 /**
  * An answer of several images whose storage fails partway (a disk filling up) fails whole and
  * leaves nothing behind: the images stored before the failure are deleted, files and rows, since
- * no URL of them is ever given (session 27's fault sweep: every retry on a full disk left more).
+ * no URL of them is ever given (else every retry on a full disk would leave more).
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

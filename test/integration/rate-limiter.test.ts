@@ -210,8 +210,8 @@ maybe('local-first rate limits on a shared Redis', () => {
     }
   });
 
-  // Session 27's fault sweep: through a Redis stall each key's requests waited in turn on the
-  // previous one's count (the 250 ms deadline each): 40 concurrent ones took 10 s.
+  // Through a Redis stall, a key's requests must not wait in turn on the previous one's count
+  // (the 250 ms deadline each): 40 concurrent ones would take 10 s.
   test('Redis stalled: a key\'s concurrent requests are all decided within one count deadline, not one deadline after another; Redis is asked again after it', async () => {
     const redis = client();
     const admin = client();

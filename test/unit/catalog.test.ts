@@ -84,7 +84,7 @@ describe('a bad MODELS_FILE stops start-up with a message naming the problem', (
     expect(message).toContain(`\n  models.${i}.route.baseUrl: baseUrl is required when provider is 'openai-compatible'`);
   });
 
-  test('a fal-queue route without a baseUrl is refused too; with one it loads', () => {
+  test('a fal-queue route without a baseUrl is refused as well; with one it loads', () => {
     const i = indexOf('svc-2-7-image-to-video');
     const route = { provider: 'fal-queue', upstreamModel: 'fal-ai/video' };
     expect(loadError(withModels((models) => void (models[i].route = route)))).toContain(`\n  models.${i}.route.baseUrl: `);

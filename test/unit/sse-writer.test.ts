@@ -165,7 +165,7 @@ test('a slow reader makes the stream wait many times, and no wait leaves a liste
   });
   await done;
   expect(waits).toBeGreaterThanOrEqual(3);
-  // node:http's own listeners only; each wait used to add a 'close' one.
+  // node:http's own listeners only: no wait leaves a 'close' one behind.
   expect([waits, listeners]).toEqual([waits, 0]);
 });
 

@@ -30,7 +30,7 @@ const STANDARD_IMAGE_MODELS: [string, string, number, string][] = [
   ['seedream-v3', 'Seed', 3, 'Bilingual high-resolution model'],
 ];
 
-/** SPEC's pricing: "1 credit (specialty models)", all five of them (two were priced 2 and 3 until session 27). */
+/** SPEC's pricing: "1 credit (specialty models)", all five of them alike. */
 const CREATIVE_IMAGE_MODELS: [string, number, string][] = [
   ['svc-creative-v8', 1, 'Newest creative-mode model'],
   ['svc-creative-v7', 1, 'Previous creative-mode model'],

@@ -4,13 +4,13 @@ import type { ChatUsage } from './chat-port';
  * The usage a chat call is charged for. The provider's report is the charge, even above the hold
  * (a prompt our tokenizer under-counts, say), but only a report that could be true:
  *  - not two non-negative finite counts, or zero in all: the call is charged as if the provider
- *    had said nothing (the prompt estimate and the tokens relayed), as before for a missing one.
- *    A negative count used to make a streamed answer free;
+ *    had said nothing (the prompt estimate and the tokens relayed), as for a missing report, so
+ *    a negative count cannot make a streamed answer free;
  *  - fractional counts are rounded up;
  *  - completion tokens beyond what the call let the model write (the max tokens sent upstream,
  *    x n; reasoning tokens count inside it, as OpenAI counts them) and prompt tokens beyond four
  *    times the estimate plus 16,384 (images, audio and files, which the estimate weighs roughly,
- *    stay inside that) are cut to those bounds. An upstream that answered 1e15 tokens used to
+ *    stay inside that) are cut to those bounds, so an upstream that answers 1e15 tokens cannot
  *    drain an account in one call.
  */
 export const PROMPT_BOUND_FACTOR = 4;

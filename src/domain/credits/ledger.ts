@@ -44,7 +44,7 @@ export interface ChargeInput {
 /**
  * Charges in full (videos, motion control), in the caller's transaction; one round trip
  * (svc_charge). The day it counts on is the database's (migration 20261204000000): the day sent
- * is no longer read, and `now` only dates the 429's Retry-After.
+ * is not read, and `now` only dates the 429's Retry-After.
  */
 export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void> {
   if (input.amountMicro <= 0) return;

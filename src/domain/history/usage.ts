@@ -28,8 +28,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * The days a range may name. The query reads up to the day after `to`, and PostgreSQL's
- * timestamps end with year 9999 (9999-12-31 + 1 day was a 500 with the SQL in the log); nothing
- * was charged before 1970.
+ * timestamps end with year 9999 (9999-12-31 + 1 day would be a 500 with the SQL in the log);
+ * nothing was charged before 1970.
  */
 const FIRST_DAY = '1970-01-01';
 const LAST_DAY = '9999-12-30';

@@ -24,7 +24,7 @@ export async function renderImages(images: GeneratedImage[], format: ResponseFor
   const failed = saving.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
     // The answer fails (nothing is charged): the images stored for it go too, or every retry
-    // against a full disk left more of them behind (session 27's fault sweep).
+    // against a full disk would leave more of them behind.
     const kept = saving.flatMap((s) => (s.status === 'fulfilled' ? [s.value.id] : []));
     await media.discard(kept).catch(() => undefined);
     throw failed.reason;

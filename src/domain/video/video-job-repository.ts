@@ -75,8 +75,8 @@ export class VideoJobRepository {
 
   /**
    * The job, with the seconds left before its deadline by the database's clock, the one that set
-   * it (0 or less: passed): an instance whose own clock ran ahead failed healthy jobs as `timeout`
-   * (session 27).
+   * it (0 or less: passed), so an instance whose own clock runs ahead does not fail healthy jobs
+   * as `timeout`.
    */
   async getWithTimeLeft(tx: SqlExecutor, id: string): Promise<{ job: VideoJob; secondsLeft: number } | undefined> {
     const row = await tx.one<JobRow & { seconds_left: string | number }>(`select ${COLUMNS}, extract(epoch from (deadline_at - now())) as seconds_left from video_jobs where id = ?`, [id]);

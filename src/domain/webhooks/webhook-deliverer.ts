@@ -22,9 +22,8 @@ export interface DeliveryAttempt {
  * log the attempt, then finish (2xx, or attempts used up) or reschedule after the next delay
  * (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key stops the retries. A webhook moved
  * to another URL since the event takes its retries there, signed with the secret it was given
- * with that URL: they kept going to the endpoint its owner had moved away from, signed with the
- * old secret (session 26's fault sweep). A secret regenerated on the same URL does not change
- * what pending retries are signed with (SPEC).
+ * with that URL, never to the endpoint its owner moved away from. A secret regenerated on the
+ * same URL does not change what pending retries are signed with (SPEC).
  */
 export class WebhookDeliverer {
   constructor(

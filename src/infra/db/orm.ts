@@ -98,8 +98,8 @@ function routeKnexLog(knex: unknown, write: (message: string) => void): void {
 /**
  * Runs the migrations with PostgreSQL's advisory lock held on a connection of its own, so that
  * instances started together on an empty database take turns: the second finds everything
- * applied. Without it, one died in the first migration ("duplicate key value violates unique
- * constraint pg_type_typname_nsp_index", session 27's fault sweep). PGlite has one process.
+ * applied. Without it, one can die in the first migration ("duplicate key value violates unique
+ * constraint pg_type_typname_nsp_index"). PGlite has one process.
  */
 async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<void> {
   if (!databaseUrl) {

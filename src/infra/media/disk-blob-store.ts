@@ -32,7 +32,7 @@ export class DiskBlobStore implements BlobStore {
       await rm(tmp, { force: true }).catch(() => undefined);
       // Any system error writing our own media directory is the store's failure, not the
       // request's: full, out of inodes or quota, read-only, not permitted (a recursive mkdir on a
-      // read-only disk says ENOENT, not EROFS: it answered 500, session 27's fault sweep).
+      // read-only disk says ENOENT, not EROFS, so no list of codes would catch them all).
       if (typeof (err as NodeJS.ErrnoException).code === 'string') throw storageUnavailable(err);
       throw err;
     }

@@ -7,9 +7,9 @@ const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 const SYNC_TIMEOUT_MS = 250;
 /**
  * After Redis failed to answer (a stall, an outage), how long every decision is made here alone
- * before Redis is tried again. Each key's requests used to wait in turn on the previous one's
- * count, SYNC_TIMEOUT_MS each: through a 15 s stall one key got 4 requests a second per instance
- * and 40 concurrent ones waited up to 10 s (session 27's fault sweep).
+ * before Redis is tried again, so a key's requests do not wait in turn on the previous one's
+ * count, SYNC_TIMEOUT_MS each: through a 15 s stall that would allow one key 4 requests a second
+ * per instance and keep 40 concurrent ones waiting up to 10 s.
  */
 const LOCAL_AFTER_FAILURE_MS = 1000;
 /** Counters sent to Redis in one script call. */

@@ -112,7 +112,7 @@ export function retryAfterSecondsOf(value: string | undefined, now = Date.now())
 /**
  * Codes that speak of the caller's own key, balance or limits here: the provider's (our key at the
  * provider refused, its quota spent) must not reach a client as if they were, or an app would tell
- * its user to rotate a key or top up (session 27's re-check).
+ * its user to rotate a key or top up.
  */
 const GATEWAY_CODES = new Set([
   'invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'daily_cap_exceeded', 'model_forbidden',

@@ -20,9 +20,9 @@ export interface PlannedChoice {
 /**
  * The simulator's output limit: completion tokens of one call, shared by its `n` choices. A free
  * test-key call of `n: 8`, `max_tokens: 8192`, `top_logprobs: 20` and a schema asking for
- * 100,000 items built a 47 MB answer in 1.1 s of the event loop (session 26's hostile sweep); a
- * simulated answer is for trying shapes, not volume, so it stops here with `finish_reason:
- * "length"`, as a model stops at its own output limit.
+ * 100,000 items would build a 47 MB answer in 1.1 s of the event loop; a simulated answer is for
+ * trying shapes, not volume, so it stops here with `finish_reason: "length"`, as a model stops at
+ * its own output limit.
  */
 export const SIMULATED_COMPLETION_TOKENS = 2048;
 

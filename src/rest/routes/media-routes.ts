@@ -57,7 +57,7 @@ export function mediaRoutes(media: MediaLibrary): Router {
     const range = parseByteRange(req.headers.range, blob.size);
     if (range === 'unsatisfiable') {
       // RFC 9110 makes this a 416 with the size in Content-Range; the body is the OpenAI error
-      // body every other refusal carries (it was empty). 416 is HTTP's, not a domain outcome with
+      // body every other refusal carries, not an empty one. 416 is HTTP's, not a domain outcome with
       // a type of its own in the status table, so it is written here with the shared body.
       const err = invalidRequest(`The Range '${String(req.headers.range).slice(0, 64)}' is outside the file's ${blob.size} bytes.`, 'Range', 'range_not_satisfiable');
       sendJson(res, 416, { 'Content-Range': `bytes */${blob.size}`, 'Accept-Ranges': 'bytes' }, errorBody(err));

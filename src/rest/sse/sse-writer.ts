@@ -41,8 +41,8 @@ const HELD_TEXT_LIMIT = 64 * 1024;
  * How much one turn may queue before it is written at once. A provider whose events all come in
  * one turn (the simulator's, whose stream is a generator that never waits) queued its whole answer
  * before the first write and the first chance to see the socket full: a client that read nothing
- * held 90 MB of the gateway's memory per stream (session 26's hostile sweep). Written here, the
- * socket's fullness reaches the route's loop, which then waits for it to drain.
+ * could hold 90 MB of the gateway's memory per stream. Written here, the socket's fullness reaches
+ * the route's loop, which then waits for it to drain.
  */
 const TURN_TEXT_LIMIT = 64 * 1024;
 type WithPending = ServerResponse & { [PENDING]?: Pending };
@@ -67,8 +67,8 @@ function flush(res: ServerResponse, p: Pending): void {
     // as long as its socket stays open: past the stall deadline the stream is cut, as a client
     // that left is, and billed what it sent.
     const stall = p.stallMs === undefined ? undefined : setTimeout(() => res.destroy(), p.stallMs).unref();
-    // Both listeners go with the first: a long stream to a slow reader waits many times, and each
-    // wait used to leave its 'close' listener behind (MaxListenersExceededWarning on the console).
+    // Both listeners go with the first: a long stream to a slow reader waits many times, and a
+    // 'close' listener left behind by each wait would pile up (MaxListenersExceededWarning).
     const done = () => {
       clearTimeout(stall);
       res.off('drain', done);

@@ -199,7 +199,7 @@ describe('names that only mean something inside a network (refused though they d
     'http://127.0.0.1.nip.io/',
     'http://10-0-0-1.sslip.io/x',
     'http://app.169.254.169.254.nip.io/',
-    // The same services' hex and IPv6 spellings (session 26's hostile sweep found them accepted).
+    // The same services' hex and IPv6 spellings, refused like the dotted ones.
     'http://7f000001.nip.io/a',
     'http://app-7f000001.nip.io/a',
     'http://a9fea9fe.nip.io/latest/meta-data',

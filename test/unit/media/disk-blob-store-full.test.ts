@@ -45,8 +45,8 @@ test.each(['ENOSPC', 'EDQUOT', 'EROFS', 'ENOENT', 'EIO'])('%s: 503 storage_unava
   expect(filesUnder(root)).toEqual(['med_abc12']);
 });
 
-// A recursive mkdir on a read-only disk says ENOENT, not EROFS: it answered 500 (session 27's
-// fault sweep). Any system error writing the store's own directory is the store's failure.
+// A recursive mkdir on a read-only disk says ENOENT, not EROFS, so no list of codes would catch
+// them all: any system error writing the store's own directory is the store's failure.
 test('a failure that is no system error (a bug) stays what it is, and leaves no tmp file either', async () => {
   const store = new DiskBlobStore(root);
   const err = await store.put('bad key!', Buffer.alloc(10)).catch((e) => e);

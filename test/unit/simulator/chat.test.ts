@@ -151,7 +151,7 @@ describe('the simulator has an output limit, as a model does', () => {
     expect(result.usage.completionTokens).toBeLessThanOrEqual(SIMULATED_COMPLETION_TOKENS);
     expect(result.choices.map((c) => c.finishReason)).toEqual(Array(8).fill('length'));
     for (const choice of result.choices) expect(countTokens(choice.message.content ?? '')).toBeLessThanOrEqual(SIMULATED_COMPLETION_TOKENS / 8);
-    // The whole answer, logprobs and all, stays a few MB (it was 47 MB).
+    // The whole answer, logprobs and all, stays a few MB (unbounded, it would be 47 MB).
     expect(JSON.stringify(result).length).toBeLessThan(4 * 1024 * 1024);
   });
 

@@ -41,8 +41,8 @@ function contentToChat(content: string | ResponsesInputPart[], param: string): s
 /**
  * A function call's output as a chat `tool` message's content: its text parts as they are. A
  * chat tool message carries text only, so an image or a file in it is a 400 naming the part:
- * it used to be dropped without a word (and the text parts run together), the call answered
- * and charged as if the model had seen them.
+ * dropped without a word, the call would be answered and charged as if the model had seen them
+ * (and the text parts would run together).
  */
 function toolOutputToChat(output: string | ResponsesInputPart[], param: string): string | ChatPart[] {
   if (typeof output === 'string') return output;

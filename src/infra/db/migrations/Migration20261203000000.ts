@@ -4,10 +4,10 @@ import { RECORD_CHARGES_SQL as RECORD_WITHOUT_REFUND_SQL } from './Migration2026
 /**
  * A stream charged its running estimate when its lease was closed under it (its instance looked
  * dead, or shut down with the stream's charge still waiting in its journal), whose real charge
- * is recorded later from the journal: until now the later charge only ever added what the usage
- * came to beyond the estimate, so a call whose usage was below its estimate paid the estimate. Now
- * the difference goes back too, once (a `refund` entry, unique per request, with the key's day
- * given back as much), so the call is charged its usage either way.
+ * is recorded later from the journal. The later charge adds what the usage came to beyond the
+ * estimate and, when the usage is below it, gives the difference back, once (a `refund` entry,
+ * unique per request, with the key's day given back as much), so the call is charged its usage
+ * either way and never the estimate.
  */
 const CONVERTED_BRANCH = `        v_from_lease := 0;
         v_excess := greatest(0, it.lease_part + it.excess - v_converted);

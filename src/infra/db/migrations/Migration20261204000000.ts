@@ -1,13 +1,12 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * One clock for the daily-spend day: the database's. A lease take and a video charge counted
- * on the day the calling instance's clock said (`p_day`), while a video's refund gave the amount
- * back to the day of its charge's `created_at`, the database's: around midnight, or with an
- * instance's clock a little off, a refund went to another day than its charge (a key spent 45
- * credits net on a day capped at 30), and an instance a day ahead gave every key a second day's
- * cap (session 27's fault sweep, libfaketime). The functions keep their signatures (`p_day` is no
- * longer read) so instances of the version before go on working beside these during a rollout.
+ * One clock for the daily-spend day: the database's. A lease take, a video charge and a video's
+ * refund all count on the database's UTC day, whatever the calling instance's clock says, so a
+ * refund lands on its charge's day even around midnight or with an instance's clock a little off,
+ * and an instance whose clock runs a day ahead cannot give a key a second day's cap. The functions
+ * keep their signatures (`p_day` is not read) so instances of the previous version go on working
+ * beside these during a rollout.
  */
 export class Migration20261204000000 extends Migration {
   async up(): Promise<void> {
