@@ -29,7 +29,7 @@ async function main(job: AuthJob): Promise<{ latencies: Record<string, number[]>
           body: job.body,
         });
         await res.body.text();
-        latencies[kind]!.push(performance.now() - started);
+        latencies[kind].push(performance.now() - started);
         if (res.statusCode !== 401) unexpected++;
       }
     }

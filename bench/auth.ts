@@ -37,17 +37,19 @@ export async function runAuthPhase(gateway: Gateway, gatewayUrl: string, liveKey
   const all = db.all.bind(db);
   const one = db.one.bind(db);
   const counted = (sql: string) => /from api_keys/i.test(sql) && reads.keys++;
-  db.all = ((sql: string, params?: unknown[]) => (counted(sql), all(sql, params))) as typeof db.all;
-  db.one = ((sql: string, params?: unknown[]) => (counted(sql), one(sql, params))) as typeof db.one;
+  db.all = (sql: string, params?: unknown[]) => (counted(sql), all(sql, params));
+  db.one = (sql: string, params?: unknown[]) => (counted(sql), one(sql, params));
   try {
     const body = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
     const out = await new Promise<{ latencies: Record<string, number[]>; unexpected: number }>((ok, fail) => {
       const worker = new Worker(join(__dirname, 'auth-worker.js'), { workerData: { url: gatewayUrl, body, kinds: { unknown, wrong }, rounds } });
-      worker.once('message', (m: { result?: { latencies: Record<string, number[]>; unexpected: number }; error?: string }) => (m.result ? ok(m.result) : fail(new Error(m.error))));
+      worker.once('message', (m: { result?: { latencies: Record<string, number[]>; unexpected: number }; error?: string }) =>
+        m.result ? ok(m.result) : fail(new Error(m.error)),
+      );
       worker.once('error', fail);
     });
-    const u = out.latencies.unknown!;
-    const k = out.latencies.wrong!;
+    const u = out.latencies.unknown;
+    const k = out.latencies.wrong;
     const result: AuthResult = {
       refusals: u.length + k.length,
       unknownIdMedianMs: ms(quantile(u, 0.5)),

@@ -14,7 +14,12 @@ export function createBareProxy(upstreamOrigin: string): Server {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       pool
-        .request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
+        .request({
+          method: 'POST',
+          path: req.url ?? '/',
+          headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+          body: Buffer.concat(chunks),
+        })
         .then(({ statusCode, headers, body }) => {
           res.writeHead(statusCode, { 'content-type': String(headers['content-type'] ?? 'application/json') });
           body.pipe(res);

@@ -30,7 +30,11 @@ export async function createCommittingProxy(upstreamOrigin: string, databaseUrl:
           body: Buffer.concat(chunks),
         });
         const answer = Buffer.from(await body.arrayBuffer());
-        await db.query({ name: 'charge', text: 'insert into bench_yardstick_charges (request_id, amount_micro) values ($1, $2)', values: [`call-${++calls}`, 17] });
+        await db.query({
+          name: 'charge',
+          text: 'insert into bench_yardstick_charges (request_id, amount_micro) values ($1, $2)',
+          values: [`call-${++calls}`, 17],
+        });
         res.writeHead(statusCode, { 'content-type': String(headers['content-type'] ?? 'application/json') });
         res.end(answer);
       })().catch(() => {

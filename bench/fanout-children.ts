@@ -16,7 +16,7 @@ export class Inbox<In extends { type: string }, Out> {
   constructor(readonly child: ChildProcess) {
     child.on('message', (m: In) => {
       const i = this.waiters.findIndex((w) => w.match(m));
-      if (i >= 0) this.waiters.splice(i, 1)[0]!.ok(m);
+      if (i >= 0) this.waiters.splice(i, 1)[0].ok(m);
       else this.messages.push(m);
     });
     child.once('exit', (code, signal) => {
@@ -28,14 +28,19 @@ export class Inbox<In extends { type: string }, Out> {
     this.child.send(m as object);
   }
 
-  wait<T extends In['type']>(type: T, timeoutMs: number, what: string, match: (m: Extract<In, { type: T }>) => boolean = () => true): Promise<Extract<In, { type: T }>> {
+  wait<T extends In['type']>(
+    type: T,
+    timeoutMs: number,
+    what: string,
+    match: (m: Extract<In, { type: T }>) => boolean = () => true,
+  ): Promise<Extract<In, { type: T }>> {
     const fits = (m: In): boolean => m.type === 'fatal' || (m.type === type && match(m as Extract<In, { type: T }>));
     const unwrap = (m: In) => {
       if (m.type === 'fatal') throw new Error(`child process: ${(m as unknown as { error: string }).error}`);
       return m as Extract<In, { type: T }>;
     };
     const queued = this.messages.findIndex(fits);
-    if (queued >= 0) return Promise.resolve().then(() => unwrap(this.messages.splice(queued, 1)[0]!));
+    if (queued >= 0) return Promise.resolve().then(() => unwrap(this.messages.splice(queued, 1)[0]));
     if (this.exit) return Promise.reject(new Error(`${this.exit} while waiting for ${what}`));
     return new Promise((ok, fail) => {
       const waiter = {

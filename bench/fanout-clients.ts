@@ -73,7 +73,7 @@ async function open(m: Extract<ParentMessage, { cmd: 'open' }>): Promise<void> {
       const i = next++;
       try {
         const local = m.localAddresses?.[Math.floor(i / (m.perAddress ?? Infinity))];
-        connections.push(await openConnection(kind, m.url, m.tokens[i % m.tokens.length]!, now, local));
+        connections.push(await openConnection(kind, m.url, m.tokens[i % m.tokens.length], now, local));
       } catch (err) {
         failed++;
         if (failures.length < 5) failures.push((err as Error).message);

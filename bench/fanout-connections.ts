@@ -125,10 +125,10 @@ function openLibrary(url: string, token: string, now: () => number, localAddress
         },
         closed: (e) => {
           const ev = e as { code?: number; reason?: string };
-          if (!settled) (settled = true), reject(new Error(`closed ${ev.code ?? '?'} ${ev.reason ?? ''}`.trim()));
+          if (!settled) ((settled = true), reject(new Error(`closed ${ev.code ?? '?'} ${ev.reason ?? ''}`.trim())));
         },
         error: (e) => {
-          if (!settled) (settled = true), reject(e instanceof Error ? e : new Error(String((e as { message?: string })?.message ?? e)));
+          if (!settled) ((settled = true), reject(e instanceof Error ? e : new Error(String((e as { message?: string })?.message ?? e))));
         },
       },
       // Without an operation a non-lazy client would be closed by nothing; errors are reported above.

@@ -73,7 +73,7 @@ export function instrument(bus: JobEventBus, onPublish: (event: JobEvent) => voi
     const off = originalSubscribe.apply(this, args);
     let on = true;
     return () => {
-      if (on) (on = false), listeners--;
+      if (on) ((on = false), listeners--);
       off();
     };
   };

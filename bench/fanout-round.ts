@@ -95,7 +95,9 @@ export async function runRound(ctx: PhaseContext, connections: number): Promise<
     children.forEach((c, i) => {
       const count = Math.min(ctx.perProcess, connections - i * ctx.perProcess);
       const localAddresses =
-        cap > 0 ? Array.from({ length: Math.ceil(count / cap) }, () => nextAddress++).map((k) => `127.${ctx.round}.${1 + Math.floor(k / 200)}.${10 + (k % 200)}`) : undefined;
+        cap > 0
+          ? Array.from({ length: Math.ceil(count / cap) }, () => nextAddress++).map((k) => `127.${ctx.round}.${1 + Math.floor(k / 200)}.${10 + (k % 200)}`)
+          : undefined;
       c.send({ cmd: 'open', url: wsUrl, tokens: [subscriberKey], count, concurrency: OPEN_CONCURRENCY, localAddresses, perAddress: cap, client: ctx.client });
     });
     round.sourceAddresses = cap > 0 ? nextAddress : 1;
@@ -135,7 +137,9 @@ export async function runRound(ctx: PhaseContext, connections: number): Promise<
     const subscribeStall = stallMs(loop);
     round.subscribeSeconds = r3((subscribeEnd - subscribeStart) / 1000);
     const subscribeProbes = probesIn(await takeProbes(), [[subscribeStart, subscribeEnd]]);
-    log(`${ok} subscriptions active on the bus in ${round.subscribeSeconds} s; /healthz p99 ${subscribeProbes.p99} ms (max ${subscribeProbes.max}); loop stall max ${subscribeStall} ms`);
+    log(
+      `${ok} subscriptions active on the bus in ${round.subscribeSeconds} s; /healthz p99 ${subscribeProbes.p99} ms (max ${subscribeProbes.max}); loop stall max ${subscribeStall} ms`,
+    );
     const subscribed = await snapshot(ctx.gc);
     const perSub = perItemKB(subscribed, idle, ok);
     log(`subscribed: rss ${subscribed.rssMB} MB, heap ${subscribed.heapUsedMB} MB → per subscription heap ${perSub.heapUsed} KiB, rss ${perSub.rss} KiB`);
@@ -152,7 +156,7 @@ export async function runRound(ctx: PhaseContext, connections: number): Promise<
     const fanoutWindows: Array<[number, number]> = [];
     let fanoutStall = 0;
     const runJob = async (label: string, measured: boolean): Promise<{ job: FanoutJob; samples: number[] }> => {
-      const key = queueKeys[Math.floor(queued++ / RATE_LIMITS.video)]!;
+      const key = queueKeys[Math.floor(queued++ / RATE_LIMITS.video)];
       const res = await fetch(`${gatewayUrl}/v1/video/queue`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -175,7 +179,7 @@ export async function runRound(ctx: PhaseContext, connections: number): Promise<
       loop.disable();
       const t0 = published.get(id);
       if (t0 === undefined) throw new Error(`job ${id} ended without a publish the bench saw`);
-      const samples = reports.flatMap((m, i) => m.times.map((t) => t - correction[i]! - t0));
+      const samples = reports.flatMap((m, i) => m.times.map((t) => t - correction[i] - t0));
       const lat = latency(samples);
       const stall = stallMs(loop);
       if (measured) {
@@ -249,7 +253,14 @@ export async function runRound(ctx: PhaseContext, connections: number): Promise<
     sourceAddresses: round.sourceAddresses ?? 0,
     open: round.open ?? { ok: 0, failed: 0, seconds: 0, perSecond: 0, failures: [] },
     subscribeSeconds: round.subscribeSeconds ?? 0,
-    memory: round.memory ?? { baseline: zeroMem, idle: zeroMem, subscribed: zeroMem, perIdleConnectionKB: zeroKB, perSubscriptionKB: zeroKB, clientProcessRssMB: 0 },
+    memory: round.memory ?? {
+      baseline: zeroMem,
+      idle: zeroMem,
+      subscribed: zeroMem,
+      perIdleConnectionKB: zeroKB,
+      perSubscriptionKB: zeroKB,
+      clientProcessRssMB: 0,
+    },
     clocks: round.clocks ?? [],
     warmup: round.warmup ?? null,
     jobs: round.jobs ?? [],

@@ -72,7 +72,17 @@ export interface FanoutRound {
 }
 
 export interface FanoutResult {
-  settings: { rounds: number[]; capPerAddress: number; jobs: number; subscription: string; simulatorVideoSeconds: number; perProcess: number; probeEveryMs: number; batch: number; clients: string };
+  settings: {
+    rounds: number[];
+    capPerAddress: number;
+    jobs: number;
+    subscription: string;
+    simulatorVideoSeconds: number;
+    perProcess: number;
+    probeEveryMs: number;
+    batch: number;
+    clients: string;
+  };
   eventBus: 'in-process' | 'redis';
   gc: 'global.gc (--expose-gc)' | 'v8 flag at run time' | 'none';
   rounds: FanoutRound[];

@@ -42,7 +42,10 @@ import { now, r1, type FanoutResult, type FanoutRound } from './fanout-types';
 export type { FanoutResult } from './fanout-types';
 export { renderFanoutMarkdown, writeFanoutOnly } from './fanout-report';
 
-const CLIENT_LABEL: Record<ClientKind, string> = { wire: 'a frame reader on raw sockets (bench/graphql-ws-wire.ts)', 'graphql-ws': 'graphql-ws createClient over ws' };
+const CLIENT_LABEL: Record<ClientKind, string> = {
+  wire: 'a frame reader on raw sockets (bench/graphql-ws-wire.ts)',
+  'graphql-ws': 'graphql-ws createClient over ws',
+};
 
 const positiveInt = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -89,7 +92,18 @@ export async function runFanoutPhase(
   try {
     const clock = await clockOffset(prober as unknown as Pingable);
     prober.send({ cmd: 'start', url: `${gatewayUrl}/healthz`, everyMs: PROBE_EVERY_MS });
-    const ctx = { gateway, gatewayUrl, log: opts.log, simulatorVideoSeconds: opts.simulatorVideoSeconds, jobCount, perProcess, client, gc, prober, proberOffset: clock.corrected ? clock.offsetMs : 0 };
+    const ctx = {
+      gateway,
+      gatewayUrl,
+      log: opts.log,
+      simulatorVideoSeconds: opts.simulatorVideoSeconds,
+      jobCount,
+      perProcess,
+      client,
+      gc,
+      prober,
+      proberOffset: clock.corrected ? clock.offsetMs : 0,
+    };
     for (const [i, size] of sizes.entries()) {
       const round = await runRound({ ...ctx, round: i + 1 }, size);
       rounds.push(round);

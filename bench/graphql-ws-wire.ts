@@ -48,7 +48,7 @@ function frame(opcode: number, payload: Buffer): Buffer {
   const mask = randomBytes(4);
   mask.copy(out, headerLength);
   const start = headerLength + 4;
-  for (let i = 0; i < length; i++) out[start + i] = payload[i]! ^ mask[i & 3]!;
+  for (let i = 0; i < length; i++) out[start + i] = payload[i] ^ mask[i & 3];
   return out;
 }
 
@@ -72,7 +72,9 @@ export class WireClient {
   static open(url: string, handlers: WireHandlers, now: () => number, localAddress?: string): Promise<WireClient> {
     const target = new URL(url.replace(/^ws/, 'http'));
     const key = randomBytes(16).toString('base64');
-    const expected = createHash('sha1').update(key + HANDSHAKE_GUID).digest('base64');
+    const expected = createHash('sha1')
+      .update(key + HANDSHAKE_GUID)
+      .digest('base64');
     return new Promise((resolve, reject) => {
       const req = request({
         host: target.hostname,
@@ -128,8 +130,8 @@ export class WireClient {
     const buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
     let at = 0;
     while (buf.length - at >= 2) {
-      const b0 = buf[at]!;
-      const b1 = buf[at + 1]!;
+      const b0 = buf[at];
+      const b1 = buf[at + 1];
       let length = b1 & 0x7f;
       let header = 2;
       if (length === 126) {

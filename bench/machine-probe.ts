@@ -57,7 +57,7 @@ async function commitMs(databaseUrl: string): Promise<number> {
       if (i >= 20) times.push(elapsedMs(t));
     }
     times.sort((a, b) => a - b);
-    return times[times.length >> 1]!;
+    return times[times.length >> 1];
   } finally {
     await client.query('drop table if exists bench_machine_probe').catch(() => undefined);
     await client.end();
@@ -71,5 +71,8 @@ export async function probeMachine(databaseUrl?: string): Promise<MachineProbe> 
 }
 
 export function probeText(p: MachineProbe): string {
-  return `CPU loop ${p.cpuLoopMs.toFixed(0)} ms, memory-bound ${p.memoryMs.toFixed(0)} ms` + (p.commitMs !== undefined ? `, one-row commit ${p.commitMs.toFixed(2)} ms` : '');
+  return (
+    `CPU loop ${p.cpuLoopMs.toFixed(0)} ms, memory-bound ${p.memoryMs.toFixed(0)} ms` +
+    (p.commitMs !== undefined ? `, one-row commit ${p.commitMs.toFixed(2)} ms` : '')
+  );
 }

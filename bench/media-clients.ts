@@ -61,7 +61,7 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
     return errors;
   };
   // One edit first, unmeasured: the first one loads what the edit path loads lazily.
-  const warm = await edit(job.keys[0]!, 0);
+  const warm = await edit(job.keys[0], 0);
   if (warm.status !== 200) throw new Error(`the warm-up edit answered ${warm.status}`);
   const idleHealthMs: number[] = [];
   const idleEnd = performance.now() + job.idleSeconds * 1000;
@@ -76,7 +76,7 @@ async function run(job: MediaClientsJob): Promise<MediaClientsReport> {
   let editing = true;
   const poller = poll(() => !editing, loadedHealthMs);
   const client = async (i: number) => {
-    const key = job.keys[i % job.keys.length]!;
+    const key = job.keys[i % job.keys.length];
     while (performance.now() < end) edits.push(await edit(key, i));
   };
   await Promise.all(Array.from({ length: job.concurrency }, (_, i) => client(i)));

@@ -61,7 +61,9 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
   await gateway.database.db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench media' }));
   const keys: string[] = [];
   for (let i = 0; i < Math.min(concurrency, 10); i++) keys.push((await gateway.keys.create(account.id, { name: `media ${i}`, mode: 'live' })).secret);
-  const image = await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png({ compressionLevel: 6 }).toBuffer();
+  const image = await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } })
+    .png({ compressionLevel: 6 })
+    .toBuffer();
   const size = `${SIDE}x${SIDE}`;
   opts.log(`(media) ${concurrency} clients editing a ${(image.length / 1e6).toFixed(1)} MB ${size} PNG at ${size} for ${seconds} s while /healthz is polled…`);
   const job: MediaClientsJob = { url: gatewayUrl, keys, image, size, concurrency, seconds, idleSeconds: 2 };
@@ -95,11 +97,20 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
     };
     if (completed === 0) result.error = `no edit succeeded: ${JSON.stringify(statusCodes)}`;
     const h = result.healthUnderEdits;
-    opts.log(`(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); gateway loop stall max ${result.loopStallMaxMs} ms, GC pause max ${result.gcPauseMaxMs} ms; clients' loop stall max ${result.clientLoopStallMaxMs} ms; ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`);
+    opts.log(
+      `(media) /healthz under edits p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms (${h.samples} polls); gateway loop stall max ${result.loopStallMaxMs} ms, GC pause max ${result.gcPauseMaxMs} ms; clients' loop stall max ${result.clientLoopStallMaxMs} ms; ${completed} edits, ${result.edits.perSecond}/s, status ${JSON.stringify(statusCodes)}`,
+    );
     return result;
   } catch (err) {
     const empty = figures([]);
-    return { settings, healthIdle: empty, healthUnderEdits: empty, healthErrors: 0, edits: { completed: 0, perSecond: 0, statusCodes: {}, latencyMs: empty }, error: String(err) };
+    return {
+      settings,
+      healthIdle: empty,
+      healthUnderEdits: empty,
+      healthErrors: 0,
+      edits: { completed: 0, perSecond: 0, statusCodes: {}, latencyMs: empty },
+      error: String(err),
+    };
   } finally {
     loop.disable();
     gcs.disconnect();

@@ -38,7 +38,9 @@ export interface MoneyCheck {
  */
 export async function ledgerMark(gateway: Gateway): Promise<number> {
   await gateway.services.leaseBook.recordKeptNow();
-  const row = await gateway.database.db.one<{ id: string | null }>(`select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`);
+  const row = await gateway.database.db.one<{ id: string | null }>(
+    `select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`,
+  );
   return Number(row?.id ?? 0);
 }
 
@@ -91,6 +93,16 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
   );
   const uncollected = await count(`select count(*) as n from uncollected_charges`);
   const cutOff = charged.size - (answered - missing);
-  const ok = missing === 0 && mismatched === 0 && drift === 0 && openLeases === 0 && leaseDrift === 0 && openHolds === 0 && pastCap === 0 && uncollected === 0 && cutOff >= 0 && cutOff <= phase.connections * (phase.segments ?? 1);
+  const ok =
+    missing === 0 &&
+    mismatched === 0 &&
+    drift === 0 &&
+    openLeases === 0 &&
+    leaseDrift === 0 &&
+    openHolds === 0 &&
+    pastCap === 0 &&
+    uncollected === 0 &&
+    cutOff >= 0 &&
+    cutOff <= phase.connections * (phase.segments ?? 1);
   return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, leaseDrift, openHolds, pastCap, uncollected, ok };
 }

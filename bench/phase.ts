@@ -72,7 +72,7 @@ export interface PhaseResult {
 export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return 0;
   const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -88,11 +88,17 @@ function latencySummary(latencies: number[]): LatencySummary {
     p50: round(percentile(sorted, 50)),
     p90: round(percentile(sorted, 90)),
     p99: round(percentile(sorted, 99)),
-    max: round(sorted.length ? sorted[sorted.length - 1]! : 0),
+    max: round(sorted.length ? sorted[sorted.length - 1] : 0),
   };
 }
 
-export function summarize(job: LoadJob, result: autocannon.Result, latencies: number[], invalidBodies: number, answered?: [string, number | null][]): PhaseResult {
+export function summarize(
+  job: LoadJob,
+  result: autocannon.Result,
+  latencies: number[],
+  invalidBodies: number,
+  answered?: [string, number | null][],
+): PhaseResult {
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]));
   return {
     id: job.id,
@@ -119,7 +125,7 @@ export function summarize(job: LoadJob, result: autocannon.Result, latencies: nu
  * comparison only, are the segments' median p50 and worst p99).
  */
 export function mergeSegments(parts: PhaseResult[]): PhaseResult {
-  const first = parts[0]!;
+  const first = parts[0];
   const latencies = parts.flatMap((p) => p.rawLatencies ?? []);
   const durationSeconds = parts.reduce((n, p) => n + p.durationSeconds, 0);
   const statusCodes: Record<string, number> = {};
@@ -136,7 +142,7 @@ export function mergeSegments(parts: PhaseResult[]): PhaseResult {
     requestsPerSecond: round(latencies.length / Math.max(durationSeconds, 0.001), 1),
     completed2xx: latencies.length,
     latencyMs: latencySummary(latencies),
-    autocannonLatencyMs: { p50: p50s[Math.floor(p50s.length / 2)]!, p99: Math.max(...parts.map((p) => p.autocannonLatencyMs.p99)) },
+    autocannonLatencyMs: { p50: p50s[Math.floor(p50s.length / 2)], p99: Math.max(...parts.map((p) => p.autocannonLatencyMs.p99)) },
     statusCodes,
     errors: parts.reduce((n, p) => n + p.errors, 0),
     timeouts: parts.reduce((n, p) => n + p.timeouts, 0),

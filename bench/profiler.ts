@@ -20,7 +20,8 @@ export async function profiled<T>(name: string, work: () => Promise<T>): Promise
   await post('Profiler.start');
   // BENCH_PROFILE_HEAP=1: also where the phase allocates (sampled every 32 KiB), for the GC's share.
   const heap = process.env.BENCH_PROFILE_HEAP === '1';
-  if (heap) await post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  if (heap)
+    await post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   try {
     return await work();
   } finally {

@@ -14,7 +14,15 @@ export interface BenchReport {
     /** The machine's speed as the run began and as it ended (machine-probe.ts). */
     probe?: { start: MachineProbe; end: MachineProbe };
   };
-  settings: { secondsPerPhase: number; unloadedSecondsPerPhase: number; rounds?: number; connections: number; keyPool: number; accounts: number; maxTokens: number };
+  settings: {
+    secondsPerPhase: number;
+    unloadedSecondsPerPhase: number;
+    rounds?: number;
+    connections: number;
+    keyPool: number;
+    accounts: number;
+    maxTokens: number;
+  };
   phases: PhaseResult[];
   money: MoneyCheck[];
   /** Calls per group commit over the run. */
@@ -26,7 +34,9 @@ const ms = (n: number) => n.toFixed(2);
 const pct = (n: number) => `${(n * 100).toFixed(0)}%`;
 
 function statusCell(r: PhaseResult): string {
-  const codes = Object.entries(r.statusCodes).map(([code, n]) => `${code}×${n}`).join(' ');
+  const codes = Object.entries(r.statusCodes)
+    .map(([code, n]) => `${code}×${n}`)
+    .join(' ');
   const extra = [r.errors ? `errors ${r.errors}` : '', r.timeouts ? `timeouts ${r.timeouts}` : '', r.invalidBodies ? `invalid bodies ${r.invalidBodies}` : '']
     .filter(Boolean)
     .join(', ');
@@ -97,7 +107,9 @@ export function summaryLines(r: BenchReport): string[] {
         `c=${s.connections} ${s.streamed ? 'streamed' : 'non-streamed'}: direct ${s.direct.requestsPerSecond.toFixed(0)}, bare ${s.bare.requestsPerSecond.toFixed(0)}, ` +
         `gateway ${s.gateway.requestsPerSecond.toFixed(0)} req/s = ${pct(s.ratio)} of bare (rounds ${(s.gateway.roundRatios ?? []).map(pct).join(' ')}); added mean ${ms(s.addedMeanMs)} ms; ` +
         `gateway busy ${(s.gateway.gatewayBusyMsPerCall ?? 0).toFixed(3)} ms/call (loop ${pct(s.gateway.gatewayUtilization ?? 0)}), CPU ${(s.gateway.gatewayCpuMsPerCall ?? 0).toFixed(3)} ms/call` +
-        (s.committing ? `; committing pass-through ${s.committing.requestsPerSecond.toFixed(0)} req/s, added mean ${ms(s.committingAddedMeanMs ?? 0)} ms` : '') +
+        (s.committing
+          ? `; committing pass-through ${s.committing.requestsPerSecond.toFixed(0)} req/s, added mean ${ms(s.committingAddedMeanMs ?? 0)} ms`
+          : '') +
         `; pass-through CPU ${passCpu(s)} ms/call; machine CPU ${machineCpu(s)} ms/call`,
     ),
     `money: ${r.money.every((m) => m.ok) ? 'exact after every gateway phase' : 'WRONG'}; ${r.chargesPerCommit} charges per commit`,
@@ -114,10 +126,7 @@ export function renderMarkdown(r: BenchReport): string {
       `${e.redis ? 'Redis' : 'in-process'} rate limits · ${r.settings.keyPool} live keys over ${r.settings.accounts} accounts · max_tokens ${r.settings.maxTokens}`,
     '',
     ...(e.probe
-      ? [
-          `Machine probe (bench/machine-probe.ts, lower is faster): at the start ${probeText(e.probe.start)}; at the end ${probeText(e.probe.end)}.`,
-          '',
-        ]
+      ? [`Machine probe (bench/machine-probe.ts, lower is faster): at the start ${probeText(e.probe.start)}; at the end ${probeText(e.probe.end)}.`, '']
       : []),
     'Three targets, each its own event loop: the instant upstream (bench/instant-upstream.ts, a worker thread) called directly;',
     'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',

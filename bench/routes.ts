@@ -10,14 +10,29 @@
 import type { CatalogInput } from '../src/domain/catalog/model';
 import type { LoadJob, PhaseResult } from './phase';
 
-const route = (id: string, baseUrl: string, apiKeyEnv: string) => ({ id, provider: 'openai-compatible' as const, upstreamModel: 'bench-chat', baseUrl, apiKeyEnv, timeoutSeconds: 30 });
+const route = (id: string, baseUrl: string, apiKeyEnv: string) => ({
+  id,
+  provider: 'openai-compatible' as const,
+  upstreamModel: 'bench-chat',
+  baseUrl,
+  apiKeyEnv,
+  timeoutSeconds: 30,
+});
 
 /** The phase's two models, beside the benchmarked one. */
 export function routeModels(upstreamUrl: string): CatalogInput['models'] {
   const chat = { group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1 };
   return [
-    { ...chat, id: 'svc-chat-two-routes', routes: [route('bench-pool-1', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY'), route('bench-pool-2', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY_2')] },
-    { ...chat, id: 'svc-chat-flaky', routes: [route('bench-flaky', `${upstreamUrl}/flaky/v1`, 'BENCH_UPSTREAM_KEY'), route('bench-steady', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY_2')] },
+    {
+      ...chat,
+      id: 'svc-chat-two-routes',
+      routes: [route('bench-pool-1', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY'), route('bench-pool-2', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY_2')],
+    },
+    {
+      ...chat,
+      id: 'svc-chat-flaky',
+      routes: [route('bench-flaky', `${upstreamUrl}/flaky/v1`, 'BENCH_UPSTREAM_KEY'), route('bench-steady', `${upstreamUrl}/v1`, 'BENCH_UPSTREAM_KEY_2')],
+    },
   ];
 }
 
@@ -51,7 +66,8 @@ export function routesJobs(gatewayUrl: string, keys: string[], seconds: number, 
 }
 
 export function renderRoutesMarkdown(r: RoutesResult): string {
-  const row = (name: string, p: PhaseResult) => `| ${name} | ${p.requestsPerSecond.toFixed(0)} | ${p.latencyMs.p50.toFixed(2)} | ${p.latencyMs.p99.toFixed(2)} | ${JSON.stringify(p.statusCodes)} |`;
+  const row = (name: string, p: PhaseResult) =>
+    `| ${name} | ${p.requestsPerSecond.toFixed(0)} | ${p.latencyMs.p50.toFixed(2)} | ${p.latencyMs.p99.toFixed(2)} | ${JSON.stringify(p.statusCodes)} |`;
   return [
     '',
     '## Upstream routes',

@@ -145,12 +145,11 @@ async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
   const accounts = Math.ceil(size / MAX_ACTIVE_KEYS);
   const makeAccount = async (i: number): Promise<string[]> => {
     const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: `bench-${i}` });
-    await gateway.database.db.transaction((tx) =>
-      ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }),
-    );
+    await gateway.database.db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }));
     const secrets: string[] = [];
     const n = Math.min(MAX_ACTIVE_KEYS, size - i * MAX_ACTIVE_KEYS);
-    for (let k = 0; k < n; k++) secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live', dailySpendCap: KEY_CAP_CREDITS })).secret);
+    for (let k = 0; k < n; k++)
+      secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live', dailySpendCap: KEY_CAP_CREDITS })).secret);
     return secrets;
   };
   const perAccount: string[][] = [];
@@ -159,7 +158,7 @@ async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
   }
   // Interleave accounts, so consecutive requests never queue on one account's balance row.
   const pool: string[] = [];
-  for (let k = 0; k < MAX_ACTIVE_KEYS; k++) for (const secrets of perAccount) if (secrets[k]) pool.push(secrets[k]!);
+  for (let k = 0; k < MAX_ACTIVE_KEYS; k++) for (const secrets of perAccount) if (secrets[k]) pool.push(secrets[k]);
   return pool;
 }
 
@@ -174,7 +173,10 @@ function runPhase(job: LoadJob): Promise<PhaseResult> {
 
 /** One call of each kind through the gateway before measuring: it must answer, and bill. */
 async function smokeTest(gatewayUrl: string, key: string, bodies: { plain: string; streamed: string }): Promise<void> {
-  for (const [kind, body, expected] of [['plain', bodies.plain, '"chat.completion"'], ['streamed', bodies.streamed, '[DONE]']] as const) {
+  for (const [kind, body, expected] of [
+    ['plain', bodies.plain, '"chat.completion"'],
+    ['streamed', bodies.streamed, '[DONE]'],
+  ] as const) {
     const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -190,8 +192,12 @@ async function warmUp(gatewayUrl: string, keys: string[], body: string): Promise
   let next = 0;
   const worker = async () => {
     while (next < keys.length) {
-      const key = keys[next++]!;
-      const res = await fetch(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+      const key = keys[next++];
+      const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      });
       await res.text();
       if (res.status !== 200) throw new Error(`warm-up call answered ${res.status}`);
     }
@@ -213,7 +219,9 @@ async function main(): Promise<void> {
   const upstream = await startUpstream();
   const bare = await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url });
   // With DATABASE_URL, a database of the bench's own, dropped afterwards.
-  const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench') : { url: undefined, drop: async () => undefined };
+  const database = process.env.DATABASE_URL
+    ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_bench')
+    : { url: undefined, drop: async () => undefined };
   // With PostgreSQL, the yardstick that keeps the charge-before-answer rule (committing-proxy.ts).
   const committing = database.url ? await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url, commitTo: database.url }) : undefined;
   // The machine's speed as the run begins and as it ends (machine-probe.ts), for reading runs side by side.
@@ -224,29 +232,40 @@ async function main(): Promise<void> {
   try {
     const catalog: CatalogInput = {
       ...BUILTIN_CATALOG,
-      models: BUILTIN_CATALOG.models.map((m) =>
-        m.id === 'svc-chat-1'
-          ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'bench-chat', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY', timeoutSeconds: 30 } }
-          : m,
-      ).concat(routeModels(upstream.url)),
+      models: BUILTIN_CATALOG.models
+        .map((m) =>
+          m.id === 'svc-chat-1'
+            ? {
+                ...m,
+                route: {
+                  provider: 'openai-compatible' as const,
+                  upstreamModel: 'bench-chat',
+                  baseUrl: `${upstream.url}/v1`,
+                  apiKeyEnv: 'BENCH_UPSTREAM_KEY',
+                  timeoutSeconds: 30,
+                },
+              }
+            : m,
+        )
+        .concat(routeModels(upstream.url)),
     };
     const modelsFile = join(dataDir, 'models.json');
     writeFileSync(modelsFile, JSON.stringify(catalog));
     const gatewayEnv = {
-        NODE_ENV: 'test',
-        HOST: '127.0.0.1',
-        PORT: '0',
-        DATA_DIR: dataDir,
-        DATABASE_URL: database.url,
-        REDIS_URL: process.env.REDIS_URL,
-        CHARGE_COMMITS_IN_FLIGHT: process.env.CHARGE_COMMITS_IN_FLIGHT,
-        CHARGE_DEADLINE_MS: process.env.CHARGE_DEADLINE_MS,
-        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
-        MODELS_FILE: modelsFile,
-        // Calls cut off at the end of a phase log upstream_error warnings: not news here.
-        BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
-        BENCH_UPSTREAM_KEY_2: UPSTREAM_KEY,
-        SIMULATOR_VIDEO_SECONDS,
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      REDIS_URL: process.env.REDIS_URL,
+      CHARGE_COMMITS_IN_FLIGHT: process.env.CHARGE_COMMITS_IN_FLIGHT,
+      CHARGE_DEADLINE_MS: process.env.CHARGE_DEADLINE_MS,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
+      MODELS_FILE: modelsFile,
+      // Calls cut off at the end of a phase log upstream_error warnings: not news here.
+      BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
+      BENCH_UPSTREAM_KEY_2: UPSTREAM_KEY,
+      SIMULATOR_VIDEO_SECONDS,
     };
     gateway = await createGateway(loadConfig(gatewayEnv));
     const gatewayUrl = await gateway.listen();
@@ -255,7 +274,12 @@ async function main(): Promise<void> {
     if (process.env.BENCH_ONLY === 'fanout') {
       // The fan-out phase alone: its section of latest.{md,json} is replaced, the other phases' kept.
       const only = await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
-      const environment = { node: process.version, cpu: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`, database: database.url ? 'postgresql' : 'pglite', redis: Boolean(process.env.REDIS_URL) };
+      const environment = {
+        node: process.version,
+        cpu: `${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}`,
+        database: database.url ? 'postgresql' : 'pglite',
+        redis: Boolean(process.env.REDIS_URL),
+      };
       writeFanoutOnly(RESULTS_DIR, only, environment);
       if (only.error) throw new Error(`the fan-out phase failed: ${only.error}`);
       return;
@@ -267,7 +291,7 @@ async function main(): Promise<void> {
     const messages = [{ role: 'user', content: 'Say hello in five words.' }];
     const plain = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16 });
     const streamed = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
-    await smokeTest(gatewayUrl, keys[0]!, { plain, streamed });
+    await smokeTest(gatewayUrl, keys[0], { plain, streamed });
     // Steady state: before each gateway phase one call per key, so the phase does not include a
     // key's first sight (its record cached, its credit lease taken; the money check of the phase
     // before gave every lease back): one-off costs of a key coming into use. The calls are the
@@ -280,7 +304,7 @@ async function main(): Promise<void> {
     };
 
     // The smoke test spent two requests of keys[0]: start the rotation after it.
-    const gatewayKeys = [...keys.slice(1), keys[0]!];
+    const gatewayKeys = [...keys.slice(1), keys[0]];
     const servers = { direct: upstream, bare, ...(committing ? { committing } : {}) } as Record<string, ServerWorker>;
     const targets = [
       { target: 'direct' as const, url: upstream.url, keys: [UPSTREAM_KEY] },
@@ -295,9 +319,12 @@ async function main(): Promise<void> {
     const results: PhaseResult[] = [];
     const money: MoneyCheck[] = [];
     // BENCH_ONLY=c1 / c32: one of the two loads alone (a profile of one, a quick look).
-    const groups = ([[CONNECTIONS, SECONDS], [1, UNLOADED_SECONDS]] as const).filter(
-      ([c]) => process.env.BENCH_ONLY !== 'auth' && process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'),
-    );
+    const groups = (
+      [
+        [CONNECTIONS, SECONDS],
+        [1, UNLOADED_SECONDS],
+      ] as const
+    ).filter(([c]) => process.env.BENCH_ONLY !== 'auth' && process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'));
     const total = groups.length * modes.length;
     let done = 0;
     for (const [connections, durationSeconds] of groups) {
@@ -314,7 +341,9 @@ async function main(): Promise<void> {
           connections,
           durationSeconds: Math.max(1, durationSeconds / ROUNDS),
         }));
-        log(`(${kind}) ${++done}/${total} ${ROUNDS} round(s) of ${targets.map((t) => t.target).join(', ')} at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`);
+        log(
+          `(${kind}) ${++done}/${total} ${ROUNDS} round(s) of ${targets.map((t) => t.target).join(', ')} at c=${connections}, ${mode.streamed ? 'streamed' : 'non-streamed'}: ${durationSeconds} s each…`,
+        );
         await warm(mode.body);
         // The direct upstream and the pass-throughs get a second of the same load, unmeasured,
         // as the gateway gets its warm-up calls, so that no target's first segment measures its
@@ -338,7 +367,7 @@ async function main(): Promise<void> {
         for (let round = 1; round <= ROUNDS; round++) {
           for (const job of jobs) {
             if (job.target !== 'gateway') {
-              const server = servers[job.target]!;
+              const server = servers[job.target];
               const before = await server.cpuMs();
               parts.get(job.target)!.push(await onMachine(job.target, () => runPhase(job)));
               addSpent(passCpuMs, job.target, before, await server.cpuMs());
@@ -366,7 +395,7 @@ async function main(): Promise<void> {
           r.threadCpuMsPerCall = perCall(passCpuMs.get(r.target), r.completed2xx);
         }
         const bareParts = parts.get('bare')!;
-        gw.roundRatios = parts.get('gateway')!.map((g, i) => Math.round((g.requestsPerSecond / Math.max(1, bareParts[i]!.requestsPerSecond)) * 1000) / 1000);
+        gw.roundRatios = parts.get('gateway')!.map((g, i) => Math.round((g.requestsPerSecond / Math.max(1, bareParts[i].requestsPerSecond)) * 1000) / 1000);
         for (const r of merged) log(`(${r.id}) ${fmt(r)}`);
         const check = await checkMoney(gateway, gw, mark);
         money.push(check);
@@ -403,7 +432,13 @@ async function main(): Promise<void> {
         delete r.rawLatencies;
       }
       const flakyNot200 = Object.entries(flaky.statusCodes).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0) + flaky.errors;
-      routes = { oneRoute, twoRoutes, flaky, twoRoutesRatio: Math.round((twoRoutes.requestsPerSecond / Math.max(1, oneRoute.requestsPerSecond)) * 1000) / 1000, flakyNot200 };
+      routes = {
+        oneRoute,
+        twoRoutes,
+        flaky,
+        twoRoutesRatio: Math.round((twoRoutes.requestsPerSecond / Math.max(1, oneRoute.requestsPerSecond)) * 1000) / 1000,
+        flakyNot200,
+      };
       log(`(routes) two/one ${routes.twoRoutesRatio}, flaky not 200: ${flakyNot200}; money ${money.slice(-2).every((m) => m.ok) ? 'exact' : 'WRONG'}`);
     }
     // Daily caps across instances (bench/caps.ts): a second instance on the same PostgreSQL and Redis.
@@ -420,10 +455,14 @@ async function main(): Promise<void> {
     if (auth) log(`(auth) ${JSON.stringify(auth)}`);
     const onlyAuth = process.env.BENCH_ONLY === 'auth';
     // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
-    const fanout: FanoutResult | undefined = process.env.BENCH_FANOUT === '0' || onlyAuth ? undefined : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
+    const fanout: FanoutResult | undefined =
+      process.env.BENCH_FANOUT === '0' || onlyAuth
+        ? undefined
+        : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
     // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
     const running = gateway;
-    const media: MediaResult | undefined = process.env.BENCH_MEDIA === '0' || onlyAuth ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
+    const media: MediaResult | undefined =
+      process.env.BENCH_MEDIA === '0' || onlyAuth ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
     const probeAtEnd = await probeMachine(database.url);
     log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
@@ -437,7 +476,15 @@ async function main(): Promise<void> {
         redis: Boolean(process.env.REDIS_URL),
         probe: { start: probeAtStart, end: probeAtEnd },
       },
-      settings: { secondsPerPhase: SECONDS, unloadedSecondsPerPhase: UNLOADED_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, keyPool: keys.length, accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS), maxTokens: 16 },
+      settings: {
+        secondsPerPhase: SECONDS,
+        unloadedSecondsPerPhase: UNLOADED_SECONDS,
+        rounds: ROUNDS,
+        connections: CONNECTIONS,
+        keyPool: keys.length,
+        accounts: Math.ceil(keys.length / MAX_ACTIVE_KEYS),
+        maxTokens: 16,
+      },
       phases: results,
       money,
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
@@ -450,7 +497,15 @@ async function main(): Promise<void> {
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(join(RESULTS_DIR, 'latest.md'), renderMarkdown(report) + (routes ? renderRoutesMarkdown(routes) : '') + (caps ? renderCapsMarkdown(caps) : '') + (auth ? renderAuthMarkdown(auth) : '') + (fanout ? renderFanoutMarkdown(fanout) : '') + (media ? renderMediaMarkdown(media) : ''));
+    writeFileSync(
+      join(RESULTS_DIR, 'latest.md'),
+      renderMarkdown(report) +
+        (routes ? renderRoutesMarkdown(routes) : '') +
+        (caps ? renderCapsMarkdown(caps) : '') +
+        (auth ? renderAuthMarkdown(auth) : '') +
+        (fanout ? renderFanoutMarkdown(fanout) : '') +
+        (media ? renderMediaMarkdown(media) : ''),
+    );
     for (const line of summaryLines(report)) log(line);
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);

@@ -34,10 +34,10 @@ function cpuMsOf(statFile: string): number | null {
  */
 export function machineBusyMs(): number | null {
   try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
     // cpu user nice system idle iowait irq softirq steal …, in USER_HZ ticks.
     const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-    return (user! + nice! + system! + irq! + softirq! + steal!) * TICK_MS;
+    return (user + nice + system + irq + softirq + steal) * TICK_MS;
   } catch {
     return null;
   }

@@ -30,7 +30,10 @@ function isStale(output, sources) {
 function buildIfStale(log = (line) => process.stdout.write(line)) {
   if (isStale(join(ROOT, 'dist', 'src', 'main.js'), ['src', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])) {
     log('building the service (tsc -p tsconfig.build.json)…\n');
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
   }
   if (isStale(join(ROOT, 'dist', 'console', 'index.html'), ['console', join('schema', 'schema.graphql')])) {
     log('building the console (npm run build:console)…\n');

@@ -12,7 +12,11 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
 const positiveSeconds = (fallback: number) =>
-  z.coerce.number().positive().max(86_400 * 7).default(fallback);
+  z.coerce
+    .number()
+    .positive()
+    .max(86_400 * 7)
+    .default(fallback);
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -103,7 +107,10 @@ const schema = z.object({
     .string()
     .default('')
     .transform((v, ctx) => {
-      const ranges = v.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      const ranges = v
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
       try {
         trustedProxies(ranges);
       } catch (err) {
@@ -157,15 +164,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const c = parsed.data;
   if (c.OIDC_ISSUER === undefined && c.NODE_ENV === 'production') {
-    throw new ConfigError(
-      'Invalid configuration:\n  OIDC_ISSUER: required when NODE_ENV=production (the development identity provider is refused)',
-    );
+    throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when NODE_ENV=production (the development identity provider is refused)');
   }
   if (c.OIDC_ISSUER !== undefined && c.OIDC_AUDIENCE === undefined && c.NODE_ENV === 'production') {
     // Without an audience, an ID token the issuer minted for any other application would do.
     throw new ConfigError('Invalid configuration:\n  OIDC_AUDIENCE: required when OIDC_ISSUER is set and NODE_ENV=production');
   }
-  const lease = c.WORK_LEASE_SECONDS === undefined ? [] : leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
+  const lease =
+    c.WORK_LEASE_SECONDS === undefined ? [] : leaseProblems(c.WORK_LEASE_SECONDS, [{ name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: c.WEBHOOK_TIMEOUT_SECONDS }]);
   if (lease.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lease.join('\n  ')}`);
   if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL || c.OIDC_CLIENT_ID) && !c.OIDC_ISSUER) {
     throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE, OIDC_JWKS_URL or OIDC_CLIENT_ID is set');
@@ -189,7 +195,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
     circuitMinCalls: c.UPSTREAM_CIRCUIT_MIN_CALLS,
-    creditLeases: { idleSeconds: c.LEASE_IDLE_SECONDS, graceSeconds: c.LEASE_GRACE_SECONDS, commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT, chargeDeadlineMs: c.CHARGE_DEADLINE_MS },
+    creditLeases: {
+      idleSeconds: c.LEASE_IDLE_SECONDS,
+      graceSeconds: c.LEASE_GRACE_SECONDS,
+      commitsInFlight: c.CHARGE_COMMITS_IN_FLIGHT,
+      chargeDeadlineMs: c.CHARGE_DEADLINE_MS,
+    },
     wsMaxConnectionsPerAddress: c.WS_MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: c.TRUSTED_PROXIES,
     logLevel: c.LOG_LEVEL,

@@ -116,7 +116,18 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   // answers from the last probe (at most 2 s old) while the next runs.
   const databaseProbe = sharedProbe(() => database.probe(3_000), 250, Date.now, 2_000);
   // A connected Redis that does not answer (a partition) is down too: asked, not read off the socket.
-  const redisProbe = sharedProbe(() => (redis ? redis.ping().then(() => 'up' as const, () => 'down' as const) : Promise.resolve('down' as const)), 250, Date.now, 2_000);
+  const redisProbe = sharedProbe(
+    () =>
+      redis
+        ? redis.ping().then(
+            () => 'up' as const,
+            () => 'down' as const,
+          )
+        : Promise.resolve('down' as const),
+    250,
+    Date.now,
+    2_000,
+  );
   // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
   const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
   const app = createHttpApp({
@@ -150,9 +161,12 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         videoRoutes(s.video, idempotentJson),
       ],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
-      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(database.db)],
+      admin: [
+        adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }),
+        adminDeliveryRoutes(database.db),
+      ],
     },
-    graphql: graphql.mount,
+    graphql: graphql.mount.bind(graphql),
   });
   // The billed JSON POSTs skip Express when nothing about them needs it (rest/json-lane.ts).
   const lane = [
@@ -161,7 +175,10 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   ];
   const receiveMs = config.requestReceiveSeconds * 1000;
   // node checks the receive deadline on this interval (30 s by default): a quarter of it, at most 30 s.
-  const server = createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(250, receiveMs / 4)) }, withJsonLane({ keys: s.keys, metrics, logger }, lane, app));
+  const server = createServer(
+    { connectionsCheckingInterval: Math.min(30_000, Math.max(250, receiveMs / 4)) },
+    withJsonLane({ keys: s.keys, metrics, logger }, lane, app),
+  );
   graphql.attach(server);
   const drain = new HttpDrain(server);
   tagRequestIds(server);
@@ -193,37 +210,38 @@ export async function createGateway(config: Config, options: { logger?: Logger }
         });
       }),
     shutdown: { draining: drain.drainingSignal, deadline: drain.deadline },
-    close: () => (closing ??= (async () => {
-      // Balancers see /healthz 503 and every response says Connection: close from now on.
-      draining = true;
-      drain.begin();
-      // Notice first: keep serving (with /healthz 503 and Connection: close) until a balancer's
-      // health check has taken this instance out, so no request races the closing listener.
-      if (config.shutdownNoticeSeconds > 0) {
-        logger.info({ noticeSeconds: config.shutdownNoticeSeconds }, 'shutdown notice: /healthz answers 503');
-        await new Promise((resolve) => setTimeout(resolve, config.shutdownNoticeSeconds * 1000));
-      }
-      const deadlineAt = monotonicMillis() + config.shutdownDrainSeconds * 1000;
-      logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');
-      // The worker finishes what it runs (or gives the leases back at the deadline) meanwhile.
-      const workerStopped = s.worker.stop(Math.max(0, deadlineAt - monotonicMillis()));
-      // WebSockets first: an upgraded socket would keep server.close() waiting.
-      await graphql.close();
-      // Stop accepting connections (a balancer retries a refused connection elsewhere); open
-      // keep-alive connections stay, each closed after its next response, which for /healthz is a 503.
-      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-      if (!(await drain.whenIdle(deadlineAt - monotonicMillis()))) {
-        // Streams listening to the deadline end themselves (error event, billing settled).
-        logger.warn({ inFlight: drain.inFlight }, 'drain deadline reached; ending what still runs');
-        drain.expire();
-        await drain.whenIdle(STREAM_WRAP_UP_MS);
-      }
-      server.closeAllConnections();
-      await closed;
-      await workerStopped;
-      await s.close();
-      redis?.disconnect();
-      await database.close();
-    })()),
+    close: () =>
+      (closing ??= (async () => {
+        // Balancers see /healthz 503 and every response says Connection: close from now on.
+        draining = true;
+        drain.begin();
+        // Notice first: keep serving (with /healthz 503 and Connection: close) until a balancer's
+        // health check has taken this instance out, so no request races the closing listener.
+        if (config.shutdownNoticeSeconds > 0) {
+          logger.info({ noticeSeconds: config.shutdownNoticeSeconds }, 'shutdown notice: /healthz answers 503');
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownNoticeSeconds * 1000));
+        }
+        const deadlineAt = monotonicMillis() + config.shutdownDrainSeconds * 1000;
+        logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');
+        // The worker finishes what it runs (or gives the leases back at the deadline) meanwhile.
+        const workerStopped = s.worker.stop(Math.max(0, deadlineAt - monotonicMillis()));
+        // WebSockets first: an upgraded socket would keep server.close() waiting.
+        await graphql.close();
+        // Stop accepting connections (a balancer retries a refused connection elsewhere); open
+        // keep-alive connections stay, each closed after its next response, which for /healthz is a 503.
+        const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+        if (!(await drain.whenIdle(deadlineAt - monotonicMillis()))) {
+          // Streams listening to the deadline end themselves (error event, billing settled).
+          logger.warn({ inFlight: drain.inFlight }, 'drain deadline reached; ending what still runs');
+          drain.expire();
+          await drain.whenIdle(STREAM_WRAP_UP_MS);
+        }
+        server.closeAllConnections();
+        await closed;
+        await workerStopped;
+        await s.close();
+        redis?.disconnect();
+        await database.close();
+      })()),
   };
 }

@@ -28,10 +28,8 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => {
     gateway.logger.error({ err: reason }, 'unhandled promise rejection');
   });
-  const origin = await gateway.listen();
-  gateway.logger.info({ origin, database: config.databaseUrl ? 'postgresql' : 'pglite', redis: Boolean(config.redisUrl) }, 'gateway listening');
-  await ensureDemoAccount(gateway, origin);
-
+  // The signals are handled before the listener opens: one that comes as soon as /healthz answers
+  // (a deploy's SIGTERM, an operator's SIGHUP) must not meet the default action and end the process.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -63,6 +61,10 @@ async function main(): Promise<void> {
       (err: unknown) => gateway.logger.error({ err: String((err as Error).message ?? err) }, 'catalog reload refused; the running catalog stays'),
     );
   });
+
+  const origin = await gateway.listen();
+  gateway.logger.info({ origin, database: config.databaseUrl ? 'postgresql' : 'pglite', redis: Boolean(config.redisUrl) }, 'gateway listening');
+  await ensureDemoAccount(gateway, origin);
 }
 
 main().catch((err) => {

@@ -96,7 +96,11 @@ export async function buildServices(deps: {
   const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
   // One circuit breaker per upstream route; an instance that opens or closes one tells the others.
   const circuitChanges = topic('svc:circuit');
-  const breakers = new CircuitBreakers({ feed: circuitChanges, minCalls: config.circuitMinCalls, upstreamOf: (routeId) => upstreamDigest(catalog.data, routeId) });
+  const breakers = new CircuitBreakers({
+    feed: circuitChanges,
+    minCalls: config.circuitMinCalls,
+    upstreamOf: (routeId) => upstreamDigest(catalog.data, routeId),
+  });
   const attempts = upstreamAttemptReporter(metrics, logger);
   breakers.onState = (route, state) => attempts.circuit(route, state);
   const providers = new ProviderRegistry({
@@ -111,7 +115,9 @@ export async function buildServices(deps: {
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
   const keyDirectory = new KeyDirectory(db, keyChanges);
-  await keyDirectory.load().catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
+  await keyDirectory
+    .load()
+    .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
   const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
@@ -146,12 +152,15 @@ export async function buildServices(deps: {
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
   const accounts = new AccountService(db, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
-  const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'));
+  const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) =>
+    warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
+  );
   const billing = new Billing(leaseBook, streamStarts);
   const idempotency = new IdempotencyService(db, {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
-    onDropped: (count) => logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
+    onDropped: (count) =>
+      logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
   const chat = new ChatService(catalog, providers, billing, limiter, urls);
   const responses = new ResponsesService(chat, new ResponseStore(db));
@@ -164,19 +173,20 @@ export async function buildServices(deps: {
     logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
   });
   // The simulator finishes after SIMULATOR_VIDEO_SECONDS: poll it briskly; upstreams every VIDEO_POLL_SECONDS.
-  const pollEverySeconds = (provider: string) => (provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds);
+  const pollEverySeconds = (provider: string) =>
+    provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds;
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
   const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
   const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (a) => {
     metrics.webhookAttempts.inc({ outcome: a.outcome });
     logger.info(a, 'webhook delivery attempt');
   });
-  const worker = new Worker(
-    queue,
-    { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) },
-    logger,
-    { batchSize: 20, maxIdleMs: 500, concurrency: config.workerConcurrency, leaseSeconds: workLeaseSeconds },
-  );
+  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) }, logger, {
+    batchSize: 20,
+    maxIdleMs: 500,
+    concurrency: config.workerConcurrency,
+    leaseSeconds: workLeaseSeconds,
+  });
   const video = new VideoService({
     db,
     catalog,
@@ -199,7 +209,8 @@ export async function buildServices(deps: {
     feed: catalogChanges,
     instanceId,
     // A video route's call must fit in the work lease this process runs with.
-    problems: (data) => leaseProblems(workLeaseSeconds, videoRouteCalls(data)).map((p) => `${p} (the work lease is set at start-up: restart to take this catalog)`),
+    problems: (data) =>
+      leaseProblems(workLeaseSeconds, videoRouteCalls(data)).map((p) => `${p} (the work lease is set at start-up: restart to take this catalog)`),
     onRemoteFailure: (err) => logger.error({ err: String(err) }, 'catalog reload asked by another instance failed here; the running catalog stays'),
   });
 

@@ -9,6 +9,12 @@ export async function namingArgument<T>(work: Promise<T>, restName: string, argu
     return await work;
   } catch (err) {
     if (!(err instanceof DomainError) || err.param !== restName) throw err;
-    throw new DomainError(err.type, err.message, { code: err.code, param: argument, retryAfterSeconds: err.retryAfterSeconds, headers: err.headers, cause: err.cause });
+    throw new DomainError(err.type, err.message, {
+      code: err.code,
+      param: argument,
+      retryAfterSeconds: err.retryAfterSeconds,
+      headers: err.headers,
+      cause: err.cause,
+    });
   }
 }

@@ -34,7 +34,7 @@ export class ConnectionCap {
 export function clientKey(address: string | undefined): string | null {
   if (!address) return null;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   const bare = address.replace(/%.*$/, '');
   if (isIP(bare) !== 6) return address;
   const groups = ipv6Groups(bare);

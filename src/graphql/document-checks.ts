@@ -5,8 +5,7 @@ import { parseFailure } from './errors';
 
 /** What a document's text alone decides: parsed or not, within the shape bounds or not, valid or not. */
 export type CheckedDocument =
-  | { ok: false; errors: readonly GraphQLError[] }
-  | { ok: true; document: DocumentNode; limitError: GraphQLError | null; invalid: readonly GraphQLError[] };
+  { ok: false; errors: readonly GraphQLError[] } | { ok: true; document: DocumentNode; limitError: GraphQLError | null; invalid: readonly GraphQLError[] };
 
 /** Documents kept; clients send the same few queries over and over. */
 const MAX_ENTRIES = 500;

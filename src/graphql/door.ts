@@ -36,7 +36,12 @@ export async function createGraphQLDoor(deps: {
   return {
     mount: http.mount,
     attach: (server) => {
-      ws = attachWebSocketDoor(server, { ...shared, maxConnectionsPerAddress: deps.maxConnectionsPerAddress, trustedProxies: deps.trustedProxies, metrics: deps.metrics });
+      ws = attachWebSocketDoor(server, {
+        ...shared,
+        maxConnectionsPerAddress: deps.maxConnectionsPerAddress,
+        trustedProxies: deps.trustedProxies,
+        metrics: deps.metrics,
+      });
     },
     close: async () => {
       await ws?.close();

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { DomainError } from '../domain/errors/domain-error';
+import { DomainError, causeText } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { requestRefusalMessage } from './request-errors';
 import { inGraphqlNames } from './field-names';
@@ -71,7 +71,7 @@ export function createFormatError(logger: Logger, production = false) {
     const where = { ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}) };
     const domain = domainErrorOf(error);
     if (domain) {
-      if (domain.status >= 500) logger.warn({ type: domain.type, cause: String(domain.cause ?? '') }, domain.message);
+      if (domain.status >= 500) logger.warn({ type: domain.type, cause: causeText(domain.cause) }, domain.message);
       const extensions: Record<string, unknown> = { code: domain.type };
       let message = domain.message;
       if (domain.param !== null) ({ param: extensions.param, message } = inGraphqlNames(domain.param, domain.message));

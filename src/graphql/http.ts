@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
-import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, OperationTypeNode, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -23,7 +23,7 @@ function operationLimitsPlugin(schema: GraphQLSchema): ApolloServerPlugin<GraphQ
     async requestDidStart() {
       return {
         async didResolveOperation({ document, operation, request, contextValue }) {
-          if (operation?.operation === 'subscription') {
+          if (operation?.operation === OperationTypeNode.SUBSCRIPTION) {
             throw new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql.', {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
@@ -70,17 +70,21 @@ function shapeGuard(formatError: FormatError): RequestHandler {
  * Errors raised before Apollo on /graphql (the body parser's, and the app-wide query-string
  * check's: a `query` given twice) answer in the GraphQL error shape, not REST's.
  */
-const requestErrors = (formatError: FormatError): ErrorRequestHandler => (err, req, res, next) => {
-  const type = (err as { type?: string }).type;
-  if (err instanceof DomainError) {
-    const error = asGraphQLError(err);
-    sendErrors(req, res, err.status, { errors: [formatError(error.toJSON(), error)] });
-  } else if (type === 'entity.too.large') {
-    sendErrors(req, res, 413, { errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }] });
-  } else if (type === 'entity.parse.failed') {
-    sendErrors(req, res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
-  } else next(err);
-};
+const requestErrors =
+  (formatError: FormatError): ErrorRequestHandler =>
+  (err, req, res, next) => {
+    const type = (err as { type?: string }).type;
+    if (err instanceof DomainError) {
+      const error = asGraphQLError(err);
+      sendErrors(req, res, err.status, { errors: [formatError(error.toJSON(), error)] });
+    } else if (type === 'entity.too.large') {
+      sendErrors(req, res, 413, {
+        errors: [{ message: `The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, extensions: { code: 'request_too_large' } }],
+      });
+    } else if (type === 'entity.parse.failed') {
+      sendErrors(req, res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+    } else next(err);
+  };
 
 const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
 
@@ -91,7 +95,10 @@ const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
  */
 function sendErrors(req: Request, res: Response, status: number, body: unknown): void {
   const accept = req.get('accept') ?? '';
-  const type = accept.includes(GRAPHQL_RESPONSE_JSON) && req.accepts([GRAPHQL_RESPONSE_JSON, 'application/json']) === GRAPHQL_RESPONSE_JSON ? GRAPHQL_RESPONSE_JSON : 'application/json';
+  const type =
+    accept.includes(GRAPHQL_RESPONSE_JSON) && req.accepts([GRAPHQL_RESPONSE_JSON, 'application/json']) === GRAPHQL_RESPONSE_JSON
+      ? GRAPHQL_RESPONSE_JSON
+      : 'application/json';
   res.status(status).type(`${type}; charset=utf-8`).send(JSON.stringify(body));
 }
 
@@ -149,7 +156,13 @@ export async function createHttpDoor(deps: {
       // A CORS preflight: this API serves no other origin's pages, so it allows none; said with a
       // 204 and the methods it takes, not the cross-site-request refusal Apollo gave it.
       app.options('/graphql', (_req, res) => void res.status(204).set('Allow', 'GET, POST').end());
-      app.use('/graphql', express.json({ limit: LIMITS.maxBodyBytes }), requestErrors(deps.formatError), shapeGuard(deps.formatError), expressMiddleware(apollo, { context }));
+      app.use(
+        '/graphql',
+        express.json({ limit: LIMITS.maxBodyBytes }),
+        requestErrors(deps.formatError),
+        shapeGuard(deps.formatError),
+        expressMiddleware(apollo, { context }),
+      );
     },
     stop: () => apollo.stop(),
   };

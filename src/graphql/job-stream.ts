@@ -52,7 +52,10 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
   /** Many-job streams with resyncChanged: each job's last delivered updatedAt (ms), the oldest dropped first. */
   private delivered: Map<string, number> | null = null;
 
-  constructor(bus: JobEventBus, private readonly opts: JobStreamOptions) {
+  constructor(
+    bus: JobEventBus,
+    private readonly opts: JobStreamOptions,
+  ) {
     this.unsubscribe = bus.subscribe(({ job }) => {
       if (opts.accept(job)) this.push(job);
     }, opts.scope);
@@ -114,7 +117,7 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
 
   /** False for a state this many-job stream already delivered (a re-read repeats what the bus brought). */
   private isNewForThisStream(job: VideoJob): boolean {
-    const delivered = (this.delivered ??= new Map());
+    const delivered = (this.delivered ??= new Map<string, number>());
     const last = delivered.get(job.id);
     const at = job.updatedAt.getTime() * 2 + (isTerminal(job) ? 1 : 0);
     if (last !== undefined && at <= last) return false;
@@ -131,7 +134,7 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
       const err = this.failure;
       this.failure = null;
       this.closed = true;
-      return Promise.reject(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     if (this.closed || this.endAfterBuffer) {
       this.close();
@@ -149,7 +152,7 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
 
   throw(err?: unknown): Promise<IteratorResult<VideoJob>> {
     this.close();
-    return Promise.reject(err);
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
 
   [Symbol.asyncIterator](): this {

@@ -46,8 +46,7 @@ export const LIMITS = {
 
 export const PARSE_OPTIONS: ParseOptions = { maxTokens: LIMITS.maxTokens };
 
-const limitError = (message: string) =>
-  new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+const limitError = (message: string) => new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
 
 /** A document whose brackets nest past the bound, refused before the parser recurses into it. */
 export function nestingError(text: string): GraphQLError | null {

@@ -13,7 +13,10 @@ const REWORDED: ReadonlyArray<readonly [RegExp, string]> = [
     'Refused as a possible cross-site request: send an Authorization header (or a Content-Type of application/json), which a browser sends to another site only after a preflight.',
   ],
   [/^Operation batching disabled/, 'Batching is not supported: send one operation per request.'],
-  [/^POST body missing, invalid Content-Type, or JSON object has no keys/, 'A POST to /graphql needs Content-Type: application/json and a JSON object with a query.'],
+  [
+    /^POST body missing, invalid Content-Type, or JSON object has no keys/,
+    'A POST to /graphql needs Content-Type: application/json and a JSON object with a query.',
+  ],
   [/^GraphQL operations must contain a non-empty `query`/, 'The request has no query.'],
   [/^GraphQL queries must be strings/, 'The query must be a string in the GraphQL language.'],
   [/^Apollo server received an operation that uses incremental delivery/i, 'Incremental delivery (@defer, @stream) is not supported.'],

@@ -79,9 +79,9 @@ export class ReusedIds {
     if (!this.open()) return;
     // By index, not shift(): shifting each out of a long queue would be O(n²).
     for (let i = 0; i < queued.length; i++) {
-      this.dispatch(queued[i]!);
+      this.dispatch(queued[i]);
       if (this.held) {
-        for (let j = i + 1; j < queued.length; j++) (this.held as MessageArgs[]).push(queued[j]!);
+        for (let j = i + 1; j < queued.length; j++) (this.held as MessageArgs[]).push(queued[j]);
         return;
       }
     }

@@ -1,6 +1,7 @@
 import {
   GraphQLError,
   Kind,
+  OperationTypeNode,
   type ASTVisitor,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -56,7 +57,7 @@ export const ONE_MUTATION_FIELD = 'A mutation operation may select one field; se
 export function OneMutationFieldRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(node) {
-      if (node.operation !== 'mutation') return false;
+      if (node.operation !== OperationTypeNode.MUTATION) return false;
       if (workingRootFields(node, context.getDocument()).length > 1) context.reportError(new GraphQLError(ONE_MUTATION_FIELD, { nodes: node }));
       return false;
     },

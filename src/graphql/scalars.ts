@@ -7,5 +7,5 @@ import { DateTimeResolver } from 'graphql-scalars';
  */
 export const DateTimeScalar = new GraphQLScalarType({
   ...DateTimeResolver.toConfig(),
-  serialize: (value) => (DateTimeResolver.serialize(value) as Date).toISOString(),
+  serialize: (value) => DateTimeResolver.serialize(value).toISOString(),
 });

@@ -49,12 +49,16 @@ function operationKey(args: ExecutionArgs): string {
 function executeOnce(args: ExecutionArgs, key: string, event: unknown): Result {
   if (typeof event !== 'object' || event === null) return execute({ ...args, rootValue: event });
   let byKey = answers.get(event);
-  if (!byKey) answers.set(event, (byKey = new Map()));
+  if (!byKey) answers.set(event, (byKey = new Map<string, Result>()));
   let answer = byKey.get(key);
   if (!answer) {
     byKey.set(key, (answer = execute({ ...args, rootValue: event })));
     // Once an asynchronous execution is done, the later subscribers take its value without a hop.
-    if (answer instanceof Promise) answer.then((value) => byKey!.set(key, value), () => undefined);
+    if (answer instanceof Promise)
+      answer.then(
+        (value) => byKey.set(key, value),
+        () => undefined,
+      );
   }
   return answer;
 }
@@ -74,7 +78,7 @@ function mapEvents<T>(source: AsyncIterator<T>, map: (event: T) => Result): Asyn
   const mapped = {
     next: () => source.next().then(answer),
     return: () => (source.return ? source.return().then(answer) : done()),
-    throw: (err?: unknown) => (source.throw ? source.throw(err).then(answer) : Promise.reject(err)),
+    throw: (err?: unknown) => (source.throw ? source.throw(err).then(answer) : Promise.reject(err instanceof Error ? err : new Error(String(err)))),
     [Symbol.asyncIterator]: () => mapped,
   };
   // What graphql-ws needs of a generator (next, return, Symbol.asyncIterator); no more is used.
@@ -82,5 +86,5 @@ function mapEvents<T>(source: AsyncIterator<T>, map: (event: T) => Result): Asyn
 }
 
 function isAsyncIterable<T>(value: unknown): value is AsyncIterable<T> {
-  return typeof Object(value)[Symbol.asyncIterator] === 'function';
+  return typeof (Object(value) as Partial<AsyncIterable<T>>)[Symbol.asyncIterator] === 'function';
 }

@@ -70,7 +70,7 @@ export function serveAsHttp(server: Server, req: IncomingMessage, socket: Duplex
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
+    const name = raw[i].toLowerCase();
     if (name !== 'upgrade' && name !== 'connection') lines.push(`${raw[i]}: ${raw[i + 1]}`);
   }
   // Closed after the answer: nothing after it is read as another request.

@@ -22,13 +22,16 @@ import type { Extra } from 'graphql-ws/use/ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../infra/observability/logger';
 
+/** A frame's text: ws hands over a Buffer, an ArrayBuffer or the fragments of one message. */
+const rawText = (data: RawData): string => (Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8');
+
 /** Message types graphql-ws validates but only a server may send. */
 const SERVER_ONLY = new Set(['next', 'error', 'connection_ack']);
 
 /** The type of a message that is one of SERVER_ONLY, read again only once its handler has failed. */
 function serverOnlyType(data: RawData): string | null {
   try {
-    const type = (JSON.parse(String(data)) as { type?: unknown } | null)?.type;
+    const type = (JSON.parse(rawText(data)) as { type?: unknown } | null)?.type;
     return typeof type === 'string' && SERVER_ONLY.has(type) ? type : null;
   } catch {
     return null;
@@ -90,12 +93,8 @@ export function serveGraphQLWs<P extends ConnectionInitMessage['payload'], E ext
         close: (code, reason) => socket.close(code, reason),
         // The listener's promise settles when the message is handled (message-turns.ts waits on it).
         onMessage: (cb) =>
-          socket.on('message', async (data: RawData) => {
-            try {
-              await cb(String(data));
-            } catch (err) {
-              failed(socket, data, err);
-            }
+          socket.on('message', (data: RawData) => {
+            cb(rawText(data)).catch((err: unknown) => failed(socket, data, err));
           }),
       },
       { socket, request } as Extra & Partial<E>,

@@ -44,10 +44,13 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
 function closeWhenExpired(socket: WebSocket, usableUntil: number): void {
   // setTimeout's ceiling is about 24.8 days; a token that outlives it is re-armed then.
   const wait = Math.min(usableUntil - Date.now(), 2 ** 31 - 1);
-  const timer = setTimeout(() => {
-    if (Date.now() >= usableUntil) socket.close(FORBIDDEN, 'Forbidden: the ID token has expired');
-    else closeWhenExpired(socket, usableUntil);
-  }, Math.max(0, wait));
+  const timer = setTimeout(
+    () => {
+      if (Date.now() >= usableUntil) socket.close(FORBIDDEN, 'Forbidden: the ID token has expired');
+      else closeWhenExpired(socket, usableUntil);
+    },
+    Math.max(0, wait),
+  );
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
 }
@@ -77,8 +80,8 @@ class KeySockets {
     if (!set) this.byKey.set(keyId, (set = new Set()));
     set.add(entry);
     socket.once('close', () => {
-      set!.delete(entry);
-      if (set!.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
+      set.delete(entry);
+      if (set.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
     });
   }
 
@@ -130,9 +133,7 @@ async function prepare(
 }
 
 function unidentifiedOperation(name: string | null | undefined): GraphQLError {
-  const message = name
-    ? `The document has no operation named '${name}'.`
-    : 'The document has several operations: name the one to run in operationName.';
+  const message = name ? `The document has no operation named '${name}'.` : 'The document has several operations: name the one to run in operationName.';
   return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } });
 }
 
@@ -223,7 +224,11 @@ export function attachWebSocketDoor(
   // that leaves more sockets waiting than the gate's share pauses every socket's reads, which
   // then come back a slice per turn (burst-reads.ts).
   const messageGate: TurnGate = new TurnGate(PER_TURN, () => burstReads.pauseAll());
-  const burstReads = new BurstReads(PER_TURN, () => messageGate.waitingLanes, () => deps.metrics?.wsReadPauses.inc());
+  const burstReads = new BurstReads(
+    PER_TURN,
+    () => messageGate.waitingLanes,
+    () => deps.metrics?.wsReadPauses.inc(),
+  );
   wss.on('connection', (socket: WebSocket, req: IncomingMessage) =>
     messagesThroughGate(messageGate, socket, (waiting) =>
       deps.logger.info({ ...waiting, address: req.socket.remoteAddress }, 'GraphQL WebSocket closed (1008): too many messages waiting'),

@@ -5,7 +5,16 @@
  * throw DomainError (upstream_error, content_policy_violation) and never leak upstream internals.
  */
 
-export type { GeneratedImage, GeneratedImages, ImageAnswerAbout, ImageEditProvider, ImageEditRequest, ImageGenerationRequest, ImageProvider, InputFile } from '../domain/images/image-port';
+export type {
+  GeneratedImage,
+  GeneratedImages,
+  ImageAnswerAbout,
+  ImageEditProvider,
+  ImageEditRequest,
+  ImageGenerationRequest,
+  ImageProvider,
+  InputFile,
+} from '../domain/images/image-port';
 export type { ImageOptions } from '../domain/images/image-options';
 export type { VideoJobSpec, VideoPollResult, VideoProvider } from '../domain/video/video-port';
 

@@ -95,7 +95,12 @@ export class ProviderRegistry {
   private routedImagesOf(model: CatalogModel): RoutedImageProvider {
     let routed = this.routedImages.get(model);
     if (!routed) {
-      routed = new RoutedImageProvider(model, this.routing, (route) => this.imageFor(route), (route) => this.editFor(route));
+      routed = new RoutedImageProvider(
+        model,
+        this.routing,
+        (route) => this.imageFor(route),
+        (route) => this.editFor(route),
+      );
       this.routedImages.set(model, routed);
     }
     return routed;

@@ -6,7 +6,17 @@
  */
 import type { CatalogModel, ModelRoute } from '../domain/catalog/model';
 import { attemptRoutes, type RoutedAttemptFailure, type RoutingDeps } from '../domain/routing/route-attempts';
-import type { ChatProvider, ChatRequest, ChatResult, ChatStreamEvent, GeneratedImages, ImageEditProvider, ImageEditRequest, ImageGenerationRequest, ImageProvider } from './ports';
+import type {
+  ChatProvider,
+  ChatRequest,
+  ChatResult,
+  ChatStreamEvent,
+  GeneratedImages,
+  ImageEditProvider,
+  ImageEditRequest,
+  ImageGenerationRequest,
+  ImageProvider,
+} from './ports';
 import { classifyAttemptFailure } from './shared/attempt-failure';
 
 /** The retry rules' reading of a failed call: retried when the contract says so, counted against the route when the upstream failed. */
@@ -37,7 +47,8 @@ export class RoutedChatProvider implements ChatProvider {
   async *stream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
     // An attempt is over once its first event came: a failure before it is tried again elsewhere.
     const opened = await attemptRoutes(this.routing, this.model, request.signal, async (route) => {
-      const events = this.pick(route).stream({ ...request, upstreamModel: route.upstreamModel })[Symbol.asyncIterator]();
+      const stream = this.pick(route).stream({ ...request, upstreamModel: route.upstreamModel });
+      const events = stream[Symbol.asyncIterator]();
       try {
         return { events, first: await events.next() };
       } catch (err) {
@@ -62,7 +73,9 @@ export class RoutedImageProvider implements ImageProvider, ImageEditProvider {
   ) {}
 
   generate(request: ImageGenerationRequest): Promise<GeneratedImages> {
-    return attemptRoutes(this.routing, this.model, request.signal, (route) => this.generator(route).generate({ ...request, upstreamModel: route.upstreamModel }));
+    return attemptRoutes(this.routing, this.model, request.signal, (route) =>
+      this.generator(route).generate({ ...request, upstreamModel: route.upstreamModel }),
+    );
   }
 
   edit(request: ImageEditRequest): Promise<GeneratedImages> {

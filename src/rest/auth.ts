@@ -35,7 +35,7 @@ export function requireIdToken(accounts: AccountAuthenticator): RequestHandler {
     const token = bearerToken(authorizationHeader(req));
     if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <ID token>".'));
     // Shaped like an API key: say so, rather than "Invalid ID token." to a developer who sent the right thing to the wrong door.
-    if (keyIdOfSecret(token)) return next(unauthenticated('This endpoint takes the account owner\'s ID token (from signing in), not an API key.'));
+    if (keyIdOfSecret(token)) return next(unauthenticated("This endpoint takes the account owner's ID token (from signing in), not an API key."));
     accounts.authenticate(token).then((account) => {
       res.locals.accountId = account.id;
       next();
@@ -49,7 +49,9 @@ export function requireAdmin(adminToken: string | undefined): RequestHandler {
   return (req, _res, next) => {
     if (!expected) return next(notFound(`Unknown route ${req.method} ${req.path}.`, 'route_not_found'));
     const token = bearerToken(authorizationHeader(req));
-    const given = createHash('sha256').update(token ?? '').digest();
+    const given = createHash('sha256')
+      .update(token ?? '')
+      .digest();
     if (!token || !timingSafeEqual(given, expected)) return next(unauthenticated('Invalid admin token.'));
     next();
   };

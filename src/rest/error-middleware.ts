@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError } from '../domain/errors/domain-error';
+import { DomainError, causeText } from '../domain/errors/domain-error';
 import type { Logger } from '../infra/observability/logger';
 import { sendJson } from './json-response';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
@@ -48,7 +48,8 @@ export function bodyNotJson(): DomainError {
 /** What each of multer's limits means to the client (the field it names goes in `param`). */
 const MULTIPART_LIMITS: Record<string, (field?: string) => string> = {
   // Also what multer says of a field past its maxCount (a 17th image).
-  LIMIT_UNEXPECTED_FILE: (field) => `Unexpected file field '${(field ?? '').slice(0, 64)}': images go in 'image' (or 'image[]'), at most 16, and at most one 'mask'.`,
+  LIMIT_UNEXPECTED_FILE: (field) =>
+    `Unexpected file field '${(field ?? '').slice(0, 64)}': images go in 'image' (or 'image[]'), at most 16, and at most one 'mask'.`,
   LIMIT_FILE_COUNT: () => 'The multipart body has more files than this endpoint accepts: at most 16 images and one mask.',
   LIMIT_FIELD_COUNT: () => 'The multipart body has more text fields than this endpoint accepts.',
   LIMIT_PART_COUNT: () => 'The multipart body has more parts than this endpoint accepts.',
@@ -67,12 +68,13 @@ export function multipartMalformed(): DomainError {
 export function toDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
   const e = err as { type?: string; status?: number; expose?: boolean; code?: string; field?: string };
-  if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE' || e?.code === 'LIMIT_FIELD_VALUE')
-    return bodyTooLarge();
+  if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE' || e?.code === 'LIMIT_FIELD_VALUE') return bodyTooLarge();
   if (e?.type === 'entity.parse.failed') return bodyNotJson();
   if (e?.type === 'charset.unsupported') return charsetNotUtf8();
   if (e?.type === 'encoding.unsupported')
-    return new DomainError('invalid_request_error', 'Unsupported Content-Encoding: send the body as it is, or gzip, deflate or br.', { code: 'unsupported_content_encoding' });
+    return new DomainError('invalid_request_error', 'Unsupported Content-Encoding: send the body as it is, or gzip, deflate or br.', {
+      code: 'unsupported_content_encoding',
+    });
   if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) {
     const message = MULTIPART_LIMITS[e.code]?.(e.field) ?? 'The multipart body breaks a limit of this endpoint.';
     // Too many files are too many images: the field a client fixes.
@@ -82,7 +84,9 @@ export function toDomainError(err: unknown): DomainError | null {
   // as a 400): Z_… from gzip and deflate, ERR__ERROR_… from brotli. Both get the same code, so a
   // client can tell a bad encoding from a body that could not be read.
   if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR_')))
-    return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.', { code: 'invalid_content_encoding' });
+    return new DomainError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.', {
+      code: 'invalid_content_encoding',
+    });
   // Any other client error body-parser raises (an aborted or mis-sized body): its status says it is the client's.
   if (e?.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500)
     return new DomainError('invalid_request_error', 'The request body could not be read.');
@@ -115,7 +119,7 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
     return;
   }
   if (domain) {
-    if (domain.status >= 500) logger.warn({ type: domain.type, path, requestId, cause: String(domain.cause ?? '') }, domain.message);
+    if (domain.status >= 500) logger.warn({ type: domain.type, path, requestId, cause: causeText(domain.cause) }, domain.message);
     sendError(res, domain);
     return;
   }

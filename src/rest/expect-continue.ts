@@ -22,7 +22,7 @@ export function continueWhenRead(server: Server): void {
   });
 
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    const read = req._read;
+    const read = req._read.bind(req);
     let asked = false;
     // Answered without its body, the connection closes after the answer: the client may send the
     // body anyway or not at all, and the next request's bytes could not be told from it.

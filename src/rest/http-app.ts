@@ -36,7 +36,7 @@ export function routeLabel(req: Request, status: number): string {
   if (req.route) {
     // /v1 routers are mounted under /v1 (and an error answered after them no longer has that
     // baseUrl); every other router spells its whole path.
-    const path = String(req.route.path);
+    const path = String((req.route as { path: unknown }).path);
     return req.originalUrl.startsWith('/v1/') && !path.startsWith('/v1') ? `/v1${path}` : path;
   }
   const mount = MOUNT_LABELS.find((m) => req.originalUrl === m || req.originalUrl.startsWith(`${m}/`) || req.originalUrl.startsWith(`${m}?`));

@@ -13,7 +13,6 @@ import { errorBody } from '../infra/http/error-body';
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
 export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/responses', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
 
-
 /** Response headers that belong to the connection, not to the answer. */
 const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after']);
 
@@ -49,10 +48,16 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     if (start.kind === 'replay') return replay(res, start.response);
     res.locals.idempotentCall = start.call;
     const store = (response: StoredResponse) =>
-      service.complete(apiKeyId, key, response).catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it'));
+      service
+        .complete(apiKeyId, key, response)
+        .catch((err) => logger.warn({ err: String(err) }, 'could not store an idempotent response; it is tried again until the database takes it'));
     captureEnd(res, store);
     // A failure whose client had already left is never written: the claim learns it all the same.
-    onAbandonedAnswer(res, (err) => void store({ status: err.status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(errorBody(err))) }));
+    onAbandonedAnswer(
+      res,
+      (err) =>
+        void store({ status: err.status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(errorBody(err))) }),
+    );
     // A client that hangs up does not free the key: the handler still runs (and may charge) and
     // its response is stored for the retry. Only a process that dies leaves the key claimed, until
     // its heartbeats have been missing for the lease grace.

@@ -31,9 +31,13 @@ export function bodyTooDeep(): DomainError {
 
 /** Refused before it is parsed (infra/http/json-elements.ts): parsing it could take the event loop for seconds. */
 export function bodyTooComplex(): DomainError {
-  return new DomainError('invalid_request_error', `The request body holds more than ${MAX_JSON_ELEMENTS} JSON values; no request of this API needs that many.`, {
-    code: 'body_too_complex',
-  });
+  return new DomainError(
+    'invalid_request_error',
+    `The request body holds more than ${MAX_JSON_ELEMENTS} JSON values; no request of this API needs that many.`,
+    {
+      code: 'body_too_complex',
+    },
+  );
 }
 
 /**

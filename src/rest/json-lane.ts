@@ -93,7 +93,7 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
       }
       chunks.push(chunk);
     };
-    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onEnd = () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     req.on('data', onData);
     req.on('end', onEnd);
     // A client that leaves mid-upload: nothing to answer (the response closes with the socket).

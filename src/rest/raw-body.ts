@@ -20,10 +20,10 @@ export async function readAndReplayBody(req: Request, maxBytes: number): Promise
   const replay = Readable.from([body]);
   const r = req as unknown as { pipe: Readable['pipe']; unpipe: Readable['unpipe'] };
   r.pipe = ((dest: NodeJS.WritableStream, opts?: { end?: boolean }) => replay.pipe(dest, opts)) as Readable['pipe'];
-  r.unpipe = ((dest?: NodeJS.WritableStream) => {
+  r.unpipe = (dest?: NodeJS.WritableStream) => {
     replay.unpipe(dest);
     return req;
-  }) as unknown as Readable['unpipe'];
+  };
   return body;
 }
 

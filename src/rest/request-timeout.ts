@@ -16,11 +16,9 @@ import { rawErrorAnswer } from '../infra/http/error-body';
 import { bodyTooLarge } from './error-middleware';
 
 export function requestNotReceivedInTime(seconds: number): DomainError {
-  return new DomainError(
-    'invalid_request_error',
-    `The request was not received in time: all of it, headers and body, must arrive within ${seconds} seconds.`,
-    { code: 'request_timeout' },
-  );
+  return new DomainError('invalid_request_error', `The request was not received in time: all of it, headers and body, must arrive within ${seconds} seconds.`, {
+    code: 'request_timeout',
+  });
 }
 
 /** A client error's answer: node's status for it, in the API's error shape. */
@@ -42,11 +40,14 @@ const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
 const MALFORMED_REQUEST: ClientErrorAnswer = {
   status: 400,
   error: () =>
-    new DomainError('invalid_request_error', 'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).', {
-      code: 'malformed_request',
-    }),
+    new DomainError(
+      'invalid_request_error',
+      'The request is not valid HTTP/1.1 (a malformed request line, header, or chunked body; or bytes past the declared Content-Length).',
+      {
+        code: 'malformed_request',
+      },
+    ),
 };
-
 
 export function answerRequestTimeouts(server: Server, receiveSeconds: number): void {
   // The exchange in flight on each connection: its request id goes into the answer, one whose

@@ -54,4 +54,3 @@ export const storableText: RequestHandler = (req, _res, next) => {
  * items must take rather than refuse as "given more than once".
  */
 const LIST_PARAMS = new Set(['include', 'include[]']);
-

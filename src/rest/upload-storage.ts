@@ -52,8 +52,7 @@ export function copyOnArrivalStorage(maxFileBytes: number): StorageEngine {
           // the file would keep alive): the copy holds what the file holds.
           buffer = Buffer.allocUnsafeSlow(size);
           target.copy(buffer, 0, 0, size);
-        }
-        else buffer = target.subarray(0, size);
+        } else buffer = target.subarray(0, size);
         cb(null, { buffer, size });
       });
     },

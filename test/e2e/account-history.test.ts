@@ -30,8 +30,14 @@ async function spend() {
     gw.api('POST', '/v1/video/queue', { token: secret, body: { model: TEXT, prompt, duration: '5s', resolution } });
   const ok = await queue(a.secret, 'a lighthouse', '720p'); // 15 credits
   const failed = await queue(b.secret, 'a storm [fail]', '480p'); // 10 credits, refunded
-  for (const [secret, id] of [[a.secret, ok.body.id], [b.secret, failed.body.id]]) {
-    const done = await pollUntil(() => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id } }), (r) => r.body.status !== 'PROCESSING');
+  for (const [secret, id] of [
+    [a.secret, ok.body.id],
+    [b.secret, failed.body.id],
+  ]) {
+    const done = await pollUntil(
+      () => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id } }),
+      (r) => r.body.status !== 'PROCESSING',
+    );
     expect(done.body.status).not.toBe('PROCESSING');
   }
   // A call billed by hold and settle (chat, images) records the model it is given.
@@ -81,10 +87,10 @@ describe('usage history from the ledger', () => {
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     // The failed video was charged just before midnight; its refund came after it.
     const db = gw.gateway.database.db;
-    await db.run(
-      `update ledger_entries set created_at = now() - interval '1 day' where account_id = ? and kind = 'charge' and api_key_id = ?`,
-      [acct.id, b.id],
-    );
+    await db.run(`update ledger_entries set created_at = now() - interval '1 day' where account_id = ? and kind = 'charge' and api_key_id = ?`, [
+      acct.id,
+      b.id,
+    ]);
     const byKey = await gw.api('GET', `/account/usage?from=${yesterday}&to=${day}&group_by=key`, { token: acct.idToken });
     expect(byKey.body.data.filter((r: { keyId: string }) => r.keyId === b.id)).toEqual([{ day: yesterday, keyId: b.id, model: null, credits: 0 }]);
     const byDay = await gw.api('GET', `/account/usage?from=${yesterday}&to=${day}`, { token: acct.idToken });
@@ -107,7 +113,11 @@ describe('usage history from the ledger', () => {
     expect((await rest('from=2020-01-01&to=2026-01-01')).status).toBe(400);
     expect((await rest('colour=blue')).body.error.param).toBe('colour');
     // The ends of the calendar (the day after 9999-12-31 is past PostgreSQL's last timestamp).
-    for (const [qs, param] of [['from=9999-12-31&to=9999-12-31', 'from'], ['from=0000-01-01&to=0000-01-01', 'from'], ['to=0001-01-05', 'to']]) {
+    for (const [qs, param] of [
+      ['from=9999-12-31&to=9999-12-31', 'from'],
+      ['from=0000-01-01&to=0000-01-01', 'from'],
+      ['to=0001-01-05', 'to'],
+    ]) {
       const res = await rest(qs);
       expect([qs, res.status, res.body.error?.param]).toEqual([qs, 400, param]);
     }
@@ -147,7 +157,12 @@ describe('ledger entries', () => {
     expect(ids).toEqual([...ids].sort((x, y) => y - x));
     expect(all.reduce((s, e) => s + e.credits, 0)).toBeCloseTo(await gw.balance(acct), 6);
     expect(all.find((e) => e.kind === 'REFUND')).toMatchObject({ credits: 10, model: TEXT });
-    expect(all.filter((e) => e.kind === 'CHARGE').map((e) => e.model).sort()).toEqual([TEXT, TEXT, 'svc-chat-1']);
+    expect(
+      all
+        .filter((e) => e.kind === 'CHARGE')
+        .map((e) => e.model)
+        .sort(),
+    ).toEqual([TEXT, TEXT, 'svc-chat-1']);
 
     const rest = await gw.api('GET', '/account/ledger-entries?first=2', { token: acct.idToken });
     expect(rest.body).toMatchObject({ object: 'list', hasMore: true, nextCursor: rest.body.data[1].id });
@@ -171,7 +186,10 @@ describe('webhook delivery log in GraphQL', () => {
     receiver.verifyWith([hook.body.secret]);
     const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: TEXT, prompt: 'waves', duration: '5s', resolution: '480p' } });
     const query = `query($k: ID!) { webhookDeliveries(keyId: $k) { eventId deliveryId attempt statusCode error durationMs created } }`;
-    const log = await pollUntil(() => gql(query, acct.idToken, { k: key.id }), (r) => r.body.data?.webhookDeliveries?.length > 0);
+    const log = await pollUntil(
+      () => gql(query, acct.idToken, { k: key.id }),
+      (r) => r.body.data?.webhookDeliveries?.length > 0,
+    );
     expect(log.body.data.webhookDeliveries[0]).toMatchObject({ eventId: `wh_${queued.body.id}_completed`, attempt: 1, statusCode: 200, error: null });
     const rest = await gw.api('GET', `/account/api-keys/${key.id}/webhook/deliveries`, { token: acct.idToken });
     expect(rest.body.data[0].deliveryId).toBe(log.body.data.webhookDeliveries[0].deliveryId);

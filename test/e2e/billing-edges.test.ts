@@ -37,11 +37,15 @@ test('usage far above the hold is charged as far as the balance goes; the rest i
   upstream.setMode('huge-usage'); // 1.61 credits of usage for a hold of about 0.01
   const acct = await gw.newAccount(1);
   const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const { data, response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 }).withResponse();
+  const { data, response } = await openai.chat.completions
+    .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 })
+    .withResponse();
   expect(data.usage?.total_tokens).toBe(16_100);
   expect(Number(response.headers.get('x-svc-credits'))).toBe(1);
   expect(await gw.balance(acct)).toBe(0);
-  const uncollected = await gw.gateway.database.db.one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where account_id = ?`, [acct.id]);
+  const uncollected = await gw.gateway.database.db.one<{ amount_micro: string }>(`select amount_micro from uncollected_charges where account_id = ?`, [
+    acct.id,
+  ]);
   expect(Number(uncollected!.amount_micro)).toBe(610_000);
   upstream.setMode('ok');
 });
@@ -50,7 +54,9 @@ test('usage no call could have used (1e15 tokens) is charged within what the cal
   upstream.setMode('absurd-usage');
   const acct = await gw.newAccount(50);
   const openai = new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const { data, response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 }).withResponse();
+  const { data, response } = await openai.chat.completions
+    .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 })
+    .withResponse();
   // What the call allowed: max_tokens 100 x n 1; a 'hi' prompt is allowed 4 x its estimate + 16,384.
   expect(data.usage!.completion_tokens).toBe(100);
   expect(data.usage!.prompt_tokens).toBeLessThan(16_500);
@@ -68,7 +74,8 @@ test.each([false, true])('negative usage (stream: %s) is charged as if none were
   const body = { model: 'svc-chat-1', messages: [{ role: 'user' as const, content: 'hi' }], max_tokens: 100 };
   let usage: OpenAI.CompletionUsage | undefined;
   if (stream) {
-    for await (const chunk of await openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })) usage = chunk.usage ?? usage;
+    for await (const chunk of await openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }))
+      usage = chunk.usage ?? usage;
   } else {
     usage = (await openai.chat.completions.create(body)).usage;
   }
@@ -85,7 +92,9 @@ test('across many calls, the sum of x-svc-credits is exactly what the balance mo
   let reported = 0;
   await Promise.all(
     Array.from({ length: 30 }, async (_, i) => {
-      const { response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 50 }).withResponse();
+      const { response } = await openai.chat.completions
+        .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 50 })
+        .withResponse();
       reported += Math.round(Number(response.headers.get('x-svc-credits')) * 1e6);
     }),
   );
@@ -103,7 +112,9 @@ test("concurrent calls each far above their hold stop at the key's daily cap: x-
   const statuses = await Promise.all(
     Array.from({ length: 12 }, async (_, i) => {
       try {
-        const { response } = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 100 }).withResponse();
+        const { response } = await openai.chat.completions
+          .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 100 })
+          .withResponse();
         reported += Math.round(Number(response.headers.get('x-svc-credits')) * 1e6);
         return response.status;
       } catch (err) {
@@ -134,7 +145,10 @@ test('a stream whose first line never ends is a 502 upstream_error, nothing char
   upstream.setMode('endless-line');
   const acct = await gw.newAccount(10);
   const key = await gw.newKey(acct);
-  const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], stream: true } });
+  const res = await gw.api('POST', '/v1/chat/completions', {
+    token: key.secret,
+    body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], stream: true },
+  });
   upstream.setMode('ok');
   expect([res.status, res.body.error?.type]).toEqual([502, 'upstream_error']);
   await settled(acct.id);

@@ -15,7 +15,13 @@ afterAll(async () => {
   await gw.close();
 });
 
-const BAD = ['https://example.com/x\r\nX-Injected: 1', 'https://exa\tmple.com/x', 'https://example.com/a b', 'https://example.com:0/x', 'https://example.com/x\u0000'];
+const BAD = [
+  'https://example.com/x\r\nX-Injected: 1',
+  'https://exa\tmple.com/x',
+  'https://example.com/a b',
+  'https://example.com:0/x',
+  'https://example.com/x\u0000',
+];
 
 test('webhook PATCH: each is a 400 naming url, and the stored webhook is unchanged', async () => {
   const acct = await gw.newAccount(0);

@@ -35,7 +35,15 @@ const FORBIDDEN = [
 
 const withImage = (url: string, stream = false) => ({
   model: 'svc-chat-1',
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url } }] }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is this?' },
+        { type: 'image_url', image_url: { url } },
+      ],
+    },
+  ],
   ...(stream ? { stream: true } : {}),
 });
 
@@ -76,7 +84,15 @@ test('a public address and a data URL reach the upstream (the address in its nor
   const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
   const body = {
     model: 'svc-chat-1',
-    messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://93.184.216.34/A%20cat.png' } }, { type: 'image_url', image_url: { url: png } }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://93.184.216.34/A%20cat.png' } },
+          { type: 'image_url', image_url: { url: png } },
+        ],
+      },
+    ],
   };
   const res = await rig.gw.api('POST', '/v1/chat/completions', { token: rig.live.secret, body });
   expect(res.status).toBe(200);

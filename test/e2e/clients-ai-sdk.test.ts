@@ -43,8 +43,8 @@ test.each([
     maxRetries: 0,
   });
   expect(result.steps).toHaveLength(2);
-  expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'weather', input: { city: 'Paris', unit: 'celsius' } });
-  expect(result.steps[0]!.toolResults[0]).toMatchObject({ output: { city: 'Paris', unit: 'celsius', temp: 21 } });
+  expect(result.steps[0].toolCalls[0]).toMatchObject({ toolName: 'weather', input: { city: 'Paris', unit: 'celsius' } });
+  expect(result.steps[0].toolResults[0]).toMatchObject({ output: { city: 'Paris', unit: 'celsius', temp: 21 } });
   expect(result.text).toBe('Tool said: {"city":"Paris","unit":"celsius","temp":21}');
   expect(result.totalUsage.inputTokens).toBe(80);
   const [first, second] = rig.chatRequests();
@@ -57,12 +57,18 @@ test.each([
 });
 
 test('streamText with a tool on the .chat() model: the step that calls the tool has no empty text part before the call', async () => {
-  const result = streamText({ model: provider().chat('svc-chat-1'), prompt: 'What is the weather in Paris?', tools: { weather: weatherTool() }, stopWhen: stepCountIs(3), maxRetries: 0 });
+  const result = streamText({
+    model: provider().chat('svc-chat-1'),
+    prompt: 'What is the weather in Paris?',
+    tools: { weather: weatherTool() },
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
   await result.consumeStream();
   const steps = await result.steps;
   expect(steps).toHaveLength(2);
   // The gateway opened the choice with content "" (OpenAI opens a tool call with null): a text part of "" came first.
-  expect(steps[0]!.content.map((p) => p.type)).toEqual(['tool-call', 'tool-result']);
+  expect(steps[0].content.map((p) => p.type)).toEqual(['tool-call', 'tool-result']);
   expect(await result.text).toBe('Tool said: {"city":"Paris","unit":"celsius","temp":21}');
   await rig.expectCharged(2);
 });
@@ -98,18 +104,23 @@ test('generateImage with input images (an edit) gets its images, on a test key; 
   const ai = createOpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1` });
   const result = await generateImage({ model: ai.image('svc-image-edit-1'), prompt: { text: 'add a hat', images: [png, png], mask: png }, maxRetries: 0 });
   expect(result.images).toHaveLength(1);
-  expect(decodePng(Buffer.from(result.images[0]!.uint8Array))).toMatchObject({ width: 48, height: 32 });
+  expect(decodePng(Buffer.from(result.images[0].uint8Array))).toMatchObject({ width: 48, height: 32 });
 
   const openai = new OpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1`, maxRetries: 0 });
   const edit = async (response_format?: 'url' | 'b64_json') =>
-    openai.images.edit({ model: 'svc-image-edit-1', prompt: 'add a hat', image: await toFile(png, 'a.png', { type: 'image/png' }), ...(response_format ? { response_format } : {}) });
-  const both = (await edit()).data![0]!;
+    openai.images.edit({
+      model: 'svc-image-edit-1',
+      prompt: 'add a hat',
+      image: await toFile(png, 'a.png', { type: 'image/png' }),
+      ...(response_format ? { response_format } : {}),
+    });
+  const both = (await edit()).data![0];
   const fetched = Buffer.from(await (await fetch(both.url!)).arrayBuffer());
   expect(fetched.equals(Buffer.from(both.b64_json!, 'base64'))).toBe(true);
-  const urlOnly = (await edit('url')).data![0]!;
+  const urlOnly = (await edit('url')).data![0];
   expect(urlOnly.url).toEqual(expect.any(String));
   expect(urlOnly).not.toHaveProperty('b64_json');
-  const b64Only = (await edit('b64_json')).data![0]!;
+  const b64Only = (await edit('b64_json')).data![0];
   expect(b64Only.b64_json).toEqual(expect.any(String));
   expect(b64Only).not.toHaveProperty('url');
 });

@@ -29,12 +29,12 @@ test.each([false, true])('bindTools round trip (Responses API: %s)', async (useR
   const first = await model.invoke(history);
   expect(first.tool_calls).toHaveLength(1);
   expect(first.tool_calls![0]).toMatchObject({ name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } });
-  history.push(first, new ToolMessage({ tool_call_id: first.tool_calls![0]!.id!, content: '{"temp":21}' }));
+  history.push(first, new ToolMessage({ tool_call_id: first.tool_calls![0].id!, content: '{"temp":21}' }));
   const second = await model.invoke(history);
   expect(second.text).toBe('Tool said: {"temp":21}');
   const sent = rig.chatRequests();
   expect(sent).toHaveLength(2);
-  expect(sent[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: first.tool_calls![0]!.id, content: '{"temp":21}' });
+  expect(sent[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: first.tool_calls![0].id, content: '{"temp":21}' });
   await rig.expectCharged(2);
 });
 

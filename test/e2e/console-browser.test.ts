@@ -5,7 +5,17 @@ import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { pollUntil } from '../support/poll';
-import { SCREENSHOTS, devSignIn, firstRenderMs, withChromium, openPage, scrollsSideways, unnamedControls, videoPlays, type ConsolePage } from '../support/browser';
+import {
+  SCREENSHOTS,
+  devSignIn,
+  firstRenderMs,
+  withChromium,
+  openPage,
+  scrollsSideways,
+  unnamedControls,
+  videoPlays,
+  type ConsolePage,
+} from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
 let gw: TestGateway;
@@ -152,10 +162,15 @@ test('motion control from the page: the quote is the REST one, a refusal names i
   // A refusal leaves no job under its key (the gateway would answer the stored refusal to that key
   // for 24 hours), so sending the same again takes a new key.
   await submit.click();
-  await pollUntil(async () => mutations.length, (n) => n > 1, 5_000, 20);
+  await pollUntil(
+    async () => mutations.length,
+    (n) => n > 1,
+    5_000,
+    20,
+  );
   await page.getByRole('alert').filter({ hasText: '(imageUrl)' }).waitFor();
   expect(mutations).toHaveLength(2);
-  expect(mutations[1]!.idempotencyKey).not.toBe(mutations[0]!.idempotencyKey);
+  expect(mutations[1].idempotencyKey).not.toBe(mutations[0].idempotencyKey);
 
   // The quote depends on the duration only, so it still holds. Two clicks in one task, before the
   // page can re-render: one request, one job; the button is disabled while the request is in flight.
@@ -167,16 +182,28 @@ test('motion control from the page: the quote is the REST one, a refusal names i
     b.click();
     b.click();
   })()`);
-  await pollUntil(async () => mutations.length, (n) => n > 2, 5_000, 20);
+  await pollUntil(
+    async () => mutations.length,
+    (n) => n > 2,
+    5_000,
+    20,
+  );
   await page.waitForTimeout(300);
   expect(await submit.isDisabled()).toBe(true);
   expect(mutations).toHaveLength(3);
   expect(mutations[2]).toEqual({
     idempotencyKey: expect.stringMatching(UUID),
-    input: { imageUrl: 'https://93.184.216.34/character.png', videoUrl: 'https://93.184.216.34/dance.mp4', durationSeconds: 7, prompt: null, keepOriginalSound: true, characterOrientation: 'VIDEO' },
+    input: {
+      imageUrl: 'https://93.184.216.34/character.png',
+      videoUrl: 'https://93.184.216.34/dance.mp4',
+      durationSeconds: 7,
+      prompt: null,
+      keepOriginalSound: true,
+      characterOrientation: 'VIDEO',
+    },
   });
   // Other values, another intended job: another key.
-  expect(mutations[2]!.idempotencyKey).not.toBe(mutations[1]!.idempotencyKey);
+  expect(mutations[2].idempotencyKey).not.toBe(mutations[1].idempotencyKey);
   hold = null;
   release();
   const first = page.locator('li[data-job-id]').first();
@@ -206,10 +233,10 @@ test('motion control from the page: the quote is the REST one, a refusal names i
   expect(jobs).toHaveLength(2);
   expect(jobs.every((j) => j.model === 'svc-v3-motion-control')).toBe(true);
   expect(mutations).toHaveLength(5);
-  expect(mutations[4]!.idempotencyKey).toBe(mutations[3]!.idempotencyKey);
-  expect(mutations[3]!.idempotencyKey).not.toBe(mutations[2]!.idempotencyKey);
-  expect(mutations[3]!.input.durationSeconds).toBe(3);
-  const second = page.locator(`li[data-job-id="${jobs[0]!.id}"]`);
+  expect(mutations[4].idempotencyKey).toBe(mutations[3].idempotencyKey);
+  expect(mutations[3].idempotencyKey).not.toBe(mutations[2].idempotencyKey);
+  expect(mutations[3].input.durationSeconds).toBe(3);
+  const second = page.locator(`li[data-job-id="${jobs[0].id}"]`);
   await second.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
   expect(await page.locator('li[data-job-id]').count()).toBe(2);
   await cp.shot('jobs-motion-completed');
@@ -232,10 +259,14 @@ test('a job queued with curl appears in the open page by itself, and the balance
   await page.getByText('No jobs yet.').waitFor();
 
   const { stdout } = await promisify(execFile)('curl', [
-    '-s', `${gw.url}/v1/video/queue`,
-    '-H', `Authorization: Bearer ${key.secret}`,
-    '-H', 'Content-Type: application/json',
-    '-d', JSON.stringify({ model: 'svc-2.5-preview-text-to-video', prompt: 'a kite over the dunes', duration: '5s', resolution: '720p' }),
+    '-s',
+    `${gw.url}/v1/video/queue`,
+    '-H',
+    `Authorization: Bearer ${key.secret}`,
+    '-H',
+    'Content-Type: application/json',
+    '-d',
+    JSON.stringify({ model: 'svc-2.5-preview-text-to-video', prompt: 'a kite over the dunes', duration: '5s', resolution: '720p' }),
   ]);
   const queued = JSON.parse(stdout) as { id: string };
   const card = page.locator(`li[data-job-id="${queued.id}"]`);
@@ -243,7 +274,10 @@ test('a job queued with curl appears in the open page by itself, and the balance
   await card.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
 
   // A failed job shows its reason and its refund.
-  const failed = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a storm [fail]', resolution: '480p' } });
+  const failed = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a storm [fail]', resolution: '480p' },
+  });
   const failedCard = page.locator(`li[data-job-id="${failed.body.id}"]`);
   await failedCard.getByText('FAILED', { exact: true }).waitFor({ timeout: 30_000 });
   await failedCard.getByText(/Failed: .+\. Refunded 10 credits\./).waitFor();
@@ -294,7 +328,10 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   // out by itself, saying why; had it no socket open, its next call would be refused (401) instead.
   await gw.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken });
   const signedOut = page.getByRole('alert').filter({ hasText: 'no longer accepts this sign-in' });
-  const byItself = await signedOut.waitFor({ timeout: 3_000 }).then(() => true, () => false);
+  const byItself = await signedOut.waitFor({ timeout: 3_000 }).then(
+    () => true,
+    () => false,
+  );
   if (!byItself) {
     await page.getByRole('button', { name: 'Get quote' }).click();
     await signedOut.waitFor();
@@ -313,7 +350,10 @@ test('jobs are paged: twenty, then the rest with "Load more jobs", newest first'
   for (let k = 0; k < 5; k++) {
     const key = await gw.newKey(acct, { mode: 'test', name: `pager ${k}` });
     for (let j = 0; j < 5; j++) {
-      const res = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: `job ${k}.${j}`, resolution: '480p' } });
+      const res = await gw.api('POST', '/v1/video/queue', {
+        token: key.secret,
+        body: { model: 'svc-2.5-preview-text-to-video', prompt: `job ${k}.${j}`, resolution: '480p' },
+      });
       expect(res.status).toBe(200);
       ids.push(res.body.id);
     }
@@ -321,7 +361,8 @@ test('jobs are paged: twenty, then the rest with "Load more jobs", newest first'
   // Let every job finish first: a job changing state while the page is open arrives live and is
   // added to the list, which is right, but is not what this test counts.
   await pollUntil(
-    () => gw.api('GET', '/graphql?query=' + encodeURIComponent('{ videoJobs(first: 30, status: PROCESSING) { edges { node { id } } } }'), { token: acct.idToken }),
+    () =>
+      gw.api('GET', '/graphql?query=' + encodeURIComponent('{ videoJobs(first: 30, status: PROCESSING) { edges { node { id } } } }'), { token: acct.idToken }),
     (r) => r.body?.data?.videoJobs?.edges?.length === 0,
     30_000,
     200,

@@ -44,7 +44,10 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   receiver.verifyWith([secret]);
   await cp.shot('keys-webhook-secret');
 
-  const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a lantern', resolution: '480p' } });
+  const queued = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a lantern', resolution: '480p' },
+  });
   expect(queued.status).toBe(200);
   await edited.getByRole('button', { name: 'Show delivery log' }).click();
   const log = edited.getByRole('list', { name: 'Webhook deliveries of hooked and capped' });
@@ -135,7 +138,8 @@ test('the daily cap: a disabled field is not read (a test key is created whateve
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
   const capField = page.getByLabel('Daily spend cap (credits, live keys)');
-  const stored = async () => (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ name: string; dailySpendCap: number | null }>;
+  const stored = async () =>
+    (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ name: string; dailySpendCap: number | null }>;
 
   await page.getByLabel('Name', { exact: true }).fill('test despite abc');
   await capField.fill('abc');
@@ -179,7 +183,8 @@ test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank n
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByLabel('New key secret', { exact: true }).waitFor();
   await page.getByRole('button', { name: 'Done' }).click();
-  const stored = async () => (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0] as { name: string; dailySpendCap: number | null; webhook: unknown };
+  const stored = async () =>
+    (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0] as { name: string; dailySpendCap: number | null; webhook: unknown };
   const card = page.getByRole('listitem', { name: 'Key capped' });
 
   await card.getByRole('button', { name: 'Edit' }).click();
@@ -275,7 +280,10 @@ test('keyboard and screen reader: the new secret takes focus, Done goes to the f
   expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data[0].webhook).not.toBeNull();
   await cp.shot('keys-webhook-hint');
 
-  for (const [view, title] of [['Jobs', 'Jobs · svc console'], ['Models', 'Models · svc console']]) {
+  for (const [view, title] of [
+    ['Jobs', 'Jobs · svc console'],
+    ['Models', 'Models · svc console'],
+  ]) {
     await page.getByRole('link', { name: view }).click();
     await page.getByRole('heading', { name: view, level: 1 }).waitFor();
     expect(await titled(page, title)).toBe(title);

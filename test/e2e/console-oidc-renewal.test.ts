@@ -38,7 +38,14 @@ afterAll(async () => {
 const gatewayStatus = async (token: string) => (await gw.api('GET', '/graphql?query=' + encodeURIComponent('{ account { id } }'), { token })).status;
 /** Until the gateway refuses `token` (its exp plus the gateway's 30 s leeway); answers when that was seen. */
 const untilRefused = async (token: string) => {
-  expect(await pollUntil(() => gatewayStatus(token), (s) => s === 401, 60_000, 1_000)).toBe(401);
+  expect(
+    await pollUntil(
+      () => gatewayStatus(token),
+      (s) => s === 401,
+      60_000,
+      1_000,
+    ),
+  ).toBe(401);
   return Date.now();
 };
 const refreshes = (from: number) => seen.slice(from).filter((s) => s.seen === 'token' && s.grant_type === 'refresh_token');
@@ -148,7 +155,10 @@ test('a call the gateway refuses before a renewal got through (the provider was 
   expect(await gatewayStatus(renewed)).toBe(200);
   const calls = wire.graphql.map((g) => ({ status: g.status, renewed: g.token !== first }));
   const refusal = calls.findIndex((c) => c.status === 401);
-  expect(calls.slice(refusal, refusal + 2)).toEqual([{ status: 401, renewed: false }, { status: 200, renewed: true }]);
+  expect(calls.slice(refusal, refusal + 2)).toEqual([
+    { status: 401, renewed: false },
+    { status: 200, renewed: true },
+  ]);
   expect(calls.filter((c) => c.status === 401)).toHaveLength(1);
   expect(await page.getByRole('listitem', { name: 'Key made after a refusal' }).count()).toBe(1);
 

@@ -26,7 +26,7 @@ test('/ and /console redirect to /console/, which is the app with a strict CSP',
   expect(await page.text()).toMatch(/<script type="module" crossorigin src="\/console\/assets\/index-[\w-]+\.js">/);
   // Deep links get the app too; assets are immutable.
   expect((await raw('/console/keys')).status).toBe(200);
-  const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await (await raw('/console/')).text())![1]!;
+  const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await (await raw('/console/')).text())![1];
   expect((await raw(asset)).headers.get('cache-control')).toContain('immutable');
   expect((await raw('/console/assets/missing.js')).status).toBe(404);
 });
@@ -46,7 +46,7 @@ test('the development sign-in page: a labelled form; a user name becomes an ID t
   const post = (body: string) => raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
   const ok = await post('username=ada.lovelace');
   expect(ok.status).toBe(303);
-  const token = decodeURIComponent(/^\/console\/#id_token=(.+)$/.exec(ok.headers.get('location')!)![1]!);
+  const token = decodeURIComponent(/^\/console\/#id_token=(.+)$/.exec(ok.headers.get('location')!)![1]);
   const me = await gw.api('GET', '/account', { token });
   expect(me.status).toBe(200);
   expect((await post('username=ada.lovelace')).headers.get('location')).toMatch(/^\/console\/#id_token=/);
@@ -82,9 +82,20 @@ test("the development sign-in page carries the console's state through its form 
 
 test('the development sign-in form refuses posts from another site (login CSRF), as browsers mark them', async () => {
   const post = (headers: Record<string, string>) =>
-    raw('/dev-idp/sign-in', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'username=mallory', redirect: 'manual' });
+    raw('/dev-idp/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: 'username=mallory',
+      redirect: 'manual',
+    });
   const host = new URL(gw.url).host;
-  const crossSite: Array<Record<string, string>> = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }];
+  const crossSite: Array<Record<string, string>> = [
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site' },
+    { origin: 'https://evil.example' },
+    { origin: 'null' },
+    { origin: `http://${host}.evil.example` },
+  ];
   for (const headers of crossSite) {
     const refused = await post(headers);
     expect(refused.status).toBe(403);

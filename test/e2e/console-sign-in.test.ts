@@ -31,7 +31,7 @@ const open = async () => {
 };
 const IGNORED = 'A sign-in link that this console did not start was ignored.';
 
-test("a fragment token the console did not ask for is ignored: the signed-in session stays, a fresh tab stays signed out", async () => {
+test('a fragment token the console did not ask for is ignored: the signed-in session stays, a fresh tab stays signed out', async () => {
   const victim = await gw.newAccount(100);
   const attacker = await gw.newAccount(0);
   const planted = `${gw.url}/console/#id_token=${encodeURIComponent(attacker.idToken)}`;
@@ -66,7 +66,7 @@ test("a fragment token the console did not ask for is ignored: the signed-in ses
   expect(fresh.page.url()).not.toContain('id_token');
 });
 
-test("a sign-in under way in this tab is answered only with its own state", async () => {
+test('a sign-in under way in this tab is answered only with its own state', async () => {
   const attacker = await gw.newAccount(0);
   const { page } = await open();
   await page.goto(`${gw.url}/console/`);
@@ -111,12 +111,15 @@ test('a deep link opened signed out is the view shown after signing in; a hash t
 
 // A stored credential of another shape must not show the owner's navigation over an empty page
 // that neither works nor signs out.
-test.each(['"x"', '{"kind":"weird"}', '{"kind":"idToken"}', '{"kind":"apiKey","token":""}', 'not json'])('a stored credential of the wrong shape (%s) is no session: the sign-in page shows', async (stored) => {
-  const { page } = await open();
-  await page.goto(`${gw.url}/console/`);
-  await page.getByRole('button', { name: 'Use API key' }).waitFor();
-  await page.evaluate(`sessionStorage.setItem('svc.console.credential', ${JSON.stringify(stored)})`);
-  await page.reload();
-  await page.getByRole('button', { name: 'Use API key' }).waitFor();
-  expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
-});
+test.each(['"x"', '{"kind":"weird"}', '{"kind":"idToken"}', '{"kind":"apiKey","token":""}', 'not json'])(
+  'a stored credential of the wrong shape (%s) is no session: the sign-in page shows',
+  async (stored) => {
+    const { page } = await open();
+    await page.goto(`${gw.url}/console/`);
+    await page.getByRole('button', { name: 'Use API key' }).waitFor();
+    await page.evaluate(`sessionStorage.setItem('svc.console.credential', ${JSON.stringify(stored)})`);
+    await page.reload();
+    await page.getByRole('button', { name: 'Use API key' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+  },
+);

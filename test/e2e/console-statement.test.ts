@@ -22,7 +22,10 @@ test('the statement lists grants, removals and charges as the ledger has them, n
   const key = await gw.newKey(acct, { name: 'statement key' });
   const charged: number[] = [];
   for (let i = 0; i < 21; i++) {
-    const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 8 } });
+    const res = await gw.api('POST', '/v1/chat/completions', {
+      token: key.secret,
+      body: { model: 'svc-chat-1', messages: [{ role: 'user', content: `call ${i}` }], max_tokens: 8 },
+    });
     expect(res.status).toBe(200);
     charged.push(Number(res.headers.get('x-svc-credits')));
   }
@@ -56,7 +59,10 @@ test('the statement lists grants, removals and charges as the ledger has them, n
   // With the older entries open, new ones still arrive, on top, so the statement keeps adding
   // up to the balance beside it.
   await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 20, reason: 'top-up' } });
-  const job = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a boat', resolution: '480p' } });
+  const job = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a boat', resolution: '480p' },
+  });
   expect(job.status).toBe(200);
   // The job's events refresh the Overview.
   await rows.nth(25).waitFor({ timeout: 20_000 });

@@ -41,10 +41,15 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
   let gw: ChildGateway | undefined = await startChildGateway(env, port);
   try {
     // /healthz answers as soon as the server listens; the demo credentials are printed just after.
-    const out = await pollUntil(async () => gw!.output(), (o) => o.includes('test key:'), 20_000, 50);
-    const idToken = /ID token:\s+(\S+)/.exec(out)![1]!;
-    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
-    const keyId = /^(svc_live_[A-Za-z0-9]+)_/.exec(liveKey)![1]!;
+    const out = await pollUntil(
+      async () => gw!.output(),
+      (o) => o.includes('test key:'),
+      20_000,
+      50,
+    );
+    const idToken = /ID token:\s+(\S+)/.exec(out)![1];
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1];
+    const keyId = /^(svc_live_[A-Za-z0-9]+)_/.exec(liveKey)![1];
     const hook = await call(gw.url, `/account/api-keys/${keyId}/webhook`, idToken, { url: receiver.url });
     expect(hook.status).toBe(200);
     receiver.verifyWith([hook.body.secret]);
@@ -57,12 +62,21 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
       expect(r.status).toBe(200);
       wave1.push(r.body.id);
     }
-    await pollUntil(async () => receiver.received.length, (n) => n >= 3, 20_000);
+    await pollUntil(
+      async () => receiver.received.length,
+      (n) => n >= 3,
+      20_000,
+    );
     // Wave 2 is PROCESSING at the crash. (5 video requests per minute per key: use the test key too.)
-    const testKey = /test key:\s+(\S+)/.exec(out)![1]!;
+    const testKey = /test key:\s+(\S+)/.exec(out)![1];
     const wave2: string[] = [];
-    for (const [key, prompt] of [[liveKey, 'four [fail]'], [liveKey, 'five'], [testKey, 'six [fail]'], [testKey, 'seven']]) {
-      const r = await call(gw.url, '/v1/video/queue', key!, { model: 'svc-2.5-preview-text-to-video', prompt, resolution: '480p' });
+    for (const [key, prompt] of [
+      [liveKey, 'four [fail]'],
+      [liveKey, 'five'],
+      [testKey, 'six [fail]'],
+      [testKey, 'seven'],
+    ]) {
+      const r = await call(gw.url, '/v1/video/queue', key, { model: 'svc-2.5-preview-text-to-video', prompt, resolution: '480p' });
       expect(r.status).toBe(200);
       wave2.push(r.body.id);
     }
@@ -81,7 +95,12 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
     expect(final.map((j) => j.status)).toEqual(['COMPLETED', 'FAILED', 'COMPLETED', 'FAILED', 'COMPLETED', 'FAILED', 'COMPLETED']);
     // Every live job's webhook reaches the receiver with a 2xx in the end (test-key jobs have no webhook).
     const delivered = () => new Set(receiver.received.filter((e) => e.verifiedWith).map((e) => e.body.data.id));
-    await pollUntil(async () => delivered(), (d) => [...wave1, wave2[0]!, wave2[1]!].every((id) => d.has(id)), 30_000, 250);
+    await pollUntil(
+      async () => delivered(),
+      (d) => [...wave1, wave2[0], wave2[1]].every((id) => d.has(id)),
+      30_000,
+      250,
+    );
     // Balance: 1000 minus the two completed live jobs of wave 1 and the one of wave 2 (10 credits each).
     const account = await call(gw.url, '/account', idToken);
     expect(account.body.balance).toBe(1000 - 3 * 10);
@@ -93,7 +112,12 @@ test('SIGKILL with jobs PROCESSING and webhooks due: after restart every job end
       const refunds = await handle.db.all<{ reference: string; n: string }>(
         `select reference, count(*) as n from ledger_entries where kind = 'refund' group by reference order by reference`,
       );
-      expect(refunds.map((r) => [r.reference, Number(r.n)]).sort()).toEqual([[wave1[1], 1], [wave2[0], 1]].sort());
+      expect(refunds.map((r) => [r.reference, Number(r.n)]).sort()).toEqual(
+        [
+          [wave1[1], 1],
+          [wave2[0], 1],
+        ].sort(),
+      );
       await expectLedgerInvariants(handle.db);
       const left = await handle.db.all(`select kind, ref from work_items where kind <> 'hold_expiry'`);
       expect(left).toEqual([]);

@@ -38,7 +38,11 @@ test('each door refuses a second Authorization header with a 400 naming it; one 
     const one = await rawRequest(gw.url, head([valid]), body);
     expect([path, one.status]).toEqual([path, 200]);
     spent += Number(one.headers['x-svc-credits'] ?? 0);
-    for (const pair of [[valid, 'nope'], ['nope', valid], [valid, valid]]) {
+    for (const pair of [
+      [valid, 'nope'],
+      ['nope', valid],
+      [valid, valid],
+    ]) {
       const two = await rawRequest(gw.url, head(pair), body);
       expect([path, two.status]).toEqual([path, 400]);
       expect(JSON.parse(two.body).error).toEqual({
@@ -61,7 +65,11 @@ test('GraphQL over HTTP refuses a second Authorization header too, in the GraphQ
   const body = JSON.stringify({ query: '{ models { id } }' });
   const head = (auth: string[]) => ['POST /graphql HTTP/1.1', 'Host: x', ...auth.map((a) => `Authorization: Bearer ${a}`), 'Content-Type: application/json'];
   expect((await rawRequest(gw.url, head([key.secret]), body)).status).toBe(200);
-  for (const pair of [[key.secret, 'nope'], ['nope', key.secret], [key.secret, acct.idToken]]) {
+  for (const pair of [
+    [key.secret, 'nope'],
+    ['nope', key.secret],
+    [key.secret, acct.idToken],
+  ]) {
     const two = await rawRequest(gw.url, head(pair), body);
     expect(two.status).toBe(400);
     const errors = JSON.parse(two.body).errors;
@@ -78,7 +86,14 @@ test('two Idempotency-Key headers are a 400 naming the header, not one key made 
     ['/v1/images/generations', JSON.stringify({ model: 'svc-creative-v8', prompt: 'x', size: '64x64' })],
   ];
   for (const [path, body] of routes) {
-    const head = ['POST ' + path + ' HTTP/1.1', 'Host: x', `Authorization: Bearer ${key.secret}`, 'Content-Type: application/json', 'Idempotency-Key: first-one', 'idempotency-key: second-one'];
+    const head = [
+      'POST ' + path + ' HTTP/1.1',
+      'Host: x',
+      `Authorization: Bearer ${key.secret}`,
+      'Content-Type: application/json',
+      'Idempotency-Key: first-one',
+      'idempotency-key: second-one',
+    ];
     const res = await rawRequest(gw.url, head, body);
     expect([path, res.status]).toEqual([path, 400]);
     expect(JSON.parse(res.body).error).toEqual({

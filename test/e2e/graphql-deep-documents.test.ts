@@ -23,7 +23,12 @@ let liveKey: string;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'gw-deep-'));
   child = await startChildGateway({ DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: dataDir }, await freePort());
-  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
+  const out = await pollUntil(
+    async () => child.output(),
+    (o) => o.includes('live key:'),
+    20_000,
+    50,
+  );
   liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
 });
 
@@ -45,10 +50,14 @@ const DEEP = deep(1400);
 const DEEP_GET = deep(1000);
 
 async function post(query: string) {
-  const res = await fetch(`${child.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${liveKey}` }, body: JSON.stringify({ query }) });
+  const res = await fetch(`${child.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${liveKey}` },
+    body: JSON.stringify({ query }),
+  });
   const text = await res.text();
   expect(text).not.toMatch(/call stack|RangeError/i);
-  return { status: res.status, body: JSON.parse(text) as any };
+  return { status: res.status, body: JSON.parse(text) };
 }
 
 test('the first document of a fresh process, a list literal 5,000 deep, is refused by its nesting, not the stack', async () => {
@@ -65,11 +74,20 @@ test.each(Object.keys(DEEP) as Array<keyof typeof DEEP>)('over HTTP, POST and GE
 });
 
 test.each(Object.entries(DEEP))('over WebSocket: %s is an error message, the socket stays open', async (_name, query) => {
-  const client = createClient({ url: `${child.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${liveKey}` } });
+  const client = createClient({
+    url: `${child.url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${liveKey}` },
+  });
   try {
-    const errors = await new Promise<unknown>((resolve) => client.subscribe({ query }, { next: () => undefined, error: resolve, complete: () => resolve('completed') }));
+    const errors = await new Promise<unknown>((resolve) =>
+      client.subscribe({ query }, { next: () => undefined, error: resolve, complete: () => resolve('completed') }),
+    );
     expect(errors).toEqual([REFUSAL]);
-    const after = await new Promise<any>((resolve) => client.subscribe({ query: '{ models { id } }' }, { next: resolve, error: resolve, complete: () => undefined }));
+    const after = await new Promise<any>((resolve) =>
+      client.subscribe({ query: '{ models { id } }' }, { next: resolve, error: resolve, complete: () => undefined }),
+    );
     expect(after.data.models.length).toBeGreaterThan(5);
   } finally {
     await client.dispose();

@@ -16,7 +16,14 @@ afterAll(() => gw.close());
 
 /** Waits until `seen` holds, failing the test if it does not within `ms`. */
 async function waitFor(seen: () => boolean, ms = 5000): Promise<void> {
-  expect(await pollUntil(async () => seen(), (v) => v, ms, 10)).toBe(true);
+  expect(
+    await pollUntil(
+      async () => seen(),
+      (v) => v,
+      ms,
+      10,
+    ),
+  ).toBe(true);
 }
 
 const SUBSCRIPTION = 'subscription { videoJobsUpdated { id status } }';

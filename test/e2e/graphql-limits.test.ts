@@ -97,7 +97,11 @@ test('variables nested past 64 levels are a 400 naming them, over HTTP and WebSo
   // Written as text: JSON.stringify itself would overflow on this value.
   const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
   for (const query of ['query { models { id } }', 'mutation { revokeApiKey(id: "key_x") }']) {
-    const res = await gw.api('POST', '/graphql', { token: key, rawBody: `{"query":${JSON.stringify(query)},"variables":{"a":${deep}}}`, headers: { 'content-type': 'application/json' } });
+    const res = await gw.api('POST', '/graphql', {
+      token: key,
+      rawBody: `{"query":${JSON.stringify(query)},"variables":{"a":${deep}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'variables' });
   }
@@ -108,7 +112,8 @@ test('variables nested past 64 levels are a 400 naming them, over HTTP and WebSo
   socket.on('message', (data) => {
     const frame = JSON.parse(String(data));
     frames.push(frame);
-    if (frame.type === 'connection_ack') socket.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { videoJobsUpdated { id } }","variables":{"a":${deep}}}}`);
+    if (frame.type === 'connection_ack')
+      socket.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { videoJobsUpdated { id } }","variables":{"a":${deep}}}}`);
     if (frame.type === 'error') socket.close(1000);
   });
   await new Promise((resolve) => socket.on('open', resolve));

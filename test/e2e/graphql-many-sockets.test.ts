@@ -153,7 +153,7 @@ describe('one event, a few hundred subscribers', () => {
         { query },
         {
           next: (r) => {
-            if (r.data?.videoJobsUpdated.status === 'COMPLETED') completedAt[i]!++;
+            if (r.data?.videoJobsUpdated.status === 'COMPLETED') completedAt[i]++;
             if (r.errors) errors++;
           },
           error: () => errors++,
@@ -164,16 +164,29 @@ describe('one event, a few hundred subscribers', () => {
     outsider.subscribe({ query }, { next: () => outsiderEvents++, error: () => errors++, complete: () => undefined });
     // Every subscription is on the bus before the job is queued.
     const bus = gw.gateway.services.events as unknown as { listeners: number };
-    await pollUntil(async () => bus.listeners, (n) => n >= SUBSCRIBERS + 1, 10_000, 20);
+    await pollUntil(
+      async () => bus.listeners,
+      (n) => n >= SUBSCRIBERS + 1,
+      10_000,
+      20,
+    );
     expect(bus.listeners).toBe(SUBSCRIBERS + 1);
     // 450 subscribes sent in one tick are more than a turn's share (64): every socket stopped
     // reading and came back in slices (graphql/burst-reads.ts), and none of them was lost.
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(Number(/^svc_ws_read_pauses_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
 
-    const res = await gw.api('POST', '/v1/video/queue', { token: (await gw.newKey(acct, { mode: 'test' })).secret, body: { model: TEXT_MODEL, prompt: 'fan-out', resolution: '480p' } });
+    const res = await gw.api('POST', '/v1/video/queue', {
+      token: (await gw.newKey(acct, { mode: 'test' })).secret,
+      body: { model: TEXT_MODEL, prompt: 'fan-out', resolution: '480p' },
+    });
     expect(res.status).toBe(200);
-    await pollUntil(async () => completedAt.filter((n) => n > 0).length, (n) => n === SUBSCRIBERS, 20_000, 50);
+    await pollUntil(
+      async () => completedAt.filter((n) => n > 0).length,
+      (n) => n === SUBSCRIBERS,
+      20_000,
+      50,
+    );
     expect(completedAt.every((n) => n === 1)).toBe(true);
     expect(errors).toBe(0);
     expect(outsiderEvents).toBe(0);

@@ -22,18 +22,25 @@ afterAll(() => gw.close());
 
 const TEXT_MODEL = 'svc-2.5-preview-text-to-video';
 const REFUSAL = 'A mutation operation may select one field; send each mutation in its own request.';
-const queue = (alias: string, prompt: string) => `${alias}: queueVideo(input: { model: "${TEXT_MODEL}", prompt: "${prompt}", duration: "5s", resolution: "480p" }) { id }`;
+const queue = (alias: string, prompt: string) =>
+  `${alias}: queueVideo(input: { model: "${TEXT_MODEL}", prompt: "${prompt}", duration: "5s", resolution: "480p" }) { id }`;
 
 const http = (query: string, token: string) => gw.api('POST', '/graphql', { token, body: { query } });
-const jobs = async (token: string) =>
-  (await http('{ videoJobs(first: 10) { edges { node { id } } } }', token)).body.data.videoJobs.edges as unknown[];
+const jobs = async (token: string) => (await http('{ videoJobs(first: 10) { edges { node { id } } } }', token)).body.data.videoJobs.edges as unknown[];
 
 function wsResult(token: string, query: string): Promise<{ data?: any; errors?: any[] }> {
   const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${token}` } });
   clients.push(client);
   return new Promise((resolve, reject) => {
     let result: { data?: any; errors?: any[] } = {};
-    client.subscribe({ query }, { next: (r) => void (result = r as typeof result), error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)), complete: () => resolve(result) });
+    client.subscribe(
+      { query },
+      {
+        next: (r) => void (result = r as typeof result),
+        error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)),
+        complete: () => resolve(result),
+      },
+    );
   });
 }
 

@@ -167,9 +167,13 @@ describe('which operation of a document to run', () => {
       socket.send({ id: 'two', type: 'subscribe', payload: { query: two } });
       socket.send({ id: 'ghost', type: 'subscribe', payload: { query: two, operationName: 'c' } });
       const [noName] = await socket.waitFor((m) => m.type === 'error' && m.id === 'two');
-      expect(noName.payload).toEqual([expect.objectContaining({ message: expect.stringMatching(/operationName/), extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) })]);
+      expect(noName.payload).toEqual([
+        expect.objectContaining({ message: expect.stringMatching(/operationName/), extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) }),
+      ]);
       const [unknown] = await socket.waitFor((m) => m.type === 'error' && m.id === 'ghost');
-      expect(unknown.payload).toEqual([expect.objectContaining({ message: "The document has no operation named 'c'.", extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) })]);
+      expect(unknown.payload).toEqual([
+        expect.objectContaining({ message: "The document has no operation named 'c'.", extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) }),
+      ]);
     } finally {
       socket.close();
     }
@@ -290,16 +294,15 @@ describe('unstorable text in a variable names the argument it fills', () => {
       expect(overSocket[0].extensions).toEqual({ code: 'invalid_request_error', param });
       expect(overSocket[0].message).toBe(res.body.errors[0].message);
     });
-
   });
 
   // A lone surrogate cannot be written in a GraphQL string (a parse error); NUL can, as \u0000.
   test('written inline, the same argument path is named', async () => {
-      const literal = JSON.stringify(BAD.nul);
-      const res = await http(`mutation { queueVideo(input: { model: ${literal}, prompt: "x" }) { id } }`);
-      expect(res.status).toBe(400);
-      expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'input.model' });
-      const scalar = await http(`{ videoJobs(after: ${literal}) { edges { cursor } } }`);
-      expect(scalar.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'after' });
+    const literal = JSON.stringify(BAD.nul);
+    const res = await http(`mutation { queueVideo(input: { model: ${literal}, prompt: "x" }) { id } }`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'input.model' });
+    const scalar = await http(`{ videoJobs(after: ${literal}) { edges { cursor } } }`);
+    expect(scalar.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'after' });
   });
 });

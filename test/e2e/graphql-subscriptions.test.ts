@@ -185,7 +185,7 @@ test('a key revoked after connecting can start no new operation: its socket is c
   await client.dispose();
 });
 
-test("a socket opened with an ID token is closed when the token expires, ending its subscriptions", async () => {
+test('a socket opened with an ID token is closed when the token expires, ending its subscriptions', async () => {
   // From the start of a whole second, so the time left does not depend on where in its second
   // the test began (otherwise it is 1-2 s, and a bound of 1 s fails when that fraction and the
   // signing pass it).

@@ -24,7 +24,12 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'gw-ws-protocol-'));
   // The embedded defaults whatever the suite's pass: the socket handling is the same on every store.
   child = await startChildGateway({ DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: dataDir, LOG_LEVEL: 'debug' }, await freePort());
-  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
+  const out = await pollUntil(
+    async () => child.output(),
+    (o) => o.includes('live key:'),
+    20_000,
+    50,
+  );
   liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
   wsUrl = `${child.url.replace(/^http/, 'ws')}/graphql`;
 });
@@ -56,7 +61,14 @@ async function outputDuring<T>(act: () => Promise<T>): Promise<{ result: T; line
   const from = child.output().length;
   const result = await act();
   await new Promise((r) => setTimeout(r, 200));
-  return { result, lines: child.output().slice(from).split('\n').filter((l) => l.trim() !== '') };
+  return {
+    result,
+    lines: child
+      .output()
+      .slice(from)
+      .split('\n')
+      .filter((l) => l.trim() !== ''),
+  };
 }
 
 /** Every line is one JSON log record, none of them an error's stack or graphql-ws's complaint. */

@@ -25,7 +25,10 @@ describe('credentials', () => {
   });
 
   test('an API key reads the models, with typed pricing', async () => {
-    const res = await gql('{ models { id ownedBy capabilities created pricing { creditsPer10kTokens creditsPerImage creditsPerSecond video { duration resolution credits } } } }', { token: key.secret });
+    const res = await gql(
+      '{ models { id ownedBy capabilities created pricing { creditsPer10kTokens creditsPerImage creditsPerSecond video { duration resolution credits } } } }',
+      { token: key.secret },
+    );
     expect(res.status).toBe(200);
     const models = res.body.data.models as any[];
     const rest = await gw.api('GET', '/v1/models', { token: key.secret });
@@ -46,7 +49,15 @@ describe('credentials', () => {
       { token: acct.idToken },
     );
     const k = created.body.data.createApiKey;
-    expect(k).toMatchObject({ name: 'dash', mode: 'TEST', allowedModels: null, blockedModels: ['svc-chat-1'], dailySpendCap: 12.5, webhook: null, lastUsed: null });
+    expect(k).toMatchObject({
+      name: 'dash',
+      mode: 'TEST',
+      allowedModels: null,
+      blockedModels: ['svc-chat-1'],
+      dailySpendCap: 12.5,
+      webhook: null,
+      lastUsed: null,
+    });
     expect(k.id).toMatch(/^svc_test_[A-Za-z0-9]+$/);
     expect(k.key).toMatch(/^svc_test_[A-Za-z0-9_]+$/);
 
@@ -59,7 +70,9 @@ describe('credentials', () => {
   test('the wrong kind of credential is a permission_error; none is an authentication_error', async () => {
     // The catalog is no secret: the owner's console reads it to pick key permissions.
     expect((await gql('{ models { id } }', { token: acct.idToken })).body.data.models.length).toBeGreaterThan(5);
-    expect(codes(await gql('{ videoQuote(input: { model: "svc-2.5-preview-text-to-video" }) { credits } }', { token: acct.idToken }))).toEqual(['permission_error']);
+    expect(codes(await gql('{ videoQuote(input: { model: "svc-2.5-preview-text-to-video" }) { credits } }', { token: acct.idToken }))).toEqual([
+      'permission_error',
+    ]);
     expect(codes(await gql('{ account { id } }', { token: key.secret }))).toEqual(['permission_error']);
     expect(codes(await gql('mutation { createApiKey(input: {}) { id } }', { token: key.secret }))).toEqual(['permission_error']);
     expect(codes(await gql(QUEUE, { token: acct.idToken, variables: { input: { model: TEXT_MODEL, prompt: 'x' } } }))).toEqual(['permission_error']);
@@ -116,7 +129,10 @@ describe('the same domain rules as REST', () => {
     expect(await bad({})).toMatchObject({ code: 'invalid_request_error', param: 'prompt' });
     expect(await bad({ prompt: 'x', imageUrl: 'https://example.com/a.png' })).toMatchObject({ code: 'invalid_request_error', param: 'imageUrl' });
     // The message names the field as the client wrote it too; an item of a list by its index.
-    const refs = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, prompt: 'x', referenceImageUrls: ['https://example.com/a.png', 'http://10.0.0.1/b.png'] } } });
+    const refs = await gql(QUEUE, {
+      token: key.secret,
+      variables: { input: { model: TEXT_MODEL, prompt: 'x', referenceImageUrls: ['https://example.com/a.png', 'http://10.0.0.1/b.png'] } },
+    });
     expect(refs.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: expect.stringMatching(/^referenceImageUrls/) });
     expect(refs.body.errors[0].message).not.toMatch(/_/);
     // The idempotency key is GraphQL's argument here, not REST's header.
@@ -124,7 +140,10 @@ describe('the same domain rules as REST', () => {
       token: key.secret,
       variables: { i: { model: TEXT_MODEL, prompt: 'x' }, k: '' },
     });
-    expect(idem.body.errors[0]).toMatchObject({ message: expect.stringMatching(/^Invalid 'idempotencyKey'/), extensions: { code: 'invalid_request_error', param: 'idempotencyKey' } });
+    expect(idem.body.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^Invalid 'idempotencyKey'/),
+      extensions: { code: 'invalid_request_error', param: 'idempotencyKey' },
+    });
     // A GraphQL type error is GraphQL's own, with its message.
     const wrongType = await gql(QUEUE, { token: key.secret, variables: { input: { model: TEXT_MODEL, audio: 'yes' } } });
     expect(wrongType.status).toBe(400);
@@ -175,7 +194,10 @@ describe('the same domain rules as REST', () => {
       { token: key.secret },
     );
     expect(res.body.data.queueMotionControl).toEqual({ model: 'svc-v3-motion-control', status: 'PROCESSING', creditsCharged: 25 });
-    const local = await gql('mutation { queueMotionControl(input: { imageUrl: "http://127.0.0.1/a.png", videoUrl: "https://example.com/m.mp4", durationSeconds: 5 }) { id } }', { token: key.secret });
+    const local = await gql(
+      'mutation { queueMotionControl(input: { imageUrl: "http://127.0.0.1/a.png", videoUrl: "https://example.com/m.mp4", durationSeconds: 5 }) { id } }',
+      { token: key.secret },
+    );
     expect(local.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'imageUrl' });
     expect(local.body.errors[0].message).toMatch(/^imageUrl must not point to a loopback address/);
   });

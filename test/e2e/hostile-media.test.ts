@@ -57,7 +57,10 @@ function stalledUpload(secret: string, declaredLength: number, first: Buffer): P
 }
 
 /** A 64x64 PNG with random pixels (so it is not tiny), and a heavy but valid 2048x2048 one. */
-const noisyPng = (side: number) => sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png({ compressionLevel: 1 }).toBuffer();
+const noisyPng = (side: number) =>
+  sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
 
 describe('image bombs are refused by their declared size, nothing charged', () => {
   const bombs: [string, () => Buffer][] = [
@@ -72,7 +75,12 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     for (const field of ['image', 'image[]']) {
       const res = await edit(live, editForm({ [field]: bomb() }));
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'image', code: 'image_too_large', message: expect.stringContaining('2048') });
+      expect(res.body.error).toMatchObject({
+        type: 'invalid_request_error',
+        param: 'image',
+        code: 'image_too_large',
+        message: expect.stringContaining('2048'),
+      });
     }
     expect(await gw.balance(acct)).toBe(50);
   });
@@ -133,26 +141,34 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     expect(ok.status).toBe(200);
   });
 
-  test.each(['png', 'jpeg', 'webp'] as const)('a masked edit written as %s: the format asked for, edited where the mask is clear, charged once', async (format) => {
-    const { acct, live } = await account();
-    // Clear (edit) on the left half, opaque (keep) on the right.
-    const alpha = Buffer.alloc(64 * 64 * 4);
-    for (let i = 0; i < 64 * 64; i++) alpha[i * 4 + 3] = i % 64 >= 32 ? 255 : 0;
-    const mask = await sharp(alpha, { raw: { width: 64, height: 64, channels: 4 } }).png().toBuffer();
-    const res = await edit(live, editForm({ image: makePng(64, 64), mask }, { prompt: 'paint the left', model: 'svc-image-edit-1', output_format: format, response_format: 'b64_json' }));
-    expect(res.status).toBe(200);
-    const bytes = Buffer.from(res.body.data[0].b64_json, 'base64');
-    expect(await sharp(bytes).metadata()).toMatchObject({ format, width: 64, height: 64 });
-    // The kept half is the input's grey (JPEG flattens its half-transparent grey on white); the edited half is tinted.
-    const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-    const spread = (x: number, y: number) => {
-      const rgb = [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
-      return Math.max(...rgb) - Math.min(...rgb);
-    };
-    expect(spread(48, 32)).toBeLessThanOrEqual(6);
-    expect(spread(16, 32)).toBeGreaterThan(12);
-    expect(await gw.balance(acct)).toBeCloseTo(50 - Number(res.headers.get('x-svc-credits')), 9);
-  });
+  test.each(['png', 'jpeg', 'webp'] as const)(
+    'a masked edit written as %s: the format asked for, edited where the mask is clear, charged once',
+    async (format) => {
+      const { acct, live } = await account();
+      // Clear (edit) on the left half, opaque (keep) on the right.
+      const alpha = Buffer.alloc(64 * 64 * 4);
+      for (let i = 0; i < 64 * 64; i++) alpha[i * 4 + 3] = i % 64 >= 32 ? 255 : 0;
+      const mask = await sharp(alpha, { raw: { width: 64, height: 64, channels: 4 } })
+        .png()
+        .toBuffer();
+      const res = await edit(
+        live,
+        editForm({ image: makePng(64, 64), mask }, { prompt: 'paint the left', model: 'svc-image-edit-1', output_format: format, response_format: 'b64_json' }),
+      );
+      expect(res.status).toBe(200);
+      const bytes = Buffer.from(res.body.data[0].b64_json, 'base64');
+      expect(await sharp(bytes).metadata()).toMatchObject({ format, width: 64, height: 64 });
+      // The kept half is the input's grey (JPEG flattens its half-transparent grey on white); the edited half is tinted.
+      const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const spread = (x: number, y: number) => {
+        const rgb = [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+        return Math.max(...rgb) - Math.min(...rgb);
+      };
+      expect(spread(48, 32)).toBeLessThanOrEqual(6);
+      expect(spread(16, 32)).toBeGreaterThan(12);
+      expect(await gw.balance(acct)).toBeCloseTo(50 - Number(res.headers.get('x-svc-credits')), 9);
+    },
+  );
 
   test('a client that leaves while a provider that ignores the abort (the simulator) makes its images pays nothing', async () => {
     const { acct, live } = await account();
@@ -161,7 +177,14 @@ describe('image bombs are refused by their declared size, nothing charged', () =
     const left = await fetch(`${gw.url}/v1/images/generations`, {
       method: 'POST',
       headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'svc-creative-v8', prompt: 'left while drawn', size: '2048x2048', n: 1, response_format: 'b64_json', output_format: 'webp' }),
+      body: JSON.stringify({
+        model: 'svc-creative-v8',
+        prompt: 'left while drawn',
+        size: '2048x2048',
+        n: 1,
+        response_format: 'b64_json',
+        output_format: 'webp',
+      }),
       signal: AbortSignal.timeout(40),
     }).then(
       () => 'answered',
@@ -175,8 +198,13 @@ describe('image bombs are refused by their declared size, nothing charged', () =
 
   test('a file that is not PNG, JPEG or WebP is refused naming the field', async () => {
     const { acct, live } = await account();
-    const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).gif().toBuffer();
-    for (const [files, param] of [[{ image: gif }, 'image'], [{ image: makePng(8, 8), mask: Buffer.from('not an image') }, 'mask']] as const) {
+    const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+      .gif()
+      .toBuffer();
+    for (const [files, param] of [
+      [{ image: gif }, 'image'],
+      [{ image: makePng(8, 8), mask: Buffer.from('not an image') }, 'mask'],
+    ] as const) {
       const res = await edit(live, editForm(files));
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param, code: 'invalid_image_format' });
@@ -232,7 +260,9 @@ describe('multipart bodies are capped in all, while streaming', () => {
       start(controller) {
         controller.enqueue(Buffer.from('--b0undary\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n'));
         for (let i = 0; i < 3; i++) {
-          controller.enqueue(Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="image[]"; filename="${i}.png"\r\nContent-Type: image/png\r\n\r\n`));
+          controller.enqueue(
+            Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="image[]"; filename="${i}.png"\r\nContent-Type: image/png\r\n\r\n`),
+          );
           for (let at = 0; at < file.length; at += 1024 * 1024) controller.enqueue(file.subarray(at, at + 1024 * 1024));
           controller.enqueue(Buffer.from('\r\n'));
         }
@@ -245,7 +275,7 @@ describe('multipart bodies are capped in all, while streaming', () => {
       headers: { authorization: `Bearer ${live}`, 'content-type': 'multipart/form-data; boundary=b0undary' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(413);
     expect(((await res.json()) as any).error).toMatchObject({ type: 'request_too_large', message: expect.stringContaining('50 MB') });
     expect(await gw.balance(acct)).toBe(50);
@@ -281,7 +311,9 @@ describe('test keys are free, not unlimited', () => {
   test('a test key runs at most two image calls at once: the rest get 429 with Retry-After, and nothing moves', async () => {
     const { acct, test } = await account();
     const body = { model: 'svc-creative-v8', prompt: 'busy', size: '2048x2048', response_format: 'b64_json' };
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => gw.api('POST', '/v1/images/generations', { token: test, body: { ...body, seed: i } })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => gw.api('POST', '/v1/images/generations', { token: test, body: { ...body, seed: i } })),
+    );
     const busy = results.filter((r) => r.status === 429);
     expect(busy.length).toBeGreaterThan(0);
     for (const r of busy) {

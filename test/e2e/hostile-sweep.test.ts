@@ -15,9 +15,39 @@ jest.setTimeout(120_000);
 
 const deep = (levels: number): unknown => Array.from({ length: levels }).reduce<unknown>((inner) => [inner], []);
 const HOSTILE: unknown[] = [
-  null, true, false, 0, -1, 1.5, 1e308, -1e308, 2 ** 53 + 1, '', ' ', 'x'.repeat(100_000), '\u0000', '\ud800', 'é😀', '1', 'true', '-1',
-  [], [null], [1, 2], [{}], {}, { a: 1 }, JSON.parse('{"__proto__":{"x":1}}'), { constructor: 1 }, '../../etc/passwd', 'http://169.254.169.254/latest',
-  'file:///etc/passwd', "' or 1=1 --", '${7*7}', '<script>alert(1)</script>', deep(50),
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  '',
+  ' ',
+  'x'.repeat(100_000),
+  '\u0000',
+  '\ud800',
+  'é😀',
+  '1',
+  'true',
+  '-1',
+  [],
+  [null],
+  [1, 2],
+  [{}],
+  {},
+  { a: 1 },
+  JSON.parse('{"__proto__":{"x":1}}'),
+  { constructor: 1 },
+  '../../etc/passwd',
+  'http://169.254.169.254/latest',
+  'file:///etc/passwd',
+  "' or 1=1 --",
+  '${7*7}',
+  '<script>alert(1)</script>',
+  deep(50),
 ];
 const BROKEN_JSON = ['', 'null', '[]', '"x"', '{', '{"model":', '1e999', `{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`];
 
@@ -41,16 +71,42 @@ const V1_BODIES: Array<[string, Record<string, unknown>]> = [
   [
     '/v1/chat/completions',
     {
-      model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5, temperature: 1, n: 1, stream: false, seed: 1,
-      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], response_format: { type: 'text' }, stop: ['x'], logit_bias: { 1: 1 }, user: 'u',
+      model: 'svc-chat-1',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 5,
+      temperature: 1,
+      n: 1,
+      stream: false,
+      seed: 1,
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+      response_format: { type: 'text' },
+      stop: ['x'],
+      logit_bias: { 1: 1 },
+      user: 'u',
     },
   ],
   ['/v1/responses', { model: 'svc-chat-1', input: 'hi', max_output_tokens: 16, instructions: 'be brief', text: { format: { type: 'text' } }, store: true }],
-  ['/v1/responses/input_tokens', { model: 'svc-chat-1', input: 'hi', instructions: 'be brief', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] }],
-  ['/v1/images/generations', { model: 'svc-creative-v8', prompt: 'a cat', n: 1, size: '256x256', response_format: 'b64_json', seed: 1, negative_prompt: 'dog', style_preset: 'x' }],
+  [
+    '/v1/responses/input_tokens',
+    { model: 'svc-chat-1', input: 'hi', instructions: 'be brief', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] },
+  ],
+  [
+    '/v1/images/generations',
+    { model: 'svc-creative-v8', prompt: 'a cat', n: 1, size: '256x256', response_format: 'b64_json', seed: 1, negative_prompt: 'dog', style_preset: 'x' },
+  ],
   ['/v1/video/quote', VIDEO],
   ['/v1/video/queue', VIDEO],
-  ['/v1/video/motion-control', { image_url: 'https://example.com/a.png', video_url: 'https://example.com/a.mp4', duration_seconds: 3, prompt: 'x', keep_original_sound: true, character_orientation: 'image' }],
+  [
+    '/v1/video/motion-control',
+    {
+      image_url: 'https://example.com/a.png',
+      video_url: 'https://example.com/a.mp4',
+      duration_seconds: 3,
+      prompt: 'x',
+      keep_original_sound: true,
+      character_orientation: 'image',
+    },
+  ],
   ['/v1/video/retrieve', { id: 'vid_doesnotexist' }],
 ];
 
@@ -85,7 +141,15 @@ async function probe(method: string, path: string, opts: { token?: string; body?
   }
   const res = await fetch(`${gw.url}${path}`, init);
   const text = await res.text();
-  const note = (problem: string) => problems.push({ method, path, status: res.status, problem, sent: (opts.rawBody ?? JSON.stringify(opts.body) ?? '').slice(0, 160), answer: text.slice(0, 240) });
+  const note = (problem: string) =>
+    problems.push({
+      method,
+      path,
+      status: res.status,
+      problem,
+      sent: (opts.rawBody ?? JSON.stringify(opts.body) ?? '').slice(0, 160),
+      answer: text.slice(0, 240),
+    });
   if (res.status >= 500 && res.status !== 503) note('5xx');
   if (/internal_error|node_modules|\bat \w[\w.]* \(|TypeError|ReferenceError/.test(text)) note('internal detail');
   if (path === '/graphql') {
@@ -121,10 +185,23 @@ test('the /v1 bodies: no 5xx, every error in the OpenAI shape, nothing internal'
 test('the account and operator bodies, ids and query strings', async () => {
   const key = await gw.newKey(owner, { name: 'swept', mode: 'test' });
   const token = owner.idToken;
-  for (const body of variants({ name: 'k', mode: 'test', allowed_models: ['svc-chat-1'], blocked_models: [], daily_spend_cap: 5 })) await probe('POST', '/account/api-keys', { token, body });
-  for (const body of variants({ name: 'k2', allowed_models: ['svc-chat-1'], blocked_models: [], daily_spend_cap: 5 })) await probe('PATCH', `/account/api-keys/${key.id}`, { token, body });
-  for (const body of variants({ url: 'https://example.com/hook', events: ['video.completed'] })) await probe('PATCH', `/account/api-keys/${key.id}/webhook`, { token, body });
-  for (const query of ['limit=-1', 'limit=1e9', 'limit=abc', 'cursor=%00', `cursor=${'x'.repeat(5000)}`, 'from=2020-13-45', 'to=zzz', 'limit=1&limit=2', 'cursor[]=1']) {
+  for (const body of variants({ name: 'k', mode: 'test', allowed_models: ['svc-chat-1'], blocked_models: [], daily_spend_cap: 5 }))
+    await probe('POST', '/account/api-keys', { token, body });
+  for (const body of variants({ name: 'k2', allowed_models: ['svc-chat-1'], blocked_models: [], daily_spend_cap: 5 }))
+    await probe('PATCH', `/account/api-keys/${key.id}`, { token, body });
+  for (const body of variants({ url: 'https://example.com/hook', events: ['video.completed'] }))
+    await probe('PATCH', `/account/api-keys/${key.id}/webhook`, { token, body });
+  for (const query of [
+    'limit=-1',
+    'limit=1e9',
+    'limit=abc',
+    'cursor=%00',
+    `cursor=${'x'.repeat(5000)}`,
+    'from=2020-13-45',
+    'to=zzz',
+    'limit=1&limit=2',
+    'cursor[]=1',
+  ]) {
     await probe('GET', `/account/usage?${query}`, { token });
     await probe('GET', `/account/ledger-entries?${query}`, { token });
     await probe('GET', `/v1/responses/resp_x/input_items?${query}`, { token: testKey });
@@ -150,6 +227,7 @@ test('GraphQL variables and documents', async () => {
   for (const input of variants({ model: VIDEO.model, prompt: 'x', duration: '5s', resolution: '480p' })) await gql(queue, { input });
   for (const id of HOSTILE) await gql(`query($id: ID!) { videoJob(id: $id) { id } }`, { id });
   for (const first of HOSTILE) await gql(`query($n: Int) { videoJobs(first: $n) { edges { node { id } } } }`, { n: first });
-  for (const doc of ['{', 'query { __schema { types { name } } }', 'query { nope }', '{ videoJobs { edges { node { idd } } } }', 'x'.repeat(200_000)]) await gql(doc, {});
+  for (const doc of ['{', 'query { __schema { types { name } } }', 'query { nope }', '{ videoJobs { edges { node { idd } } } }', 'x'.repeat(200_000)])
+    await gql(doc, {});
   expect(problems).toEqual([]);
 });

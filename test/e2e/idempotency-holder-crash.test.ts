@@ -44,7 +44,12 @@ shared('an instance killed while it runs an idempotent request', () => {
       (res) => res.status,
       () => 'cut' as const,
     );
-    await pollUntil(async () => upstream.requests.filter((r) => r.path.endsWith('/chat/completions')).length, (n) => n >= 1, 10_000, 20);
+    await pollUntil(
+      async () => upstream.requests.filter((r) => r.path.endsWith('/chat/completions')).length,
+      (n) => n >= 1,
+      10_000,
+      20,
+    );
 
     const busy = await post(b);
     expect(busy.status).toBe(409);
@@ -60,7 +65,12 @@ shared('an instance killed while it runs an idempotent request', () => {
     upstream.setMode('ok');
     upstream.releaseHeld();
     const killedAt = Date.now();
-    const ran = await pollUntil(() => post(b), (res) => res.status !== 409, 20_000, 250);
+    const ran = await pollUntil(
+      () => post(b),
+      (res) => res.status !== 409,
+      20_000,
+      250,
+    );
     const tookOverMs = Date.now() - killedAt;
     expect(ran.status).toBe(200);
     const answer = (await ran.json()) as { id: string; choices: unknown[] };
@@ -77,7 +87,7 @@ shared('an instance killed while it runs an idempotent request', () => {
     try {
       // The call B answered is charged once.
       const charges = await check.db.all<{ n: string }>(`select count(*) as n from lease_charges where request_id = ?`, [answer.id]);
-      expect(Number(charges[0]!.n)).toBe(1);
+      expect(Number(charges[0].n)).toBe(1);
       await expectLedgerInvariants(check.db);
     } finally {
       await check.close();
@@ -127,7 +137,12 @@ shared('an instance killed after it charged an idempotent call, before its respo
       await a.kill();
       await db.db.run(`delete from refuse_responses`);
 
-      const ran = await pollUntil(() => post(b), (res) => res.status !== 409, 20_000, 250);
+      const ran = await pollUntil(
+        () => post(b),
+        (res) => res.status !== 409,
+        20_000,
+        250,
+      );
       expect(ran.status).toBe(200);
       expect(ran.headers.get('idempotent-replayed')).toBeNull();
       expect(((await ran.json()) as { id: string }).id).toBe(answerA.id);

@@ -45,7 +45,10 @@ const chargesOf = async (keyId: string) =>
 
 async function drainTo(acct: TestAccount, leave: number) {
   const balance = await gw.balance(acct);
-  const removed = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -(Math.round((balance - leave) * 1e6) / 1e6), reason: 'drain' } });
+  const removed = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, {
+    token: ADMIN_TOKEN,
+    body: { credits: -(Math.round((balance - leave) * 1e6) / 1e6), reason: 'drain' },
+  });
   expect(removed.status).toBe(200);
   expect(await gw.balance(acct)).toBeCloseTo(leave, 6);
 }
@@ -100,11 +103,13 @@ test('chat, Responses, image generations and edits: a retry on an account draine
     form.append('prompt', 'make it blue');
     form.append('size', '64x64');
     form.append('image', new Blob([png], { type: 'image/png' }), 'in.png');
-    return fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'idempotency-key': idem }, body: form }).then(async (res) => ({
-      status: res.status,
-      headers: res.headers,
-      body: (await res.json()) as any,
-    }));
+    return fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'idempotency-key': idem }, body: form }).then(
+      async (res) => ({
+        status: res.status,
+        headers: res.headers,
+        body: (await res.json()) as any,
+      }),
+    );
   };
   const json = (path: string, body: object) => (idem: string) => gw.api('POST', path, { token: key.secret, body, headers: { 'Idempotency-Key': idem } });
   const calls: Array<[string, (idem: string) => Promise<{ status: number; headers: Headers; body: any }>]> = [
@@ -149,12 +154,18 @@ test('a refusal keeps the claim and its call: the retry after a 402 and a top-up
   const body = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'the same call' }], max_tokens: 50 };
   const post = () => gw.api('POST', '/v1/chat/completions', { token: key.secret, body, headers: { 'Idempotency-Key': 'refused-first' } });
   const claim = () =>
-    gw.gateway.database.db.one<{ call_id: string }>(`select call_id from idempotency_keys where api_key_id = ? and idempotency_key = 'refused-first'`, [key.id]);
+    gw.gateway.database.db.one<{ call_id: string }>(`select call_id from idempotency_keys where api_key_id = ? and idempotency_key = 'refused-first'`, [
+      key.id,
+    ]);
   const poor = await post();
   expect(poor.status).toBe(402);
   const callId = (await claim())!.call_id;
   // Another body under the same Idempotency-Key is not this call.
-  const other = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { ...body, max_tokens: 51 }, headers: { 'Idempotency-Key': 'refused-first' } });
+  const other = await gw.api('POST', '/v1/chat/completions', {
+    token: key.secret,
+    body: { ...body, max_tokens: 51 },
+    headers: { 'Idempotency-Key': 'refused-first' },
+  });
   expect(other.status).toBe(409);
   expect(other.body.error.code).toBe('idempotency_key_reused');
 

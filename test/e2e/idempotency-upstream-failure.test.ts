@@ -23,7 +23,17 @@ beforeAll(async () => {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
       m.id === 'svc-chat-1'
-        ? { ...m, route: { provider: 'openai-compatible' as const, upstreamModel: 'up-chat', baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_IDEM_KEY', timeoutSeconds: 2 }, retry: { attempts: 1, budgetSeconds: 30 } }
+        ? {
+            ...m,
+            route: {
+              provider: 'openai-compatible' as const,
+              upstreamModel: 'up-chat',
+              baseUrl: upstream.url,
+              apiKeyEnv: 'UPSTREAM_IDEM_KEY',
+              timeoutSeconds: 2,
+            },
+            retry: { attempts: 1, budgetSeconds: 30 },
+          }
         : m,
     ),
   };

@@ -52,7 +52,7 @@ test.each([
     ...(format === 'png' ? {} : { output_compression: 80 }),
     ...(transparent ? { background: 'transparent' as const } : {}),
   });
-  const bytes = Buffer.from(res.data![0]!.b64_json!, 'base64');
+  const bytes = Buffer.from(res.data![0].b64_json!, 'base64');
   const meta = await sharp(bytes).metadata();
   expect(meta).toMatchObject({ format: expected, width: 64, height: 64 });
   if (transparent) {
@@ -62,10 +62,17 @@ test.each([
   }
 });
 
-test.each([0, 1, 100])('output_compression %i, the ends of OpenAI\'s 0–100 included, is honoured', async (level) => {
+test.each([0, 1, 100])("output_compression %i, the ends of OpenAI's 0–100 included, is honoured", async (level) => {
   for (const output_format of ['jpeg', 'webp'] as const) {
-    const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', response_format: 'b64_json', output_format, output_compression: level });
-    expect((await sharp(Buffer.from(res.data![0]!.b64_json!, 'base64')).metadata()).format).toBe(output_format);
+    const res = await openai.images.generate({
+      model: 'svc-creative-v8',
+      prompt: 'x',
+      size: '64x64',
+      response_format: 'b64_json',
+      output_format,
+      output_compression: level,
+    });
+    expect((await sharp(Buffer.from(res.data![0].b64_json!, 'base64')).metadata()).format).toBe(output_format);
   }
 });
 
@@ -98,25 +105,53 @@ test.each(['b64_json', 'url'] as const)("an upstream's revised_prompt reaches th
     upstream.setMode('ok');
   }
   const plain = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'a lighthouse', size: '64x64', response_format });
-  expect(plain.data![0]!.revised_prompt).toBeUndefined();
+  expect(plain.data![0].revised_prompt).toBeUndefined();
 });
 
 test('a stored JPEG is served with its own content type', async () => {
   const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'x', size: '64x64', output_format: 'jpeg' });
-  const media = await fetch(res.data![0]!.url!);
+  const media = await fetch(res.data![0].url!);
   expect(media.headers.get('content-type')).toBe('image/jpeg');
   expect((await sharp(Buffer.from(await media.arrayBuffer())).metadata()).format).toBe('jpeg');
 });
 
 test('options reach an upstream as sent, for generations and edits', async () => {
   upstream.requests.length = 0;
-  await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
-  expect(upstream.requests[0]!.json).toMatchObject({ model: 'up-svc-creative-v7', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 50, moderation: 'low', style: 'vivid', user: 'u-1' });
+  await openai.images.generate({
+    model: 'svc-creative-v7',
+    prompt: 'x',
+    size: '64x64',
+    quality: 'high',
+    background: 'opaque',
+    output_format: 'webp',
+    output_compression: 50,
+    moderation: 'low',
+    style: 'vivid',
+    user: 'u-1',
+  });
+  expect(upstream.requests[0].json).toMatchObject({
+    model: 'up-svc-creative-v7',
+    quality: 'high',
+    background: 'opaque',
+    output_format: 'webp',
+    output_compression: 50,
+    moderation: 'low',
+    style: 'vivid',
+    user: 'u-1',
+  });
   // gpt-image models refuse response_format (400 unknown_parameter): it is not sent, for generations as for edits.
-  expect(upstream.requests[0]!.json).not.toHaveProperty('response_format');
+  expect(upstream.requests[0].json).not.toHaveProperty('response_format');
 
-  await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }), quality: 'low', output_format: 'jpeg', output_compression: 40, user: 'u-2' });
-  const fields = Object.fromEntries(upstream.requests[1]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
+  await openai.images.edit({
+    model: 'svc-image-edit-1',
+    prompt: 'blue',
+    image: await toFile(makePng(32, 32), 'in.png', { type: 'image/png' }),
+    quality: 'low',
+    output_format: 'jpeg',
+    output_compression: 40,
+    user: 'u-2',
+  });
+  const fields = Object.fromEntries(upstream.requests[1].parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
   expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', quality: 'low', output_format: 'jpeg', output_compression: '40', user: 'u-2' });
 });
 
@@ -124,13 +159,18 @@ test("an edit's input_fidelity reaches the upstream as sent; a value OpenAI does
   upstream.requests.length = 0;
   const image = async () => toFile(makePng(32, 32), 'in.png', { type: 'image/png' });
   await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'high' });
-  const fields = Object.fromEntries(upstream.requests[0]!.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
+  const fields = Object.fromEntries(upstream.requests[0].parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]));
   expect(fields).toMatchObject({ model: 'up-svc-image-edit-1', input_fidelity: 'high' });
   const before = await gw.balance(account);
-  const bad = await openai.images.edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'medium' as 'high' }).catch((e: unknown) => e);
+  const bad = await openai.images
+    .edit({ model: 'svc-image-edit-1', prompt: 'blue', image: await image(), input_fidelity: 'medium' as 'high' })
+    .catch((e: unknown) => e);
   expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
   expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input_fidelity');
-  const gen = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { model: 'svc-creative-v7', prompt: 'x', size: '64x64', input_fidelity: 'high' } });
+  const gen = await gw.api('POST', '/v1/images/generations', {
+    token: (openai as any).apiKey,
+    body: { model: 'svc-creative-v7', prompt: 'x', size: '64x64', input_fidelity: 'high' },
+  });
   expect(gen.status).toBe(400);
   expect(gen.body.error).toMatchObject({ param: 'input_fidelity' });
   expect(await gw.balance(account)).toBe(before);
@@ -165,7 +205,10 @@ test.each([
   ['n as a fraction', { n: 1.5 }, 'n'],
 ])('strict types on a JSON body: %s is a 400 naming it, nothing charged', async (_name, body, param) => {
   const before = await gw.balance(account);
-  const res = await gw.api('POST', '/v1/images/generations', { token: (openai as any).apiKey, body: { model: 'svc-creative-v8', prompt: 'x', size: '64x64', ...body } });
+  const res = await gw.api('POST', '/v1/images/generations', {
+    token: (openai as any).apiKey,
+    body: { model: 'svc-creative-v8', prompt: 'x', size: '64x64', ...body },
+  });
   expect([res.status, res.body.error?.type, res.body.error?.param]).toEqual([400, 'invalid_request_error', param]);
   expect(await gw.balance(account)).toBe(before);
 });
@@ -184,7 +227,7 @@ test('a multipart edit reads n and seed from digits; other text there is a 400 n
 
 test('media is streamed with byte ranges, nosniff and an allowed content type', async () => {
   const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'range', size: '64x64', output_format: 'webp', output_compression: 80 });
-  const url = res.data![0]!.url!;
+  const url = res.data![0].url!;
   const whole = Buffer.from(await (await fetch(url)).arrayBuffer());
   const head = await fetch(url, { headers: { range: 'bytes=0-9' } });
   expect(head.status).toBe(206);
@@ -200,7 +243,7 @@ test('media is streamed with byte ranges, nosniff and an allowed content type', 
   expect([beyond.status, beyond.headers.get('content-range')]).toEqual([416, `bytes */${whole.length}`]);
 });
 
-test("what a gpt-image upstream says beside the images (usage, size, quality, output_format, background) reaches the client, generate and edit; the charge stays the per-image price", async () => {
+test('what a gpt-image upstream says beside the images (usage, size, quality, output_format, background) reaches the client, generate and edit; the charge stays the per-image price', async () => {
   const one = await openai.images.generate({ model: 'svc-creative-v7', prompt: 'x', size: '64x64' }).withResponse();
   const perImage = Number(one.response.headers.get('x-svc-credits'));
   expect(one.data.usage).toBeUndefined();

@@ -82,7 +82,10 @@ describe.each(['/v1/chat/completions', '/v1/responses'])('%s', (path) => {
 
 test('a good call is answered and charged once through the lane, with its headers', async () => {
   const before = await gw.balance(acct);
-  const res = await post('/v1/chat/completions', JSON.stringify(CHAT), { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json; charset=utf-8' });
+  const res = await post('/v1/chat/completions', JSON.stringify(CHAT), {
+    authorization: `Bearer ${key.secret}`,
+    'content-type': 'application/json; charset=utf-8',
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(res.json.choices[0].message.role).toBe('assistant');
@@ -160,7 +163,9 @@ test('a declared Content-Length past the limit is refused at once with Connectio
 
 test('a chunked upload that grows past the limit is cut off with 413 and the connection closed', async () => {
   const chunk = 'x'.repeat(MB);
-  const pieces = [`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`];
+  const pieces = [
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  ];
   for (let i = 0; i < 27; i++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
   const { text, closed } = await rawExchange(pieces, { waitMs: 10_000 });
   expect(text).toMatch(/^HTTP\/1\.1 413/);

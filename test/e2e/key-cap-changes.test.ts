@@ -25,7 +25,12 @@ const IMAGE = { model: 'flux-dev', prompt: 'a lighthouse', size: '64x64' };
 
 async function image(secret: string) {
   const res = await gw.api('POST', '/v1/images/generations', { token: secret, body: IMAGE });
-  return { status: res.status, code: res.body?.error?.type as string | undefined, retryAfter: res.headers.get('retry-after'), credits: res.headers.get('x-svc-credits') };
+  return {
+    status: res.status,
+    code: res.body?.error?.type as string | undefined,
+    retryAfter: res.headers.get('retry-after'),
+    credits: res.headers.get('x-svc-credits'),
+  };
 }
 
 const balanceOf = async (account: TestAccount) => {

@@ -44,11 +44,16 @@ shared('key changes across instances', () => {
     for (let i = 0; i < 3; i++) expect((await models(b, key.secret)).status).toBe(200);
     const revokedAt = Date.now();
     expect((await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken })).status).toBeLessThan(300);
-    await pollUntil(() => models(b, key.secret), (r) => r.status === 401, 1_000, 10);
+    await pollUntil(
+      () => models(b, key.secret),
+      (r) => r.status === 401,
+      1_000,
+      10,
+    );
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
   });
 
-  test('a revocation on A ends the key\'s subscriptions on B within 2 seconds (close 4403)', async () => {
+  test("a revocation on A ends the key's subscriptions on B within 2 seconds (close 4403)", async () => {
     const acct = await a.newAccount(10);
     const key = await a.newKey(acct);
     let closedWith: number | undefined;
@@ -59,7 +64,9 @@ shared('key changes across instances', () => {
       connectionParams: { authorization: `Bearer ${key.secret}` },
       on: { closed: (e) => (closedWith ??= (e as { code: number }).code) },
     });
-    const ended = new Promise<void>((resolve) => client.subscribe({ query: 'subscription { videoJobsUpdated { id } }' }, { next: () => undefined, error: () => resolve(), complete: () => resolve() }));
+    const ended = new Promise<void>((resolve) =>
+      client.subscribe({ query: 'subscription { videoJobsUpdated { id } }' }, { next: () => undefined, error: () => resolve(), complete: () => resolve() }),
+    );
     await new Promise((r) => setTimeout(r, 300));
     const revokedAt = Date.now();
     await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken });
@@ -74,7 +81,12 @@ shared('key changes across instances', () => {
     const key = await a.newKey(acct);
     expect((await chat(b, key.secret)).status).toBe(200);
     await a.api('PATCH', `/account/api-keys/${key.id}`, { token: acct.idToken, body: { blockedModels: ['svc-chat-1'] } });
-    const refused = await pollUntil(() => chat(b, key.secret), (r) => r.status === 403, 1_000, 10);
+    const refused = await pollUntil(
+      () => chat(b, key.secret),
+      (r) => r.status === 403,
+      1_000,
+      10,
+    );
     expect(refused.body.error.type).toBe('model_forbidden');
   });
 
@@ -92,7 +104,12 @@ shared('key changes across instances', () => {
       redis.start();
     }
     // Back up: B caches again, and still refuses the revoked key.
-    await pollUntil(() => b.api('GET', '/healthz'), (r) => r.body.redis === 'up', 10_000, 100);
+    await pollUntil(
+      () => b.api('GET', '/healthz'),
+      (r) => r.body.redis === 'up',
+      10_000,
+      100,
+    );
     expect((await models(b, key.secret)).status).toBe(401);
   });
 });

@@ -29,7 +29,15 @@ shared('an instance killed under load', () => {
   beforeAll(async () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_leasecrash');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-leasecrash-'));
-    env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, WORKER_CONCURRENCY: '0', LEASE_GRACE_SECONDS: '2', LEASE_IDLE_SECONDS: '0.5', LOG_LEVEL: 'info' };
+    env = {
+      DATABASE_URL: scratch.url,
+      REDIS_URL: process.env.REDIS_URL,
+      DATA_DIR: dataDir,
+      WORKER_CONCURRENCY: '0',
+      LEASE_GRACE_SECONDS: '2',
+      LEASE_IDLE_SECONDS: '0.5',
+      LOG_LEVEL: 'info',
+    };
     a = await startChildGateway(env, await freePort());
     b = await startChildGateway(env, await freePort());
   });
@@ -41,8 +49,13 @@ shared('an instance killed under load', () => {
   });
 
   test('after the grace every lease is closed and every answer charged once', async () => {
-    const out = await pollUntil(async () => a!.output() + b!.output(), (o) => o.includes('live key:'), 20_000, 50);
-    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+    const out = await pollUntil(
+      async () => a!.output() + b!.output(),
+      (o) => o.includes('live key:'),
+      20_000,
+      50,
+    );
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1];
     const answered = new Map<string, number>();
     let cutByKill = 0;
     let running = true;
@@ -51,7 +64,11 @@ shared('an instance killed under load', () => {
       for (let n = 0; running; n++) {
         const target = (i + n) % 2 === 0 ? a! : b!;
         try {
-          const res = await fetch(`${target.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' }, body });
+          const res = await fetch(`${target.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+            body,
+          });
           const json = (await res.json()) as { id?: string };
           if (res.status === 200) answered.set(json.id!, Math.round(Number(res.headers.get('x-svc-credits')) * 1e6));
         } catch (err) {
@@ -72,10 +89,20 @@ shared('an instance killed under load', () => {
     const { db, close } = await openDatabase({ databaseUrl: scratch.url, dataDir });
     try {
       // The survivor closes the dead instance's leases once they are 2 s stale, and its own when idle.
-      const open = await pollUntil(() => db.one<{ n: string }>(`select count(*) as n from credit_leases where closed_at is null`), (r) => Number(r!.n) === 0, 20_000, 200);
+      const open = await pollUntil(
+        () => db.one<{ n: string }>(`select count(*) as n from credit_leases where closed_at is null`),
+        (r) => Number(r!.n) === 0,
+        20_000,
+        200,
+      );
       expect(Number(open!.n)).toBe(0);
       b = await startChildGateway(env, Number(new URL(b!.url).port));
-      const charges = new Map((await db.all<{ request_id: string; amount_micro: string }>(`select request_id, amount_micro from lease_charges`)).map((r) => [r.request_id, Number(r.amount_micro)]));
+      const charges = new Map(
+        (await db.all<{ request_id: string; amount_micro: string }>(`select request_id, amount_micro from lease_charges`)).map((r) => [
+          r.request_id,
+          Number(r.amount_micro),
+        ]),
+      );
       for (const [id, credits] of answered) expect([id, charges.get(id)]).toEqual([id, credits]);
       const extra = [...charges.keys()].filter((id) => !answered.has(id));
       expect(extra.length).toBeLessThanOrEqual(cutByKill);

@@ -53,7 +53,10 @@ describe('a Content-Encoding the bytes do not follow', () => {
       expect([encoding, res.status, res.body.error?.type, res.body.error?.code]).toEqual([encoding, 400, 'invalid_request_error', 'invalid_content_encoding']);
     }
     if (path !== '/v1/video/quote') return; // the one free route: the encoded body must be read as JSON
-    for (const [encoding, zip] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {
+    for (const [encoding, zip] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+    ] as const) {
       const res = await post(path, zip(Buffer.from(JSON.stringify(body))), { 'content-type': 'application/json', 'content-encoding': encoding });
       expect([res.status, res.body.error]).toEqual([200, undefined]);
     }
@@ -106,7 +109,7 @@ describe('a body under another Content-Type to a route that does not exist is th
       ['application/x-www-form-urlencoded', 'a=1'],
       ['multipart/form-data; boundary=XyZ', '--XyZ\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n--XyZ--\r\n'],
     ]) {
-      const res = await send(method, path, Buffer.from(body!), { 'content-type': contentType! }, token);
+      const res = await send(method, path, Buffer.from(body), { 'content-type': contentType }, token);
       expect([contentType, res.status, res.body]).toEqual([contentType, 404, asJson.body]);
     }
   });
@@ -204,7 +207,9 @@ describe('multipart framing busboy cannot follow, on image edits', () => {
   const boundary = 'XyZ';
   const part = (name: string, value: string | Buffer, filename?: string) =>
     Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`,
+      ),
       Buffer.from(value),
       Buffer.from('\r\n'),
     ]);
@@ -223,7 +228,9 @@ describe('multipart framing busboy cannot follow, on image edits', () => {
   });
 
   test.each([['images'], ['foo']])('a file field named %j: 400 naming it, saying where images go', async (field) => {
-    const res = await post('/v1/images/edits', form(part('prompt', 'x'), part(field, makePng(32, 32), 'in.png')), { 'content-type': `multipart/form-data; boundary=${boundary}` });
+    const res = await post('/v1/images/edits', form(part('prompt', 'x'), part(field, makePng(32, 32), 'in.png')), {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    });
     expect([res.status, res.body.error?.param]).toEqual([400, field]);
     expect(res.body.error?.message).toContain("'image'");
   });
@@ -255,7 +262,7 @@ function rawExchange(write: (socket: ReturnType<typeof connect>) => void): Promi
 /** A raw HTTP/1.1 answer: its status line, headers (lower-cased names) and body. */
 function parseRaw(answer: string) {
   const [head, ...rest] = answer.split('\r\n\r\n');
-  const [statusLine, ...lines] = head!.split('\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
   const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
   return { statusLine, headers, body: rest.join('\r\n\r\n') };
 }
@@ -273,10 +280,12 @@ function expectRequestTimeout(answer: string) {
 test('a client that sends its body too slowly is answered 408 at the receive deadline, in the OpenAI error shape, and cut off; nothing is charged', async () => {
   const body = JSON.stringify(CHAT);
   const answer = await rawExchange((socket) => {
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     let sent = 0;
     // One byte every 300 ms: the body would take ~20 s.
-    const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]!) : clearInterval(drip)), 300);
+    const drip = setInterval(() => (sent < body.length && !socket.destroyed ? socket.write(body[sent++]) : clearInterval(drip)), 300);
     socket.on('close', () => clearInterval(drip));
   });
   expectRequestTimeout(answer);
@@ -294,7 +303,11 @@ test('so is one whose headers never finish (no request has started: the answer s
 test("other malformed requests get node's statuses, in the API's error shape, and the connection closes", async () => {
   const garbage = parseRaw(await rawExchange((socket) => socket.write('NOT HTTP AT ALL\r\n\r\n')));
   expect(garbage.statusLine).toBe('HTTP/1.1 400 Bad Request');
-  expect(garbage.headers).toMatchObject({ connection: 'close', 'content-type': 'application/json; charset=utf-8', 'x-request-id': expect.stringMatching(/^req_/) });
+  expect(garbage.headers).toMatchObject({
+    connection: 'close',
+    'content-type': 'application/json; charset=utf-8',
+    'x-request-id': expect.stringMatching(/^req_/),
+  });
   expect(JSON.parse(garbage.body).error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_request', param: null });
   const huge = parseRaw(await rawExchange((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)));
   expect(huge.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
@@ -302,7 +315,9 @@ test("other malformed requests get node's statuses, in the API's error shape, an
   // A chunked body whose chunk size is not hex: the request itself is malformed.
   const badChunk = parseRaw(
     await rawExchange((socket) =>
-      socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`),
+      socket.write(
+        `POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      ),
     ),
   );
   expect(badChunk.statusLine).toBe('HTTP/1.1 400 Bad Request');
@@ -320,14 +335,18 @@ describe('Expect: 100-continue: the 100 goes out when the body is read, so a ref
 
   test('a bad key with a 30 MB upload declared: 401 without a 100', async () => {
     const answer = await rawExchange((socket) =>
-      socket.write(`POST /v1/images/edits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svc_live_nope\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 31457280\r\nExpect: 100-continue\r\n\r\n`),
+      socket.write(
+        `POST /v1/images/edits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svc_live_nope\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 31457280\r\nExpect: 100-continue\r\n\r\n`,
+      ),
     );
     expect(expectRefusedAlone(answer, 401).error.type).toBe('authentication_error');
   });
 
-  test('a JSON body declared past its route\'s limit: 413 without a 100', async () => {
+  test("a JSON body declared past its route's limit: 413 without a 100", async () => {
     const answer = await rawExchange((socket) =>
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\nExpect: 100-continue\r\n\r\n`),
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\nExpect: 100-continue\r\n\r\n`,
+      ),
     );
     expect(expectRefusedAlone(answer, 413).error.type).toBe('request_too_large');
   });
@@ -335,7 +354,9 @@ describe('Expect: 100-continue: the 100 goes out when the body is read, so a ref
   test('an expectation other than 100-continue: a 417 in the error shape naming the header, and the connection closes', async () => {
     for (const expectation of ['something-else', '200-ok']) {
       const answer = await rawExchange((socket) =>
-        socket.write(`POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: ${expectation}\r\n\r\n{}`),
+        socket.write(
+          `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: ${expectation}\r\n\r\n{}`,
+        ),
       );
       expect(expectRefusedAlone(answer, 417).error).toMatchObject({ type: 'invalid_request_error', param: 'Expect', code: 'expectation_failed' });
     }
@@ -348,7 +369,9 @@ describe('Expect: 100-continue: the 100 goes out when the body is read, so a ref
       let text = '';
       let sent = false;
       const socket = connect(port, '127.0.0.1', () =>
-        socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`),
+        socket.write(
+          `POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+        ),
       );
       socket.on('data', (d) => {
         text += d.toString();
@@ -372,12 +395,14 @@ describe('Expect: 100-continue: the 100 goes out when the body is read, so a ref
 });
 
 describe('bytes past a request read whole: the request has run, so its client gets its answer, then the connection closes', () => {
-  const keyNames = async () => ((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ id: string; name: string }>);
+  const keyNames = async () => (await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data as Array<{ id: string; name: string }>;
 
   test('more bytes than the Content-Length', async () => {
     const body = JSON.stringify({ name: 'stray-bytes' });
     const answer = await rawExchange((socket) =>
-      socket.write(`POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}garbage\r\n\r\n`),
+      socket.write(
+        `POST /account/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}garbage\r\n\r\n`,
+      ),
     );
     const { statusLine, headers, body: text } = parseRaw(answer);
     expect(statusLine).toMatch(/^HTTP\/1\.1 20[01] /);
@@ -388,10 +413,12 @@ describe('bytes past a request read whole: the request has run, so its client ge
     expect((await keyNames()).map((k) => k.id)).toContain(created.id);
   });
 
-  test('a DELETE with a body but no Content-Length (as node\'s own client sends one)', async () => {
+  test("a DELETE with a body but no Content-Length (as node's own client sends one)", async () => {
     const victim = await gw.newKey(acct, { name: 'deleted-with-a-body' });
     const answer = await rawExchange((socket) =>
-      socket.write(`DELETE /account/api-keys/${victim.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\n\r\n{"why":"x"}`),
+      socket.write(
+        `DELETE /account/api-keys/${victim.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acct.idToken}\r\nContent-Type: application/json\r\n\r\n{"why":"x"}`,
+      ),
     );
     const { statusLine, headers } = parseRaw(answer);
     expect(statusLine).toMatch(/^HTTP\/1\.1 2\d\d /);

@@ -27,7 +27,12 @@ test('a Range past the end: 416, Content-Range bytes */size, an OpenAI error bod
     expect([range, res.status, res.headers.get('content-range')]).toEqual([range, 416, `bytes */${size}`]);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('cache-control')).toBeNull();
-    expect(((await res.json()) as { error: unknown }).error).toEqual({ type: 'invalid_request_error', code: 'range_not_satisfiable', param: 'Range', message: expect.stringContaining(`${size} bytes`) });
+    expect(((await res.json()) as { error: unknown }).error).toEqual({
+      type: 'invalid_request_error',
+      code: 'range_not_satisfiable',
+      param: 'Range',
+      message: expect.stringContaining(`${size} bytes`),
+    });
   }
   expect((await fetch(url, { headers: { range: 'bytes=0-3' } })).status).toBe(206);
   const huge = await fetch(url, { headers: { range: `bytes=${'9'.repeat(20)}-` } });

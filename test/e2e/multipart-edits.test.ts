@@ -31,7 +31,9 @@ const BOUNDARY = 'XyZ';
 const MULTIPART = `multipart/form-data; boundary=${BOUNDARY}`;
 const part = (name: string, value: string | Buffer, filename?: string) =>
   Buffer.concat([
-    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`),
+    Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`,
+    ),
     Buffer.from(value),
     Buffer.from('\r\n'),
   ]);
@@ -53,7 +55,12 @@ test.each([
 ])('a %s body is refused as the JSON routes refuse a wrong Content-Type, saying multipart is expected', async (contentType, body) => {
   const res = await edit(body, contentType);
   expect(res.status).toBe(400);
-  expect(res.body.error).toEqual({ type: 'invalid_request_error', code: 'unsupported_content_type', param: null, message: expect.stringContaining('multipart/form-data') });
+  expect(res.body.error).toEqual({
+    type: 'invalid_request_error',
+    code: 'unsupported_content_type',
+    param: null,
+    message: expect.stringContaining('multipart/form-data'),
+  });
 });
 
 test.each([
@@ -75,7 +82,12 @@ test.each([['n'], ['prompt'], ['model']])('%s given twice is a 400 saying it was
   const parts = [part('prompt', 'a hat'), part('model', 'svc-image-edit-1'), part('n', '1'), part(name, value)];
   const res = await edit(form(...parts, image()), MULTIPART);
   expect(res.status).toBe(400);
-  expect(res.body.error).toEqual({ type: 'invalid_request_error', code: null, param: name, message: `Invalid '${name}': given more than once; give it once, as plain text.` });
+  expect(res.body.error).toEqual({
+    type: 'invalid_request_error',
+    code: null,
+    param: name,
+    message: `Invalid '${name}': given more than once; give it once, as plain text.`,
+  });
 });
 
 test.each([['04'], ['+1'], [' 1'], ['1e0'], ['0x1'], ['1.0']])('n=%j is a 400 naming n: integers are plain decimal digits', async (n) => {

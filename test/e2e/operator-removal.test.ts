@@ -53,12 +53,22 @@ test('taking everything while a call is in flight and other keys keep calling: t
   upstream.setMode('held-json');
   const asked = upstream.requests.length;
   const inFlight = call(busy.secret);
-  await pollUntil(async () => upstream.requests.length, (n) => n > asked, 5_000, 10);
+  await pollUntil(
+    async () => upstream.requests.length,
+    (n) => n > asked,
+    5_000,
+    10,
+  );
   upstream.setMode('ok');
 
   const removal = adjust(acct, -1_000_000, 'closing the account');
   // The balance is taken at once: what the account shows drops to nothing before the lease is back.
-  await pollUntil(() => gw.balance(acct), (b) => b === 0, 3_000, 20);
+  await pollUntil(
+    () => gw.balance(acct),
+    (b) => b === 0,
+    3_000,
+    20,
+  );
   // Meanwhile the account's other key finds nothing to lease: the removal takes the balance
   // first, so a lease it calls back cannot be leased again by calls like these.
   for (let i = 0; i < 5; i++) {
@@ -119,7 +129,10 @@ test('a removal larger than everything takes everything, once, and a second remo
   expect((await adjust(acct, -30, 'two')).body.balance).toBe(0);
   expect(await removed(acct, 'one')).toBeCloseTo(20 - credits(first), 6);
   expect(await removed(acct, 'two')).toBe(0);
-  const row = await gw.gateway.database.db.one<{ pending: string; leases: string[] }>(`select removal_pending_micro::text as pending, removal_leases as leases from accounts where id = ?`, [acct.id]);
+  const row = await gw.gateway.database.db.one<{ pending: string; leases: string[] }>(
+    `select removal_pending_micro::text as pending, removal_leases as leases from accounts where id = ?`,
+    [acct.id],
+  );
   expect(row).toEqual({ pending: '0', leases: [] });
   await expectLedgerInvariants(gw.gateway.database.db);
 });

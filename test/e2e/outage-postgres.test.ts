@@ -52,14 +52,20 @@ withPostgres('PostgreSQL outage', () => {
   test('cut for 10 s under load: 503 with Retry-After, never 500; work resumes; no money lost', async () => {
     const acct = await gw.newAccount(100);
     const { secret } = await gw.newKey(acct);
-    const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'through the outage', resolution: '480p' } });
+    const queued = await gw.api('POST', '/v1/video/queue', {
+      token: secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'through the outage', resolution: '480p' },
+    });
     expect(queued.status).toBe(200);
 
     const statuses: Array<{ at: number; status: number; type?: string; retryAfter: string | null }> = [];
     let loading = true;
     const load = (async () => {
       while (loading) {
-        const res = await gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+        const res = await gw.api('POST', '/v1/chat/completions', {
+          token: secret,
+          body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 },
+        });
         statuses.push({ at: Date.now(), status: res.status, type: res.body?.error?.type, retryAfter: res.headers.get('retry-after') });
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -78,9 +84,19 @@ withPostgres('PostgreSQL outage', () => {
     await proxy.restore();
     const restoredAt = Date.now();
 
-    const back = await pollUntil(() => gw.api('GET', '/healthz'), (r) => r.status === 200, 15_000, 200);
+    const back = await pollUntil(
+      () => gw.api('GET', '/healthz'),
+      (r) => r.status === 200,
+      15_000,
+      200,
+    );
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
-    await pollUntil(async () => statuses.filter((s) => s.at > restoredAt && s.status === 200).length, (n) => n >= 2, 15_000, 100);
+    await pollUntil(
+      async () => statuses.filter((s) => s.at > restoredAt && s.status === 200).length,
+      (n) => n >= 2,
+      15_000,
+      100,
+    );
     loading = false;
     await load;
 
@@ -93,7 +109,11 @@ withPostgres('PostgreSQL outage', () => {
     expect(during.filter((s) => s.status === 503).length).toBeGreaterThan(5);
 
     // The worker backed off during the cut and resumed: the job ends.
-    const done = await pollUntil(() => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id: queued.body.id } }), (r) => r.body.status !== 'PROCESSING', 20_000);
+    const done = await pollUntil(
+      () => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id: queued.body.id } }),
+      (r) => r.body.status !== 'PROCESSING',
+      20_000,
+    );
     expect(done.body.status).toBe('COMPLETED');
     expect(rejections).toEqual([]);
     for (const spy of consoleWrites) {
@@ -110,13 +130,23 @@ withPostgres('PostgreSQL outage', () => {
     try {
       // The probe after the shared probe's 250 ms waits out its 3 s timeout; meanwhile checks are
       // answered from the last probe (at most 2 s old), then by the slow one. Never a 503.
-      const during = await pollUntil(() => gw.api('GET', '/healthz'), (r) => r.status !== 200 || r.body?.database !== 'up', 10_000, 100);
+      const during = await pollUntil(
+        () => gw.api('GET', '/healthz'),
+        (r) => r.status !== 200 || r.body?.database !== 'up',
+        10_000,
+        100,
+      );
       expect(during.status).toBe(200);
       expect(during.body).toMatchObject({ status: 'degraded', database: 'slow' });
     } finally {
       proxy.resume();
     }
-    const back = await pollUntil(() => gw.api('GET', '/healthz'), (r) => r.body?.database === 'up', 15_000, 200);
+    const back = await pollUntil(
+      () => gw.api('GET', '/healthz'),
+      (r) => r.body?.database === 'up',
+      15_000,
+      200,
+    );
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
   });
 
@@ -126,7 +156,10 @@ withPostgres('PostgreSQL outage', () => {
     proxy.stall();
     try {
       const started = Date.now();
-      const res = await gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+      const res = await gw.api('POST', '/v1/chat/completions', {
+        token: secret,
+        body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 },
+      });
       expect(res.status).toBe(503);
       expect(res.body.error).toMatchObject({ type: 'service_unavailable', code: 'database_unavailable' });
       expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
@@ -135,7 +168,8 @@ withPostgres('PostgreSQL outage', () => {
       proxy.resume();
     }
     const back = await pollUntil(
-      () => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } }),
+      () =>
+        gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } }),
       (r) => r.status === 200,
       15_000,
       200,
@@ -180,13 +214,15 @@ withPostgres('PostgreSQL outage', () => {
   test("stalled: a known key's call that needs a new credit lease is a 503 within seconds; the lease taken when the database wakes is used, then returned", async () => {
     const acct = await gw.newAccount(10);
     const key = await gw.newKey(acct);
-    const chat = () => gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+    const chat = () =>
+      gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
     // The key's record is cached; its lease goes back, so its next call must take one.
     expect((await chat()).status).toBe(200);
     const book = gw.gateway.services.leaseBook;
     await book.returnIdleNow();
     const db = gw.gateway.database.db;
-    const openLeases = async () => Number((await db.one<{ n: string }>(`select count(*) as n from credit_leases where api_key_id = ? and closed_at is null`, [key.id]))!.n);
+    const openLeases = async () =>
+      Number((await db.one<{ n: string }>(`select count(*) as n from credit_leases where api_key_id = ? and closed_at is null`, [key.id]))!.n);
     expect(await openLeases()).toBe(0);
     proxy.stall();
     try {
@@ -216,7 +252,12 @@ withPostgres('PostgreSQL outage', () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'svc-chat-held', messages: [{ role: 'user', content: 'through the fault' }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'svc-chat-held',
+        messages: [{ role: 'user', content: 'through the fault' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
@@ -231,7 +272,10 @@ withPostgres('PostgreSQL outage', () => {
     return {
       async rest() {
         while (!(await readSome()));
-        const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+        const events = text
+          .split('\n\n')
+          .filter((e) => e.startsWith('data: '))
+          .map((e) => e.slice(6));
         return { last: events.at(-1), chunks: events.slice(0, -1).map((e) => JSON.parse(e)) };
       },
     };
@@ -245,7 +289,12 @@ withPostgres('PostgreSQL outage', () => {
     upstream.setMode(mode);
     try {
       const pending = call();
-      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === content).length, (n) => n === seen, 10_000, 20);
+      await pollUntil(
+        async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === content).length,
+        (n) => n === seen,
+        10_000,
+        20,
+      );
       await proxy.cut();
       upstream.releaseHeld();
       return await pending;
@@ -278,9 +327,23 @@ withPostgres('PostgreSQL outage', () => {
     expect(ended.last).toBe('[DONE]');
     expect(ended.chunks.filter((c) => c.error)).toEqual([]);
     const id: string = ended.chunks[0].id;
-    expect(await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200)).toBe(1);
+    expect(
+      await pollUntil(
+        () => chargeRows(id),
+        (n) => n === 1,
+        20_000,
+        200,
+      ),
+    ).toBe(1);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - cost, 9);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (10 - cost)) < 1e-9,
+        20_000,
+        200,
+      ),
+    ).toBeCloseTo(10 - cost, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 
@@ -302,15 +365,31 @@ withPostgres('PostgreSQL outage', () => {
 
     // While the database was away the charge waited on disk, flushed, under DATA_DIR.
     const journalDir = join(gw.gateway.config.dataDir, 'charge-journal');
-    const kept = readdirSync(journalDir).map((f) => readFileSync(join(journalDir, f), 'utf8')).join('');
+    const kept = readdirSync(journalDir)
+      .map((f) => readFileSync(join(journalDir, f), 'utf8'))
+      .join('');
     expect(kept).toContain(id);
     await proxy.restore();
 
     // Back: recorded once (its lease may have been closed meanwhile: then from the balance directly).
     const db = gw.gateway.database.db;
-    expect(await pollUntil(() => chargeRows(id), (n) => n === 1, 20_000, 200)).toBe(1);
+    expect(
+      await pollUntil(
+        () => chargeRows(id),
+        (n) => n === 1,
+        20_000,
+        200,
+      ),
+    ).toBe(1);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - cost, 9);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (10 - cost)) < 1e-9,
+        20_000,
+        200,
+      ),
+    ).toBeCloseTo(10 - cost, 9);
     expect(readdirSync(journalDir)).toEqual([]);
     await expectLedgerInvariants(db);
   }, 60_000);
@@ -332,8 +411,22 @@ withPostgres('PostgreSQL outage', () => {
     expect(answered.status).toBe(200);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
     expect(Number(answered.headers.get('x-svc-credits'))).toBeCloseTo(cost, 9);
-    expect(await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - 2 * cost, 9);
+    expect(
+      await pollUntil(
+        () => chargeRows(answered.body.id),
+        (n) => n === 1,
+        20_000,
+        200,
+      ),
+    ).toBe(1);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9,
+        20_000,
+        200,
+      ),
+    ).toBeCloseTo(10 - 2 * cost, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 
@@ -347,13 +440,25 @@ withPostgres('PostgreSQL outage', () => {
     const first = await answeredWhileCut('held-json', () => call('cut-mid-call'), 'once only', 2);
     expect(first.status).toBe(200);
     // Once the database is back the stored answer lands: the retry gets it, nothing runs again.
-    const retry = await pollUntil(() => call('cut-mid-call'), (r) => r.status !== 409, 15_000, 250);
+    const retry = await pollUntil(
+      () => call('cut-mid-call'),
+      (r) => r.status !== 409,
+      15_000,
+      250,
+    );
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body.id).toBe(first.body.id);
     expect(upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'once only')).toHaveLength(2);
     const cost = (FAKE_USAGE.prompt_tokens + FAKE_USAGE.completion_tokens) / 10_000;
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9, 20_000, 200)).toBeCloseTo(10 - 2 * cost, 9);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (10 - 2 * cost)) < 1e-9,
+        20_000,
+        200,
+      ),
+    ).toBeCloseTo(10 - 2 * cost, 9);
     expect(gw.gateway.services.idempotency.unwrittenCount).toBe(0);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
@@ -375,7 +480,12 @@ withPostgres('PostgreSQL outage', () => {
       proxy.resume();
     }
     // Not a 409 "in use" held by a claim nobody answers: the retry runs, is charged once, and replays after.
-    const retry = await pollUntil(() => call('stalled-claim'), (r) => r.status !== 409 && r.status !== 503, 15_000, 250);
+    const retry = await pollUntil(
+      () => call('stalled-claim'),
+      (r) => r.status !== 409 && r.status !== 503,
+      15_000,
+      250,
+    );
     expect(retry.status).toBe(200);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     const again = await call('stalled-claim');
@@ -384,14 +494,15 @@ withPostgres('PostgreSQL outage', () => {
     // Two calls charged, the 503 nothing.
     const charged = [warm, retry].map((r) => Number(r.headers.get('x-svc-credits')));
     expect(charged.every((c) => c > 0)).toBe(true);
-    expect(await gw.balance(acct)).toBeCloseTo(10 - charged[0]! - charged[1]!, 9);
+    expect(await gw.balance(acct)).toBeCloseTo(10 - charged[0] - charged[1], 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
-  test("a call answered while the database is cut and charged beyond its lease: x-svc-credits is what its lease held, what moved once it is back; the rest uncollected", async () => {
+  test('a call answered while the database is cut and charged beyond its lease: x-svc-credits is what its lease held, what moved once it is back; the rest uncollected', async () => {
     // 2 credits: a lease takes at most a quarter of the balance, so the call's 1.61 credits run past it.
     const acct = await gw.newAccount(2);
     const { secret } = await gw.newKey(acct);
-    const call = (content: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content }] } });
+    const call = (content: string) =>
+      gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content }] } });
     const warm = await call('warm-up');
     expect(warm.status).toBe(200); // the key's credit lease is taken
     const answered = await answeredWhileCut('held-huge-json', () => call('far above its hold'), 'far above its hold', 1);
@@ -400,10 +511,27 @@ withPostgres('PostgreSQL outage', () => {
     const reported = Number(answered.headers.get('x-svc-credits'));
     expect(reported).toBeGreaterThan(0);
     expect(reported).toBeLessThan(1.61);
-    expect(await pollUntil(() => chargeRows(answered.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
+    expect(
+      await pollUntil(
+        () => chargeRows(answered.body.id),
+        (n) => n === 1,
+        20_000,
+        200,
+      ),
+    ).toBe(1);
     const charged = Number(warm.headers.get('x-svc-credits')) + reported;
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (2 - charged)) < 1e-9, 10_000, 200)).toBeCloseTo(2 - charged, 9);
-    const waived = await gw.gateway.database.db.one<{ amount_micro: string; reason: string }>(`select amount_micro, reason from uncollected_charges where request_id = ?`, [answered.body.id]);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (2 - charged)) < 1e-9,
+        10_000,
+        200,
+      ),
+    ).toBeCloseTo(2 - charged, 9);
+    const waived = await gw.gateway.database.db.one<{ amount_micro: string; reason: string }>(
+      `select amount_micro, reason from uncollected_charges where request_id = ?`,
+      [answered.body.id],
+    );
     expect(waived).toMatchObject({ reason: 'database_unavailable' });
     expect(Number(waived!.amount_micro)).toBe(Math.round((1.61 - reported) * 1e6));
     await expectLedgerInvariants(gw.gateway.database.db);
@@ -411,10 +539,16 @@ withPostgres('PostgreSQL outage', () => {
   test('stalled: an image answered by URL is a 503 within seconds, nothing charged; an Idempotency-Key answer is sent without waiting for the stall', async () => {
     const acct = await gw.newAccount(10);
     const { secret } = await gw.newKey(acct);
-    const image = (response_format: string) => gw.api('POST', '/v1/images/generations', { token: secret, body: { model: 'svc-creative-v8', prompt: 'a lighthouse', size: '64x64', response_format } });
+    const image = (response_format: string) =>
+      gw.api('POST', '/v1/images/generations', { token: secret, body: { model: 'svc-creative-v8', prompt: 'a lighthouse', size: '64x64', response_format } });
     const warm = await image('b64_json');
     expect(warm.status).toBe(200); // the key's record cached, its credit lease taken
-    const chat = (key: string) => gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-held', messages: [{ role: 'user', content: 'kept answer' }] }, headers: { 'Idempotency-Key': key } });
+    const chat = (key: string) =>
+      gw.api('POST', '/v1/chat/completions', {
+        token: secret,
+        body: { model: 'svc-chat-held', messages: [{ role: 'user', content: 'kept answer' }] },
+        headers: { 'Idempotency-Key': key },
+      });
     upstream.setMode('held-json');
     let byUrl;
     let kept;
@@ -422,7 +556,12 @@ withPostgres('PostgreSQL outage', () => {
     try {
       // Claimed while the database answers; the provider answers once it is stalled.
       const pending = chat('answer-in-a-stall');
-      await pollUntil(async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'kept answer').length, (n) => n === 1, 10_000, 20);
+      await pollUntil(
+        async () => upstream.requests.filter((r) => r.json?.messages?.[0]?.content === 'kept answer').length,
+        (n) => n === 1,
+        10_000,
+        20,
+      );
       proxy.stall();
       const started = Date.now();
       upstream.releaseHeld();
@@ -437,11 +576,30 @@ withPostgres('PostgreSQL outage', () => {
     // The charge waits out its deadline (then the journal), the stored answer its own: not the stall.
     expect(kept.status).toBe(200);
     expect(keptMs).toBeLessThan(13_000);
-    const retry = await pollUntil(() => chat('answer-in-a-stall'), (r) => r.headers.get('idempotent-replayed') === 'true', 15_000, 250);
+    const retry = await pollUntil(
+      () => chat('answer-in-a-stall'),
+      (r) => r.headers.get('idempotent-replayed') === 'true',
+      15_000,
+      250,
+    );
     expect(retry.body.id).toBe(kept.body.id);
-    expect(await pollUntil(() => chargeRows(kept.body.id), (n) => n === 1, 20_000, 200)).toBe(1);
+    expect(
+      await pollUntil(
+        () => chargeRows(kept.body.id),
+        (n) => n === 1,
+        20_000,
+        200,
+      ),
+    ).toBe(1);
     const charged = Number(warm.headers.get('x-svc-credits')) + Number(kept.headers.get('x-svc-credits'));
-    expect(await pollUntil(() => gw.balance(acct), (b) => Math.abs(b - (10 - charged)) < 1e-9, 10_000, 200)).toBeCloseTo(10 - charged, 9);
+    expect(
+      await pollUntil(
+        () => gw.balance(acct),
+        (b) => Math.abs(b - (10 - charged)) < 1e-9,
+        10_000,
+        200,
+      ),
+    ).toBeCloseTo(10 - charged, 9);
     await expectLedgerInvariants(gw.gateway.database.db);
   }, 60_000);
 });

@@ -52,12 +52,30 @@ shared('Redis outage', () => {
     expect((await chat(a)).status).toBe(200);
 
     redis.start();
-    await pollUntil(() => a.api('GET', '/healthz'), (r) => r.body.redis === 'up', 10_000, 100);
-    await pollUntil(() => b.api('GET', '/healthz'), (r) => r.body.redis === 'up', 10_000, 100);
+    await pollUntil(
+      () => a.api('GET', '/healthz'),
+      (r) => r.body.redis === 'up',
+      10_000,
+      100,
+    );
+    await pollUntil(
+      () => b.api('GET', '/healthz'),
+      (r) => r.body.redis === 'up',
+      10_000,
+      100,
+    );
 
     // The subscriber on A, the job worked on B.
-    const ws = createClient({ url: a.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${secret}` } });
-    const queued = await b.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'outage', resolution: '480p' } });
+    const ws = createClient({
+      url: a.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${secret}` },
+    });
+    const queued = await b.api('POST', '/v1/video/queue', {
+      token: secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'outage', resolution: '480p' },
+    });
     expect(queued.status).toBe(200);
     const seen: string[] = [];
     const ended = new Promise<void>((resolve, reject) =>
@@ -66,13 +84,22 @@ shared('Redis outage', () => {
         { next: (r: any) => seen.push(r.data?.videoJobUpdated?.status ?? JSON.stringify(r.errors)), error: reject, complete: resolve },
       ),
     );
-    await pollUntil(async () => seen.length, (n) => n >= 1, 5_000, 20);
+    await pollUntil(
+      async () => seen.length,
+      (n) => n >= 1,
+      5_000,
+      20,
+    );
     expect(seen).toEqual(['PROCESSING']);
     // The account-wide subscription on A too: it re-reads what changed while it was cut off.
     const seenByAccount: string[] = [];
     ws.subscribe(
       { query: `subscription { videoJobsUpdated { id status } }` },
-      { next: (r: any) => r.data?.videoJobsUpdated?.id === queued.body.id && seenByAccount.push(r.data.videoJobsUpdated.status), error: () => undefined, complete: () => undefined },
+      {
+        next: (r: any) => r.data?.videoJobsUpdated?.id === queued.body.id && seenByAccount.push(r.data.videoJobsUpdated.status),
+        error: () => undefined,
+        complete: () => undefined,
+      },
     );
     await new Promise((r) => setTimeout(r, 300));
 
@@ -87,20 +114,37 @@ shared('Redis outage', () => {
 
     redis.stop();
     const stoppedAt = Date.now();
-    await pollUntil(() => a.api('GET', '/healthz'), (r) => r.body.redis === 'down', 5_000, 100);
+    await pollUntil(
+      () => a.api('GET', '/healthz'),
+      (r) => r.body.redis === 'down',
+      5_000,
+      100,
+    );
     expect((await a.api('GET', '/healthz')).body).toMatchObject({ status: 'degraded', redis: 'down' });
     // The job finishes on B while Redis is down: A's subscriber cannot hear it yet.
-    await pollUntil(() => b.api('POST', '/v1/video/retrieve', { token: secret, body: { id: queued.body.id } }), (r) => r.body.status !== 'PROCESSING', 10_000);
+    await pollUntil(
+      () => b.api('POST', '/v1/video/retrieve', { token: secret, body: { id: queued.body.id } }),
+      (r) => r.body.status !== 'PROCESSING',
+      10_000,
+    );
     expect(seen).toEqual(['PROCESSING']);
     await new Promise((r) => setTimeout(r, stoppedAt + 10_000 - Date.now()));
     redis.start();
 
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no terminal state after reconnect: ${seen}`)), 15_000)))]);
+    await Promise.race([
+      ended,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no terminal state after reconnect: ${seen}`)), 15_000))),
+    ]);
     clearTimeout(timer);
     expect(seen).toEqual(['PROCESSING', 'COMPLETED']);
     // Once: the re-read after the reconnect, never repeated.
-    await pollUntil(async () => seenByAccount.length, (n) => n >= 1, 5_000, 20);
+    await pollUntil(
+      async () => seenByAccount.length,
+      (n) => n >= 1,
+      5_000,
+      20,
+    );
     await new Promise((r) => setTimeout(r, 500));
     expect(seenByAccount).toEqual(['COMPLETED']);
     loading = false;

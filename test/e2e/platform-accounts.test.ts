@@ -55,7 +55,7 @@ describe('operations', () => {
     const acct = await gw.newAccount(0);
     const key = await gw.newKey(acct);
     expect((await gw.api('GET', '/v1/responses/resp_missing', { token: key.secret })).status).toBe(404);
-    expect(((await gw.api('GET', '/metrics')).body as string)).toContain('svc_http_requests_total{route="/v1/responses/:id",status="404"}');
+    expect((await gw.api('GET', '/metrics')).body as string).toContain('svc_http_requests_total{route="/v1/responses/:id",status="404"}');
   });
 
   test('answers for a credential are not stored by any cache: secrets, the account, /v1 (both lanes), /admin, refusals too', async () => {
@@ -174,8 +174,8 @@ describe('API keys', () => {
     const acct = await gw.newAccount();
     const keys = await Promise.all(Array.from({ length: 10 }, () => gw.newKey(acct)));
     expectError(await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: {} }), 409, 'key_limit_reached');
-    const del = await gw.api('DELETE', `/account/api-keys/${keys[0]!.id}`, { token: acct.idToken });
-    expect(del.body).toEqual({ id: keys[0]!.id, deleted: true });
+    const del = await gw.api('DELETE', `/account/api-keys/${keys[0].id}`, { token: acct.idToken });
+    expect(del.body).toEqual({ id: keys[0].id, deleted: true });
     expect((await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: {} })).status).toBe(201);
   });
 
@@ -215,7 +215,20 @@ describe('API keys', () => {
     const key = await gw.newKey(acct, { name: 'café — ünïcode ok' });
     // Right-to-left text and emoji with zero-width joiners are names like any other.
     expect((await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name: 'مفتاح الإنتاج 👩\u200d💻' } })).status).toBe(201);
-    for (const name of ['a\u0001b', 'line\nbreak', 'tab\there', 'c1\u0085', 'sep\u2028x', 'bell\u0007', 'invoice\u202egpj.exe', 'isolate\u2067x', 'mark\u200fx', '\u200b\u200b', '\u3164', '\ufeff \u200d']) {
+    for (const name of [
+      'a\u0001b',
+      'line\nbreak',
+      'tab\there',
+      'c1\u0085',
+      'sep\u2028x',
+      'bell\u0007',
+      'invoice\u202egpj.exe',
+      'isolate\u2067x',
+      'mark\u200fx',
+      '\u200b\u200b',
+      '\u3164',
+      '\ufeff \u200d',
+    ]) {
       const created = await gw.api('POST', '/account/api-keys', { token: acct.idToken, body: { name } });
       expect([name, created.status, created.body.error?.param]).toEqual([name, 400, 'name']);
       expect(created.body.error.message).toMatch(/one line of printable text/);
@@ -263,7 +276,12 @@ describe('API keys', () => {
     const key = await gw.newKey(acct);
     await gw.api('GET', '/v1/models', { token: key.secret });
     // Written within a second (keys in use at once are written in one statement).
-    const list = await pollUntil(() => gw.api('GET', '/account/api-keys', { token: acct.idToken }), (r) => r.body.data[0].lastUsed !== null, 2_000, 50);
+    const list = await pollUntil(
+      () => gw.api('GET', '/account/api-keys', { token: acct.idToken }),
+      (r) => r.body.data[0].lastUsed !== null,
+      2_000,
+      50,
+    );
     expect(list.body.data[0].lastUsed).toEqual(expect.any(Number));
   });
 });
@@ -293,13 +311,17 @@ describe('operator endpoints', () => {
   test('taking away everything takes what sits in credit leases too: the next call is refused, nothing is left to spend', async () => {
     const acct = await gw.newAccount(50);
     const key = await gw.newKey(acct);
-    const call = () => gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 } });
+    const call = () =>
+      gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 } });
     // The first call takes a lease of the account's credits; a second uses it.
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
     const before = await gw.balance(acct);
     expect(before).toBeGreaterThan(0);
-    const take = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -1_000_000, reason: 'closing the account' } });
+    const take = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, {
+      token: ADMIN_TOKEN,
+      body: { credits: -1_000_000, reason: 'closing the account' },
+    });
     expect(take.status).toBe(200);
     expect(take.body.balance).toBe(0);
     const refused = await call();
@@ -319,14 +341,22 @@ describe('operator endpoints', () => {
     expect(await gw.balance(acct)).toBe(9e9);
     // Up to the bound, exact to the micro-credit.
     const top = await grant(7_199_254.740991);
-    expect(top.body.balance).toBe(9_007_199_254.740991);
+    expect(top.body.balance).toBe(Number('9007199254.740991'));
     await expectLedgerInvariants(gw.gateway.database.db);
   });
 
   test('wrong admin token 401, unknown account 404, bad body 400 with param', async () => {
     const acct = await gw.newAccount();
-    expectError(await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'wrong-token-wrong-token', body: { credits: 1, reason: 'x' } }), 401, 'authentication_error');
-    expectError(await gw.api('POST', `/admin/accounts/acct_missing/credits`, { token: ADMIN_TOKEN, body: { credits: 1, reason: 'x' } }), 404, 'not_found_error');
+    expectError(
+      await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'wrong-token-wrong-token', body: { credits: 1, reason: 'x' } }),
+      401,
+      'authentication_error',
+    );
+    expectError(
+      await gw.api('POST', `/admin/accounts/acct_missing/credits`, { token: ADMIN_TOKEN, body: { credits: 1, reason: 'x' } }),
+      404,
+      'not_found_error',
+    );
     const bad = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 'lots', reason: 'x' } });
     expectError(bad, 400, 'invalid_request_error');
     expect(bad.body.error.param).toBe('credits');
@@ -335,7 +365,7 @@ describe('operator endpoints', () => {
   });
 });
 
-test('an API key sent where the account owner\'s ID token goes is a 401 that says so (code invalid_api_key, as CONTRACT has it)', async () => {
+test("an API key sent where the account owner's ID token goes is a 401 that says so (code invalid_api_key, as CONTRACT has it)", async () => {
   const acct = await gw.newAccount();
   const key = await gw.newKey(acct);
   const res = await gw.api('GET', '/account', { token: key.secret });

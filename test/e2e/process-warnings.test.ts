@@ -29,7 +29,10 @@ beforeAll(async () => {
   models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });
   dataDir = mkdtempSync(join(tmpdir(), 'gw-warnings-'));
   // The embedded defaults, whatever the suite's pass: the listeners are the same on every store.
-  child = await startChildGateway({ DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: dataDir, MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' }, await freePort());
+  child = await startChildGateway(
+    { DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: dataDir, MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' },
+    await freePort(),
+  );
 });
 
 afterAll(async () => {
@@ -40,8 +43,13 @@ afterAll(async () => {
 });
 
 test('clients that hang up mid-body are not logged as errors, on either REST lane', async () => {
-  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
-  const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+  const out = await pollUntil(
+    async () => child.output(),
+    (o) => o.includes('live key:'),
+    20_000,
+    50,
+  );
+  const liveKey = /live key:\s+(\S+)/.exec(out)![1];
   const port = Number(new URL(child.url).port);
   const body = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello' }] });
   // The JSON lane, Express (a query string sends it there), another JSON route, and a multipart upload.
@@ -56,7 +64,9 @@ test('clients that hang up mid-body are not logged as errors, on either REST lan
       ([path, type]) =>
         new Promise<void>((resolve) => {
           const socket = connect(port, '127.0.0.1', () => {
-            socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${liveKey}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+            socket.write(
+              `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${liveKey}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+            );
             setTimeout(() => socket.destroy(), 300);
           });
           socket.on('close', () => resolve()).on('error', () => undefined);
@@ -69,8 +79,13 @@ test('clients that hang up mid-body are not logged as errors, on either REST lan
 });
 
 test('a client that leaves before its answer (the upstream still thinking) is not logged as an upstream failure', async () => {
-  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
-  const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+  const out = await pollUntil(
+    async () => child.output(),
+    (o) => o.includes('live key:'),
+    20_000,
+    50,
+  );
+  const liveKey = /live key:\s+(\S+)/.exec(out)![1];
   const before = child.output().length;
   upstream.setMode('hang');
   try {
@@ -79,7 +94,9 @@ test('a client that leaves before its answer (the upstream still thinking) is no
       const abort = new AbortController();
       setTimeout(() => abort.abort(), 300);
       const path = viaExpress ? { query: { x: '1' } } : {};
-      await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] }, { signal: abort.signal, ...path }).catch(() => undefined);
+      await openai.chat.completions
+        .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] }, { signal: abort.signal, ...path })
+        .catch(() => undefined);
     });
     await Promise.all(leaving);
     await new Promise((r) => setTimeout(r, 500));
@@ -90,8 +107,13 @@ test('a client that leaves before its answer (the upstream still thinking) is no
 });
 
 test('sixteen streams in flight at once, then SIGTERM: no process warning in the output', async () => {
-  const out = await pollUntil(async () => child.output(), (o) => o.includes('live key:'), 20_000, 50);
-  const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+  const out = await pollUntil(
+    async () => child.output(),
+    (o) => o.includes('live key:'),
+    20_000,
+    50,
+  );
+  const liveKey = /live key:\s+(\S+)/.exec(out)![1];
   const openai = new OpenAI({ apiKey: liveKey, baseURL: `${child.url}/v1`, maxRetries: 0 });
   const aborts = Array.from({ length: 16 }, () => new AbortController());
   await Promise.all(

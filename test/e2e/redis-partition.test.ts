@@ -44,29 +44,48 @@ shared('Redis partition', () => {
     const acct = await a.newAccount(100);
     const live = await a.newKey(acct);
     const test = await a.newKey(acct, { mode: 'test' });
-    const chat = (gw: TestGateway) => gw.api('POST', '/v1/chat/completions', { token: live.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
+    const chat = (gw: TestGateway) =>
+      gw.api('POST', '/v1/chat/completions', { token: live.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
     // B has the key in its cache, and both have heard from Redis.
     expect((await chat(b)).status).toBe(200);
     for (const gw of [a, b]) expect((await gw.api('GET', '/healthz')).body.redis).toBe('up');
 
     proxy.stall();
     let started = Date.now();
-    const queued = await a.api('POST', '/v1/video/queue', { token: test.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'partition', resolution: '480p' } });
+    const queued = await a.api('POST', '/v1/video/queue', {
+      token: test.secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'partition', resolution: '480p' },
+    });
     expect(queued.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(3_000);
 
-    const health = await pollUntil(() => a.api('GET', '/healthz'), (r) => r.body.redis === 'down', 6_000, 100);
+    const health = await pollUntil(
+      () => a.api('GET', '/healthz'),
+      (r) => r.body.redis === 'down',
+      6_000,
+      100,
+    );
     expect(health.body).toMatchObject({ status: 'degraded', redis: 'down', database: 'up' });
 
     started = Date.now();
     expect((await a.api('DELETE', `/account/api-keys/${live.id}`, { token: acct.idToken })).status).toBeLessThan(300);
     expect(Date.now() - started).toBeLessThan(3_000);
     // The revocation's news is lost in the partition; B's cache must stop vouching for the key by itself.
-    const refused = await pollUntil(() => chat(b), (r) => r.status === 401, 8_000, 200);
+    const refused = await pollUntil(
+      () => chat(b),
+      (r) => r.status === 401,
+      8_000,
+      200,
+    );
     expect(refused.status).toBe(401);
 
     proxy.resume();
-    await pollUntil(() => b.api('GET', '/healthz'), (r) => r.body.redis === 'up', 10_000, 100);
+    await pollUntil(
+      () => b.api('GET', '/healthz'),
+      (r) => r.body.redis === 'up',
+      10_000,
+      100,
+    );
     expect((await chat(a)).status).toBe(401);
     await expectLedgerInvariants(a.gateway.database.db);
   }, 60_000);

@@ -48,26 +48,26 @@ test('input items: the conversation before the answer, newest first, every item 
     ['message', 'assistant'],
     ['message', 'user'],
   ]);
-  expect(items[0]!.content).toEqual([{ type: 'input_text', text: 'And another one?' }]);
-  expect(items[1]!.id).toBe(first.output[0]!.id);
-  expect(items[1]!.content![0]).toMatchObject({ type: 'output_text', text: first.output_text });
-  expect(items[2]!.content).toEqual([{ type: 'input_text', text: 'Name a colour.' }]);
+  expect(items[0].content).toEqual([{ type: 'input_text', text: 'And another one?' }]);
+  expect(items[1].id).toBe(first.output[0].id);
+  expect(items[1].content![0]).toMatchObject({ type: 'output_text', text: first.output_text });
+  expect(items[2].content).toEqual([{ type: 'input_text', text: 'Name a colour.' }]);
   expect(new Set(items.map((i) => i.id)).size).toBe(3);
   for (const item of items) expect(item.id).toMatch(/^msg_[0-9a-f]+$/);
 
   // The first response lists its question under the same id; asking again gives the same ids.
   const firstItems = (await openai.responses.inputItems.list(first.id)).data;
-  expect(firstItems.map((i) => i.id)).toEqual([items[2]!.id]);
+  expect(firstItems.map((i) => i.id)).toEqual([items[2].id]);
   expect((await openai.responses.inputItems.list(second.id)).data.map((i) => i.id)).toEqual(items.map((i) => i.id));
 
   // Oldest first, and paged one at a time by the SDK's own iteration (has_more / after).
   const asc = await openai.responses.inputItems.list(second.id, { order: 'asc' });
   expect(asc.data.map((i) => i.id)).toEqual([...items].reverse().map((i) => i.id));
   const oneByOne: string[] = [];
-  for await (const item of openai.responses.inputItems.list(second.id, { limit: 1 })) oneByOne.push(item.id!);
+  for await (const item of openai.responses.inputItems.list(second.id, { limit: 1 })) oneByOne.push(item.id);
   expect(oneByOne).toEqual(items.map((i) => i.id));
-  const firstPage = await gw.api('GET', `/v1/responses/${second.id}/input_items?limit=2`, { token: (openai.apiKey as string) });
-  expect(firstPage.body).toMatchObject({ object: 'list', first_id: items[0]!.id, last_id: items[1]!.id, has_more: true });
+  const firstPage = await gw.api('GET', `/v1/responses/${second.id}/input_items?limit=2`, { token: openai.apiKey as string });
+  expect(firstPage.body).toMatchObject({ object: 'list', first_id: items[0].id, last_id: items[1].id, has_more: true });
 });
 
 test('input items: unknown or foreign responses are 404s; a bad limit, order or cursor is a 400 naming it', async () => {
@@ -108,7 +108,11 @@ test('input items: unknown or foreign responses are 404s; a bad limit, order or 
   // An unknown value is named with what is allowed; retrieve reads its query as strictly.
   const wrongInclude = await gw.api('GET', `/v1/responses/${second.id}/input_items?include=foo`, { token });
   expect(wrongInclude.body.error.message).toMatch(/^Invalid 'include\[0\]': must be one of file_search_call\.results/);
-  for (const [query, param] of [['include=foo', 'include[0]'], ['bogus=1', 'bogus'], ['stream=true', 'stream']]) {
+  for (const [query, param] of [
+    ['include=foo', 'include[0]'],
+    ['bogus=1', 'bogus'],
+    ['stream=true', 'stream'],
+  ]) {
     const res = await gw.api('GET', `/v1/responses/${second.id}?${query}`, { token });
     expect([query, res.status, res.body.error?.param]).toEqual([query, 400, param]);
   }
@@ -152,10 +156,16 @@ test('input tokens: counted as the call would count its prompt, conversation inc
   // Refusals name the field, as a call's do.
   const noModel = await gw.api('POST', '/v1/responses/input_tokens', { token: openai.apiKey as string, body: { input: 'hi' } });
   expect([noModel.status, noModel.body.error.param]).toEqual([400, 'model']);
-  const badTool = await gw.api('POST', '/v1/responses/input_tokens', { token: openai.apiKey as string, body: { model: MODEL, input: 'hi', tools: [{ type: 'web_search' }] } });
+  const badTool = await gw.api('POST', '/v1/responses/input_tokens', {
+    token: openai.apiKey as string,
+    body: { model: MODEL, input: 'hi', tools: [{ type: 'web_search' }] },
+  });
   expect(badTool.status).toBe(400);
   expect(badTool.body.error.param).toMatch(/^tools/);
-  const unknownPrevious = await gw.api('POST', '/v1/responses/input_tokens', { token: openai.apiKey as string, body: { model: MODEL, input: 'hi', previous_response_id: 'resp_gone' } });
+  const unknownPrevious = await gw.api('POST', '/v1/responses/input_tokens', {
+    token: openai.apiKey as string,
+    body: { model: MODEL, input: 'hi', previous_response_id: 'resp_gone' },
+  });
   expect([unknownPrevious.status, unknownPrevious.body.error.param]).toEqual([404, 'previous_response_id']);
 });
 
@@ -165,10 +175,24 @@ test('a conversation is bounded: one stored item referenced twice, or previous t
   const first = await post({ input: 'Name a colour.' });
   expect(first.status).toBe(200);
   const itemId = first.body.output[0].id as string;
-  const twice = await post({ input: [{ type: 'item_reference', id: itemId }, { type: 'item_reference', id: itemId }] });
+  const twice = await post({
+    input: [
+      { type: 'item_reference', id: itemId },
+      { type: 'item_reference', id: itemId },
+    ],
+  });
   expect(twice.status).toBe(400);
   expect(twice.body.error).toMatchObject({ type: 'invalid_request_error', param: 'input[1].id' });
-  expect((await post({ input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'and again?' }] })).status).toBe(200);
+  expect(
+    (
+      await post({
+        input: [
+          { type: 'item_reference', id: itemId },
+          { role: 'user', content: 'and again?' },
+        ],
+      })
+    ).status,
+  ).toBe(200);
 
   // Two turns of 13 MB: each request fits a body, the conversation does not.
   const big = Array.from({ length: 20 }, () => ({ role: 'user', content: 'word '.repeat(140_000) }));

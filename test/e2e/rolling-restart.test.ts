@@ -28,7 +28,14 @@ shared('rolling restart behind Caddy', () => {
   beforeAll(async () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_roll');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-roll-'));
-    env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, ADMIN_TOKEN: 'rolling-restart-admin-token', SHUTDOWN_DRAIN_SECONDS: '5', SHUTDOWN_NOTICE_SECONDS: '3' };
+    env = {
+      DATABASE_URL: scratch.url,
+      REDIS_URL: process.env.REDIS_URL,
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: 'rolling-restart-admin-token',
+      SHUTDOWN_DRAIN_SECONDS: '5',
+      SHUTDOWN_NOTICE_SECONDS: '3',
+    };
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
       gateways.push({ port, child: await startChildGateway(env, port) });
@@ -36,10 +43,26 @@ shared('rolling restart behind Caddy', () => {
     const lbPort = await freePort();
     lb = `http://127.0.0.1:${lbPort}`;
     caddy = spawn('caddy', ['run', '--adapter', 'caddyfile', '--config', join(__dirname, '..', '..', 'deploy', 'Caddyfile')], {
-      env: { ...process.env, LB_PORT: String(lbPort), GATEWAY_UPSTREAMS: gateways.map((g) => `127.0.0.1:${g.port}`).join(' '), HOME: dataDir, XDG_DATA_HOME: dataDir, XDG_CONFIG_HOME: dataDir },
+      env: {
+        ...process.env,
+        LB_PORT: String(lbPort),
+        GATEWAY_UPSTREAMS: gateways.map((g) => `127.0.0.1:${g.port}`).join(' '),
+        HOME: dataDir,
+        XDG_DATA_HOME: dataDir,
+        XDG_CONFIG_HOME: dataDir,
+      },
       stdio: 'ignore',
     });
-    await pollUntil(() => fetch(`${lb}/healthz`).then((r) => r.status, () => 0), (s) => s === 200, 20_000, 100);
+    await pollUntil(
+      () =>
+        fetch(`${lb}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      (s) => s === 200,
+      20_000,
+      100,
+    );
   });
 
   afterAll(async () => {
@@ -50,8 +73,13 @@ shared('rolling restart behind Caddy', () => {
   });
 
   test('each instance restarted in turn under load: every request answered', async () => {
-    const out = await pollUntil(async () => gateways[0]!.child!.output() + gateways[1]!.child!.output(), (o) => o.includes('live key:'), 20_000, 50);
-    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
+    const out = await pollUntil(
+      async () => gateways[0].child!.output() + gateways[1].child!.output(),
+      (o) => o.includes('live key:'),
+      20_000,
+      50,
+    );
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1];
     const failures: string[] = [];
     const t0 = Date.now();
     const events: string[] = [];

@@ -43,7 +43,11 @@ test('streams cut by the drain deadline end with an error event, are billed what
 
   const chat: string[] = [];
   const chatDone = (async () => {
-    for await (const c of await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'tell a long story' }], stream: true })) {
+    for await (const c of await openai.chat.completions.create({
+      model: 'svc-chat-1',
+      messages: [{ role: 'user', content: 'tell a long story' }],
+      stream: true,
+    })) {
       chat.push(c.choices[0]?.delta?.content ?? '');
     }
   })().catch((e) => e);
@@ -61,7 +65,11 @@ test('streams cut by the drain deadline end with an error event, are billed what
       method: 'POST',
       headers: { authorization: `Bearer ${quietKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'svc-chat-silent', messages: [{ role: 'user', content: 'anyone there?' }], stream }),
-    }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error?: { type: string; code: string } } })),
+    }).then(async (res) => ({
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as { error?: { type: string; code: string } },
+    })),
   );
   const quietOpenai = new OpenAI({ apiKey: quietKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const quietResponse = (async () => {

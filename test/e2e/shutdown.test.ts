@@ -48,7 +48,10 @@ function slowEdit(secret: string) {
 test('drain: in-flight finishes, /healthz 503, new connections refused, the deadline cuts the rest; no hold or lease left', async () => {
   const acct = await gw.newAccount(100);
   const { secret } = await gw.newKey(acct);
-  const video = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'long', resolution: '480p' } });
+  const video = await gw.api('POST', '/v1/video/queue', {
+    token: secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'long', resolution: '480p' },
+  });
   expect(video.status).toBe(200);
   const balancer = new Client(gw.url, { pipelining: 1 });
   expect((await balancer.request({ path: '/healthz', method: 'GET' })).statusCode).toBe(200);

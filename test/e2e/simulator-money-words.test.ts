@@ -22,7 +22,10 @@ test.each(['live', 'test'] as const)('a %s key: no reply misstates what the call
   const key = await gw.newKey(acct, { mode });
   let spent = 0;
   for (let i = 0; i < 40; i++) {
-    const res = await gw.api('POST', '/v1/chat/completions', { token: key.secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: `question number ${i}` }] } });
+    const res = await gw.api('POST', '/v1/chat/completions', {
+      token: key.secret,
+      body: { model: 'svc-chat-1', messages: [{ role: 'user', content: `question number ${i}` }] },
+    });
     expect(res.status).toBe(200);
     const text: string = res.body.choices[0].message.content;
     const credits = Number(res.headers.get('x-svc-credits'));

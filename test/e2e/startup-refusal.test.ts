@@ -21,7 +21,9 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
     const catalog = {
       ...BUILTIN_CATALOG,
       models: BUILTIN_CATALOG.models.map((m) =>
-        m.id === 'svc-2.5-preview-text-to-video' ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } } : m,
+        m.id === 'svc-2.5-preview-text-to-video'
+          ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } }
+          : m,
       ),
     };
     writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
@@ -33,7 +35,15 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
         () => { console.log('started'); process.exit(3); },
         (err) => console.log('refused: ' + err.message),
       );`;
-    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', DATA_DIR: dir, MODELS_FILE: join(dir, 'models.json'), WORK_LEASE_SECONDS: '30', LOG_LEVEL: 'error', PORT: '0' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_OPTIONS: '',
+      DATA_DIR: dir,
+      MODELS_FILE: join(dir, 'models.json'),
+      WORK_LEASE_SECONDS: '30',
+      LOG_LEVEL: 'error',
+      PORT: '0',
+    };
     if (scratch) env.DATABASE_URL = scratch.url;
     const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -49,7 +59,9 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
         resolve({ code, hung: false });
       });
     });
-    expect(out).toMatch(/refused: [\s\S]*WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route fal-queue-0 \(60\)[^\n]*raise it above 60, or unset it/);
+    expect(out).toMatch(
+      /refused: [\s\S]*WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route fal-queue-0 \(60\)[^\n]*raise it above 60, or unset it/,
+    );
     expect(ended).toEqual({ code: 0, hung: false });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   try {
-    await expectLedgerInvariants(gateways[0]!.gateway.database.db);
+    await expectLedgerInvariants(gateways[0].gateway.database.db);
   } finally {
     upstream.releaseHeld();
     for (const g of [...gateways].reverse()) await g.close();
@@ -37,12 +37,12 @@ afterAll(async () => {
 test(`ten concurrent streams on a balance for two: two admitted, on ${shared ? 'two instances' : 'one instance'}; nothing uncollected`, async () => {
   const [first] = gateways;
   // max_tokens 8,000 at 1 credit per 10k tokens: each stream holds a little over 0.8 credit; 2 credits fit two, not three.
-  const acct = await first!.newAccount(2);
-  const keys = await Promise.all(Array.from({ length: 10 }, () => first!.newKey(acct)));
+  const acct = await first.newAccount(2);
+  const keys = await Promise.all(Array.from({ length: 10 }, () => first.newKey(acct)));
   upstream.setMode('held-stream');
   const opened = await Promise.all(
     keys.map(async (key, i) => {
-      const target = gateways[i % gateways.length]!;
+      const target = gateways[i % gateways.length];
       const res = await fetch(`${target.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
@@ -54,14 +54,21 @@ test(`ten concurrent streams on a balance for two: two admitted, on ${shared ? '
   const admitted = opened.filter((o) => o.code === 'admitted');
   expect(admitted).toHaveLength(2);
   for (const o of opened.filter((x) => x.code !== 'admitted')) {
-    expect(['insufficient_credits', 'credits_in_flight']).toContain((o.code as { code: string | null; type: string }).code ?? (o.code as { type: string }).type);
+    expect(['insufficient_credits', 'credits_in_flight']).toContain(
+      (o.code as { code: string | null; type: string }).code ?? (o.code as { type: string }).type,
+    );
   }
   upstream.setMode('ok');
   upstream.releaseHeld();
   for (const o of admitted) expect(await o.res.text()).toContain('data: [DONE]');
-  const db = first!.gateway.database.db;
-  await pollUntil(async () => Number((await db.one<{ n: string }>(`select count(*) as n from lease_charges where account_id = ?`, [acct.id]))!.n), (n) => n === 2, 10_000, 50);
+  const db = first.gateway.database.db;
+  await pollUntil(
+    async () => Number((await db.one<{ n: string }>(`select count(*) as n from lease_charges where account_id = ?`, [acct.id]))!.n),
+    (n) => n === 2,
+    10_000,
+    50,
+  );
   expect(await db.all(`select * from uncollected_charges where account_id = ?`, [acct.id])).toEqual([]);
-  expect(await first!.balance(acct)).toBeLessThan(2);
-  expect(await first!.balance(acct)).toBeGreaterThan(1.5);
+  expect(await first.balance(acct)).toBeLessThan(2);
+  expect(await first.balance(acct)).toBeGreaterThan(1.5);
 });

@@ -41,14 +41,14 @@ shared('a stream cut by the death of its instance', () => {
       expect(finished.status).toBe(200);
       const finishedText = await finished.text();
       expect(finishedText).toContain('data: [DONE]');
-      const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1]!;
+      const finishedId = /"id":"(chatcmpl-[^"]+)"/.exec(finishedText)![1];
 
       upstream.setMode('held-stream');
       const cut = await stream(a);
       expect(cut.status).toBe(200);
       const reader = cut.body!.getReader();
       const first = new TextDecoder().decode((await reader.read()).value);
-      const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1]!;
+      const cutId = /"id":"(chatcmpl-[^"]+)"/.exec(first)![1];
       // The stream runs on, held upstream, until A has recorded it as answering (written after
       // 50 ms, at the next 25 ms tick): a fixed 200 ms sleep did not always outlast that write on a
       // loaded machine.
@@ -59,11 +59,18 @@ shared('a stream cut by the death of its instance', () => {
 
       const chargedOf = async (id: string) => {
         const c = await check.db.one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [id]);
-        const e = await check.db.one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [id]);
+        const e = await check.db.one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [
+          id,
+        ]);
         return Number(c!.n) + Number(e!.n);
       };
       // B closes A's leases once A has missed the grace, and charges the cut stream then.
-      const cutCharge = await pollUntil(() => chargedOf(cutId), (n) => n > 0, 30_000, 250);
+      const cutCharge = await pollUntil(
+        () => chargedOf(cutId),
+        (n) => n > 0,
+        30_000,
+        250,
+      );
       expect(cutCharge).toBeGreaterThan(0);
       expect(await chargedOf(finishedId)).toBeGreaterThan(0);
       const rows = await check.db.one<{ n: string }>(`select count(*) as n from lease_charges where request_id in (?, ?)`, [cutId, finishedId]);

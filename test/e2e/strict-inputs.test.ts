@@ -44,7 +44,11 @@ test('plain digits still page, and deliveries take the same rule for limit', asy
 
 test.each([['utf8'], ['us-ascii'], ['iso-8859-1'], ['utf-16']])('charset=%s is a 400 invalid_encoding, nothing charged', async (charset) => {
   const body = JSON.stringify({ model: 'svc-creative-v8', prompt: 'x', size: '64x64' });
-  const res = await gw.api('POST', '/v1/images/generations', { token: key.secret, rawBody: body, headers: { 'content-type': `application/json; charset=${charset}` } });
+  const res = await gw.api('POST', '/v1/images/generations', {
+    token: key.secret,
+    rawBody: body,
+    headers: { 'content-type': `application/json; charset=${charset}` },
+  });
   expect(res.status).toBe(400);
   expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_encoding' });
   expect(await gw.balance(acct)).toBe(20);

@@ -26,7 +26,14 @@ shared('two instances sharing PostgreSQL and Redis', () => {
   beforeAll(async () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_two');
     dataDir = mkdtempSync(join(tmpdir(), 'gw-two-'));
-    const env = { DATABASE_URL: scratch.url, REDIS_URL: process.env.REDIS_URL, DATA_DIR: dataDir, SIMULATOR_VIDEO_SECONDS: '1', ADMIN_TOKEN: 'two-instance-admin-token', LOG_LEVEL: 'info' };
+    const env = {
+      DATABASE_URL: scratch.url,
+      REDIS_URL: process.env.REDIS_URL,
+      DATA_DIR: dataDir,
+      SIMULATOR_VIDEO_SECONDS: '1',
+      ADMIN_TOKEN: 'two-instance-admin-token',
+      LOG_LEVEL: 'info',
+    };
     // A serves requests and subscriptions only; B runs all the work.
     a = await startChildGateway({ ...env, WORKER_CONCURRENCY: '0' }, await freePort());
     b = await startChildGateway(env, await freePort());
@@ -41,16 +48,29 @@ shared('two instances sharing PostgreSQL and Redis', () => {
   });
 
   test('a subscriber on A sees each change of a job worked on B, once', async () => {
-    const out = await pollUntil(async () => a!.output(), (o) => o.includes('test key:'), 20_000, 50);
-    const liveKey = /live key:\s+(\S+)/.exec(out)![1]!;
-    const client = createClient({ url: `${a!.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${liveKey}` } });
+    const out = await pollUntil(
+      async () => a!.output(),
+      (o) => o.includes('test key:'),
+      20_000,
+      50,
+    );
+    const liveKey = /live key:\s+(\S+)/.exec(out)![1];
+    const client = createClient({
+      url: `${a!.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${liveKey}` },
+    });
     clients.push(client);
 
     // Every change of the account's jobs, from before the job exists.
     const accountEvents: any[] = [];
     let ready!: () => void;
     const subscribed = new Promise<void>((r) => (ready = r));
-    client.subscribe({ query: 'subscription { videoJobsUpdated { id status url } }' }, { next: (r) => accountEvents.push(r.data?.videoJobsUpdated), error: () => undefined, complete: () => undefined });
+    client.subscribe(
+      { query: 'subscription { videoJobsUpdated { id status url } }' },
+      { next: (r) => accountEvents.push(r.data?.videoJobsUpdated), error: () => undefined, complete: () => undefined },
+    );
     // graphql-ws has no "subscribed" acknowledgement: a round trip on the same socket orders it.
     client.subscribe({ query: '{ models { id } }' }, { next: () => undefined, error: () => undefined, complete: () => ready() });
     await subscribed;
@@ -73,7 +93,11 @@ shared('two instances sharing PostgreSQL and Redis', () => {
     expect(jobEvents.map((e) => e.status)).toEqual(['PROCESSING', 'COMPLETED']);
     expect(jobEvents[1].url).toContain('/media/');
 
-    await pollUntil(async () => accountEvents.length, (n) => n >= 2, 10_000);
+    await pollUntil(
+      async () => accountEvents.length,
+      (n) => n >= 2,
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 500)); // a duplicate would have arrived by now
     expect(accountEvents.filter((e) => e.id === queued.id).map((e) => e.status)).toEqual(['PROCESSING', 'COMPLETED']);
     // The work ran on B (A runs no worker): only B logged the job's end.

@@ -31,7 +31,12 @@ const BAD = { nul: 'before\u0000after', 'lone high surrogate': 'a\uD83Db', 'lone
 describe.each(Object.entries(BAD))('%s', (_name, bad) => {
   test.each([
     ['chat content', '/v1/chat/completions', () => ({ model: 'svc-chat-1', messages: [{ role: 'user', content: bad }] }), 'messages[0].content'],
-    ['chat content part', '/v1/chat/completions', () => ({ model: 'svc-chat-1', messages: [{ role: 'user', content: [{ type: 'text', text: bad }] }] }), 'messages[0].content[0].text'],
+    [
+      'chat content part',
+      '/v1/chat/completions',
+      () => ({ model: 'svc-chat-1', messages: [{ role: 'user', content: [{ type: 'text', text: bad }] }] }),
+      'messages[0].content[0].text',
+    ],
     ['responses input', '/v1/responses', () => ({ model: 'svc-chat-1', input: bad }), 'input'],
     ['image prompt', '/v1/images/generations', () => ({ model: 'svc-creative-v8', prompt: bad, size: '64x64' }), 'prompt'],
     ['video prompt', '/v1/video/queue', () => ({ model: 'svc-2.5-preview-text-to-video', prompt: bad }), 'prompt'],
@@ -52,7 +57,10 @@ describe.each(Object.entries(BAD))('%s', (_name, bad) => {
   test('GraphQL arguments, as variables and as literals, over HTTP', async () => {
     const viaVariables = await gw.api('POST', '/graphql', {
       token: key.secret,
-      body: { query: 'mutation($input: QueueVideoInput!) { queueVideo(input: $input) { id } }', variables: { input: { model: 'svc-2.5-preview-text-to-video', prompt: bad } } },
+      body: {
+        query: 'mutation($input: QueueVideoInput!) { queueVideo(input: $input) { id } }',
+        variables: { input: { model: 'svc-2.5-preview-text-to-video', prompt: bad } },
+      },
     });
     expect(viaVariables.status).toBe(400);
     expect(viaVariables.body.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'input.prompt' });
@@ -75,9 +83,17 @@ test('ids in paths that cannot exist are 404; a query parameter is a 400 naming 
 });
 
 test('a subscription argument over WebSocket is refused the same way', async () => {
-  const client = createClient({ url: gw.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${key.secret}` } });
+  const client = createClient({
+    url: gw.url.replace('http', 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${key.secret}` },
+  });
   const errors = await new Promise<any[]>((resolve) => {
-    client.subscribe({ query: 'subscription($id: ID!) { videoJobUpdated(id: $id) { id } }', variables: { id: 'vid_\u0000' } }, { next: () => undefined, error: (e) => resolve(e as any[]), complete: () => resolve([]) });
+    client.subscribe(
+      { query: 'subscription($id: ID!) { videoJobUpdated(id: $id) { id } }', variables: { id: 'vid_\u0000' } },
+      { next: () => undefined, error: (e) => resolve(e as any[]), complete: () => resolve([]) },
+    );
   });
   await client.dispose();
   expect(errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'id' });

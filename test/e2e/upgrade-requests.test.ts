@@ -35,7 +35,7 @@ function exchange(url: string, parts: string[]): Promise<Answer> {
       const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
       const headers: Record<string, string> = {};
       for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(split + 4) });
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
     });
     parts.forEach((part, i) => setTimeout(() => socket.write(part), i * 30));
   });
@@ -98,7 +98,8 @@ describe('requests with an Upgrade header', () => {
   test('POST /graphql with Upgrade: h2c is a GraphQL request like any other', async () => {
     const body = JSON.stringify({ query: '{ __typename }' });
     const res = await exchange(gw.url, [
-      head(['POST /graphql HTTP/1.1', 'Host: x', `Authorization: Bearer ${key}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, ...H2C]) + body,
+      head(['POST /graphql HTTP/1.1', 'Host: x', `Authorization: Bearer ${key}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, ...H2C]) +
+        body,
     ]);
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ data: { __typename: 'Query' } });
@@ -111,7 +112,12 @@ describe('requests with an Upgrade header', () => {
     expect(noKey.headers['content-type']).toMatch(/^application\/json/);
     expect(noKey.headers.connection).toBe('close');
     expect(JSON.parse(noKey.body)).toEqual({
-      error: { type: 'invalid_request_error', code: 'invalid_websocket_handshake', param: 'Sec-WebSocket-Key', message: expect.stringContaining('Sec-WebSocket-Key') },
+      error: {
+        type: 'invalid_request_error',
+        code: 'invalid_websocket_handshake',
+        param: 'Sec-WebSocket-Key',
+        message: expect.stringContaining('Sec-WebSocket-Key'),
+      },
     });
 
     const oldVersion = await exchange(gw.url, [head([...upgrade, 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 7'])]);
@@ -121,7 +127,15 @@ describe('requests with an Upgrade header', () => {
 
     // What ws itself refuses (a malformed subprotocol list) comes in the same shape.
     const badProtocol = await exchange(gw.url, [
-      head(['GET /graphql HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Protocol: a b']),
+      head([
+        'GET /graphql HTTP/1.1',
+        'Host: x',
+        'Connection: Upgrade',
+        'Upgrade: websocket',
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Version: 13',
+        'Sec-WebSocket-Protocol: a b',
+      ]),
     ]);
     expect(badProtocol.status).toBe(400);
     expect(JSON.parse(badProtocol.body).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_websocket_handshake' });
@@ -130,10 +144,22 @@ describe('requests with an Upgrade header', () => {
     // speak before the handshake, not given a 101 without a subprotocol it must abort.
     for (const offered of ['graphql-ws', 'graphql-ws, subscriptions-transport-ws']) {
       const legacy = await exchange(gw.url, [
-        head(['GET /graphql HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Protocol: ${offered}`]),
+        head([
+          'GET /graphql HTTP/1.1',
+          'Host: x',
+          'Connection: Upgrade',
+          'Upgrade: websocket',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          `Sec-WebSocket-Protocol: ${offered}`,
+        ]),
       ]);
       expect(legacy.status).toBe(400);
-      expect(JSON.parse(legacy.body).error).toMatchObject({ code: 'invalid_websocket_handshake', param: 'Sec-WebSocket-Protocol', message: expect.stringContaining("'graphql-transport-ws'") });
+      expect(JSON.parse(legacy.body).error).toMatchObject({
+        code: 'invalid_websocket_handshake',
+        param: 'Sec-WebSocket-Protocol',
+        message: expect.stringContaining("'graphql-transport-ws'"),
+      });
     }
 
     // A proper handshake still opens the socket, also among other offers.

@@ -31,7 +31,19 @@ function writeCatalog(routes: Array<{ id: string; url: string; priority?: number
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
       m.id === 'svc-chat-1'
-        ? { ...m, route: undefined, routes: routes.map((r) => ({ id: r.id, provider: 'openai-compatible' as const, upstreamModel: `up-${r.id}`, baseUrl: r.url, timeoutSeconds: 2, priority: r.priority ?? 0, ...(broken ? { weight: -1 } : {}) })) }
+        ? {
+            ...m,
+            route: undefined,
+            routes: routes.map((r) => ({
+              id: r.id,
+              provider: 'openai-compatible' as const,
+              upstreamModel: `up-${r.id}`,
+              baseUrl: r.url,
+              timeoutSeconds: 2,
+              priority: r.priority ?? 0,
+              ...(broken ? { weight: -1 } : {}),
+            })),
+          }
         : m,
     ),
   };
@@ -58,7 +70,8 @@ afterAll(async () => {
 
 const chatOn = async (target: TestGateway, secret: string) =>
   target.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } });
-const routeIds = async (target: TestGateway) => ((await target.api('GET', '/admin/upstreams', { token: ADMIN_TOKEN })).body.data as Array<{ id: string }>).map((u) => u.id);
+const routeIds = async (target: TestGateway) =>
+  ((await target.api('GET', '/admin/upstreams', { token: ADMIN_TOKEN })).body.data as Array<{ id: string }>).map((u) => u.id);
 
 test('a bad file is refused naming its field and the running catalog stays; a good one is taken at once', async () => {
   const acct = await gw.newAccount(10);
@@ -71,7 +84,10 @@ test('a bad file is refused naming its field and the running catalog stays; a go
   expect((await chatOn(gw, key.secret)).status).toBe(200);
   expect(a.requests.length).toBe(1);
 
-  writeCatalog([{ id: 'reload-b', url: b.url }, { id: 'reload-a', url: a.url, priority: 1 }]);
+  writeCatalog([
+    { id: 'reload-b', url: b.url },
+    { id: 'reload-a', url: a.url, priority: 1 },
+  ]);
   const taken = await gw.api('POST', '/admin/catalog/reload', { token: ADMIN_TOKEN });
   expect(taken.status).toBe(200);
   expect(taken.body).toMatchObject({ reloaded: true, models: BUILTIN_CATALOG.models.length });
@@ -87,15 +103,27 @@ test('SIGHUP re-reads MODELS_FILE in a running process; a bad file is logged and
   const childFile = join(childDir, 'models.json');
   const write = (ids: string[], broken = false) => {
     file = childFile;
-    writeCatalog(ids.map((id) => ({ id, url: a.url })), broken);
+    writeCatalog(
+      ids.map((id) => ({ id, url: a.url })),
+      broken,
+    );
     file = join(dir, 'models.json');
   };
   write(['hup-first']);
   const child = await startChildGateway(
-    { DATA_DIR: childDir, MODELS_FILE: childFile, ADMIN_TOKEN, LOG_LEVEL: 'info', ...(process.env.DATABASE_URL ? { DATABASE_URL: gw.gateway.config.databaseUrl } : {}) },
+    {
+      DATA_DIR: childDir,
+      MODELS_FILE: childFile,
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: gw.gateway.config.databaseUrl } : {}),
+    },
     await freePort(),
   );
-  const ids = async () => ((await (await fetch(`${child.url}/admin/upstreams`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { data: Array<{ id: string }> }).data.map((u) => u.id);
+  const ids = async () =>
+    (
+      (await (await fetch(`${child.url}/admin/upstreams`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { data: Array<{ id: string }> }
+    ).data.map((u) => u.id);
   try {
     expect(await ids()).toContain('hup-first');
     write(['hup-second']);
@@ -103,7 +131,12 @@ test('SIGHUP re-reads MODELS_FILE in a running process; a bad file is logged and
     await pollUntil(ids, (list) => list.includes('hup-second') && !list.includes('hup-first'), 5_000, 50);
     write(['hup-third'], true);
     child.proc.kill('SIGHUP');
-    await pollUntil(async () => child.output(), (out) => out.includes('catalog reload refused'), 5_000, 50);
+    await pollUntil(
+      async () => child.output(),
+      (out) => out.includes('catalog reload refused'),
+      5_000,
+      50,
+    );
     expect(await ids()).toContain('hup-second');
   } finally {
     await child.stop();
@@ -114,7 +147,10 @@ test('SIGHUP re-reads MODELS_FILE in a running process; a bad file is logged and
 shared('two instances on PostgreSQL and Redis', () => {
   let other: TestGateway;
   beforeAll(async () => {
-    writeCatalog([{ id: 'pair-a', url: a.url }, { id: 'pair-b', url: b.url, priority: 1 }]);
+    writeCatalog([
+      { id: 'pair-a', url: a.url },
+      { id: 'pair-b', url: b.url, priority: 1 },
+    ]);
     await gw.api('POST', '/admin/catalog/reload', { token: ADMIN_TOKEN });
     other = await startTestGateway({ MODELS_FILE: file, DATABASE_URL: gw.gateway.config.databaseUrl });
   });
@@ -127,7 +163,9 @@ shared('two instances on PostgreSQL and Redis', () => {
     const key = await gw.newKey(acct);
     a.setMode('error-500');
     for (let i = 0; i < 5; i++) expect((await chatOn(gw, key.secret)).status).toBe(200);
-    const state = async () => ((await other.api('GET', '/admin/upstreams', { token: ADMIN_TOKEN })).body.data as Array<{ id: string; state: string }>).find((u) => u.id === 'pair-a')?.state;
+    const state = async () =>
+      ((await other.api('GET', '/admin/upstreams', { token: ADMIN_TOKEN })).body.data as Array<{ id: string; state: string }>).find((u) => u.id === 'pair-a')
+        ?.state;
     await pollUntil(state, (s) => s === 'open', 5_000, 50);
     const asked = a.requests.length;
     expect((await chatOn(other, key.secret)).status).toBe(200);
@@ -138,6 +176,11 @@ shared('two instances on PostgreSQL and Redis', () => {
   test('a catalog reloaded on one instance is taken by the other within 5 s', async () => {
     writeCatalog([{ id: 'pair-new', url: b.url }]);
     expect((await gw.api('POST', '/admin/catalog/reload', { token: ADMIN_TOKEN })).status).toBe(200);
-    await pollUntil(() => routeIds(other), (ids) => ids.includes('pair-new'), 5_000, 50);
+    await pollUntil(
+      () => routeIds(other),
+      (ids) => ids.includes('pair-new'),
+      5_000,
+      50,
+    );
   });
 });

@@ -38,7 +38,14 @@ let deadPort: number;
 
 const CASES: FakeOpenAIMode[] = ['error-500', 'reset', 'hang', 'rate-limited'];
 const caseModel = (mode: string, stream: boolean) => `svc-chat-${mode}-${stream ? 'stream' : 'plain'}`;
-const oa = (id: string, baseUrl: string, extra: Record<string, unknown> = {}) => ({ id, provider: 'openai-compatible' as const, upstreamModel: `up-${id}`, baseUrl, timeoutSeconds: 2, ...extra });
+const oa = (id: string, baseUrl: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  provider: 'openai-compatible' as const,
+  upstreamModel: `up-${id}`,
+  baseUrl,
+  timeoutSeconds: 2,
+  ...extra,
+});
 
 beforeAll(async () => {
   [a, b, c, d] = await Promise.all([startFakeOpenAIUpstream(), startFakeOpenAIUpstream(), startFakeOpenAIUpstream(), startFakeOpenAIUpstream()]);
@@ -51,13 +58,31 @@ beforeAll(async () => {
     [false, true].map((stream) => {
       const name = caseModel(mode, stream);
       const keyEnv = name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
-      return { id: name, group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, routes: [oa(`${name}-a`, a.url, { apiKeyEnv: keyEnv }), oa(`${name}-b`, b.url, { priority: 1, apiKeyEnv: keyEnv })] };
+      return {
+        id: name,
+        group: 'chat' as const,
+        ownedBy: 'svc',
+        creditsPer10kTokens: 1,
+        routes: [oa(`${name}-a`, a.url, { apiKeyEnv: keyEnv }), oa(`${name}-b`, b.url, { priority: 1, apiKeyEnv: keyEnv })],
+      };
     }),
   );
   const extra: CatalogInput['models'] = [
     ...perCase,
-    { id: 'svc-chat-dead-first', group: 'chat', ownedBy: 'svc', creditsPer10kTokens: 1, routes: [oa('dead', `http://127.0.0.1:${deadPort}/v1`), oa('chat-b2', b.url, { priority: 1 })] },
-    { id: 'svc-chat-breaker', group: 'chat', ownedBy: 'svc', creditsPer10kTokens: 1, routes: [oa('chat-c', c.url), oa('chat-b3', b.url, { priority: 1, apiKeyEnv: 'THIRD_KEY' })] },
+    {
+      id: 'svc-chat-dead-first',
+      group: 'chat',
+      ownedBy: 'svc',
+      creditsPer10kTokens: 1,
+      routes: [oa('dead', `http://127.0.0.1:${deadPort}/v1`), oa('chat-b2', b.url, { priority: 1 })],
+    },
+    {
+      id: 'svc-chat-breaker',
+      group: 'chat',
+      ownedBy: 'svc',
+      creditsPer10kTokens: 1,
+      routes: [oa('chat-c', c.url), oa('chat-b3', b.url, { priority: 1, apiKeyEnv: 'THIRD_KEY' })],
+    },
     { id: 'svc-chat-alone', group: 'chat', ownedBy: 'svc', creditsPer10kTokens: 1, retry: { attempts: 1, budgetSeconds: 30 }, routes: [oa('chat-d', d.url)] },
   ];
   const catalog: CatalogInput = {
@@ -66,7 +91,14 @@ beforeAll(async () => {
       ...BUILTIN_CATALOG.models.map((m) => {
         if (m.id === 'svc-chat-1') return { ...m, route: undefined, routes: [oa('chat-a', a.url), oa('chat-b', b.url, { priority: 1 })] };
         if (m.id === 'svc-creative-v8')
-          return { ...m, route: undefined, routes: [oa('img-a', a.url, { apiKeyEnv: 'IMG_KEY' }), { id: 'img-replicate', provider: 'replicate' as const, upstreamModel: 'acme/creative', baseUrl: replicate.url, timeoutSeconds: 5, priority: 1 }] };
+          return {
+            ...m,
+            route: undefined,
+            routes: [
+              oa('img-a', a.url, { apiKeyEnv: 'IMG_KEY' }),
+              { id: 'img-replicate', provider: 'replicate' as const, upstreamModel: 'acme/creative', baseUrl: replicate.url, timeoutSeconds: 5, priority: 1 },
+            ],
+          };
         if (m.id === 'svc-2.5-preview-text-to-video')
           return {
             ...m,
@@ -107,7 +139,12 @@ async function chat(secret: string, model: string, stream = false) {
   const res = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+    body: JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: 'hello' }],
+      max_tokens: 20,
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    }),
   });
   return { status: res.status, credits: res.headers.get('x-svc-credits'), retryAfter: res.headers.get('retry-after'), text: await res.text() };
 }
@@ -123,11 +160,16 @@ describe.each<FakeOpenAIMode>(CASES)('the first route answers %s', (mode) => {
     const out = await chat(key.secret, caseModel(mode, stream), stream);
     a.setMode('ok');
     expect(out.status).toBe(200);
-    expect([chatPaths(a) - before[0]!, chatPaths(b) - before[1]!]).toEqual([1, 1]);
+    expect([chatPaths(a) - before[0], chatPaths(b) - before[1]]).toEqual([1, 1]);
     expect(b.requests.at(-1)!.json.model).toBe(`up-${caseModel(mode, stream)}-b`);
     if (stream) expect(out.text).toContain('data: [DONE]');
     else expect(Number(out.credits)).toBeGreaterThan(0);
-    await pollUntil(() => charges(key.id), (n) => n === 1, 5_000, 20);
+    await pollUntil(
+      () => charges(key.id),
+      (n) => n === 1,
+      5_000,
+      20,
+    );
     const moved = 100 - (await gw.balance(acct));
     if (!stream) expect(moved).toBeCloseTo(Number(out.credits), 6);
     expect(moved).toBeGreaterThan(0);
@@ -161,7 +203,12 @@ test('a stream that dies after its first bytes reached the client is not retried
   expect(out.status).toBe(200);
   expect(out.text).toContain('upstream_error');
   expect(chatPaths(b)).toBe(before);
-  await pollUntil(() => charges(key.id), (n) => n === 1, 5_000, 20);
+  await pollUntil(
+    () => charges(key.id),
+    (n) => n === 1,
+    5_000,
+    20,
+  );
   expect(await gw.balance(acct)).toBeLessThan(100);
 });
 
@@ -213,7 +260,10 @@ test('an image model fails over to its Replicate route: a decodable PNG, charged
   const { acct, key } = await liveKey();
   a.setMode('error-500');
   replicate.setScript({ inline: true, finishAfterMs: 50 });
-  const res = await gw.api('POST', '/v1/images/generations', { token: key.secret, body: { model: 'svc-creative-v8', prompt: 'a fox', size: '64x64', response_format: 'b64_json' } });
+  const res = await gw.api('POST', '/v1/images/generations', {
+    token: key.secret,
+    body: { model: 'svc-creative-v8', prompt: 'a fox', size: '64x64', response_format: 'b64_json' },
+  });
   a.setMode('ok');
   expect(res.status).toBe(200);
   expect(PNG.sync.read(Buffer.from(res.body.data[0].b64_json, 'base64')).width).toBeGreaterThan(0);
@@ -226,21 +276,38 @@ test('a video submission refused by the first route goes to the next, which is t
   const { acct, key } = await liveKey();
   falRefusing.setMode({ submit: 'error-500' });
   falOk.setMode({ submit: 'ok', outcome: 'completed', pollsBeforeDone: 1000 });
-  const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a lighthouse', duration: '5s', resolution: '480p' } });
+  const queued = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a lighthouse', duration: '5s', resolution: '480p' },
+  });
   expect(queued.status).toBe(200);
   const id = queued.body.id;
-  const routeOf = () => gw.gateway.database.db.one<{ route_id: string | null; queue_id: string | null }>(`select route_id, queue_id from video_jobs where id = ?`, [id]);
+  const routeOf = () =>
+    gw.gateway.database.db.one<{ route_id: string | null; queue_id: string | null }>(`select route_id, queue_id from video_jobs where id = ?`, [id]);
   await pollUntil(routeOf, (r) => r?.route_id !== null, 10_000, 50);
   expect((await routeOf())!.route_id).toBe('fal-ok');
-  await pollUntil(async () => falOk.requests.filter((r) => r.method === 'GET' && r.path.includes('/status')).length, (n) => n >= 2, 10_000, 50);
+  await pollUntil(
+    async () => falOk.requests.filter((r) => r.method === 'GET' && r.path.includes('/status')).length,
+    (n) => n >= 2,
+    10_000,
+    50,
+  );
   expect(falOk.requests.filter((r) => r.method === 'GET').every((r) => r.path.startsWith('/fal-ai/video-b/'))).toBe(true);
   expect(falRefusing.requests.filter((r) => r.method === 'GET')).toHaveLength(0);
 
   // Accepted, then its answer lost (later than the route's 1 s timeout): no second submission anywhere.
   falRefusing.setMode({ submit: 'ok', submitDelayMs: 1_500 });
   const okSubmits = falOk.requests.filter((r) => r.method === 'POST').length;
-  const lost = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'lost answer', duration: '5s', resolution: '480p' } });
-  const done = await pollUntil(() => gw.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: lost.body.id } }), (r) => r.body.status !== 'PROCESSING', 15_000, 100);
+  const lost = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'lost answer', duration: '5s', resolution: '480p' },
+  });
+  const done = await pollUntil(
+    () => gw.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: lost.body.id } }),
+    (r) => r.body.status !== 'PROCESSING',
+    15_000,
+    100,
+  );
   expect(done.body.status).toBe('FAILED');
   expect(falOk.requests.filter((r) => r.method === 'POST').length).toBe(okSubmits);
   // The first job is charged (still running), the lost one refunded.
@@ -252,7 +319,7 @@ test('the openai SDK with its default retries, against a model whose first route
   const sdk = new OpenAI({ apiKey: key.secret, baseURL: `${gw.url}/v1` });
   const before = chatPaths(b);
   const { data, response } = await sdk.chat.completions.create({ model: 'svc-chat-dead-first', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
-  expect(data.choices[0]!.message.content).toEqual(expect.any(String));
+  expect(data.choices[0].message.content).toEqual(expect.any(String));
   expect(chatPaths(b) - before).toBe(1);
   expect(await charges(key.id)).toBe(1);
   expect(100 - (await gw.balance(acct))).toBeCloseTo(Number(response.headers.get('x-svc-credits')), 6);

@@ -18,7 +18,10 @@ afterAll(async () => {
 
 const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 
-async function liveClient(credits: number, keyBody: Record<string, unknown> = {}): Promise<{ acct: TestAccount; openai: OpenAI; key: { id: string; secret: string } }> {
+async function liveClient(
+  credits: number,
+  keyBody: Record<string, unknown> = {},
+): Promise<{ acct: TestAccount; openai: OpenAI; key: { id: string; secret: string } }> {
   const acct = await gw.newAccount(credits);
   const key = await gw.newKey(acct, keyBody);
   return { acct, openai: client(key.secret), key };
@@ -33,9 +36,11 @@ describe('models', () => {
     expect(byCap('chat').map((m) => m.id)).toContain('svc-chat-1');
     expect(byCap('image-generation').length).toBeGreaterThanOrEqual(25);
     expect(byCap('image-edit')).toHaveLength(1);
-    expect(byCap('video').map((m) => m.id).sort()).toEqual(
-      ['svc-2-7-image-to-video', 'svc-2-7-reference-to-video', 'svc-2.5-preview-image-to-video', 'svc-2.5-preview-text-to-video'].sort(),
-    );
+    expect(
+      byCap('video')
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual(['svc-2-7-image-to-video', 'svc-2-7-reference-to-video', 'svc-2.5-preview-image-to-video', 'svc-2.5-preview-text-to-video'].sort());
     expect(byCap('motion-control').map((m) => m.id)).toEqual(['svc-v3-motion-control']);
     const chat = models.find((m) => m.id === 'svc-chat-1');
     expect(chat).toMatchObject({ object: 'model', owned_by: expect.any(String), pricing: { credits_per_10k_tokens: 1 } });
@@ -56,7 +61,7 @@ describe('chat', () => {
     const { acct, openai } = await liveClient(10);
     const res = await openai.chat.completions.create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'Tell me about lighthouses' }] });
     expect(res.object).toBe('chat.completion');
-    expect(res.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    expect(res.choices[0].message.content!.length).toBeGreaterThan(0);
     const { prompt_tokens, completion_tokens, total_tokens } = res.usage!;
     expect(total_tokens).toBe(prompt_tokens + completion_tokens);
     expect(await gw.balance(acct)).toBeCloseTo(10 - total_tokens / 10_000, 9);
@@ -77,7 +82,7 @@ describe('chat', () => {
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices[0];
-      if (choice?.delta?.content) (text += choice.delta.content), deltas++;
+      if (choice?.delta?.content) ((text += choice.delta.content), deltas++);
       if (choice?.finish_reason) finish = choice.finish_reason;
     }
     expect(deltas).toBeGreaterThanOrEqual(3);
@@ -93,7 +98,7 @@ describe('chat', () => {
     const plain = await openai.chat.completions.create(body);
     let streamed = '';
     for await (const c of await openai.chat.completions.create({ ...body, stream: true })) streamed += c.choices[0]?.delta?.content ?? '';
-    expect(streamed).toBe(plain.choices[0]!.message.content);
+    expect(streamed).toBe(plain.choices[0].message.content);
   });
 
   test('an empty balance answers 402 before any call', async () => {
@@ -138,7 +143,10 @@ describe('JSON Schemas a client hands in', () => {
     const { acct, openai } = await liveClient(10);
     const misspelt = { type: 'object', properties: { a: { type: 'strng' } } };
     const messages = [{ role: 'user' as const, content: 'hi' }];
-    const refused = (param: string) => ({ status: 400, error: { type: 'invalid_request_error', param, message: expect.stringContaining("'strng' is not a JSON Schema type") } });
+    const refused = (param: string) => ({
+      status: 400,
+      error: { type: 'invalid_request_error', param, message: expect.stringContaining("'strng' is not a JSON Schema type") },
+    });
     await expect(
       openai.chat.completions.create({ model: 'svc-chat-1', messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: misspelt } } }),
     ).rejects.toMatchObject(refused('response_format.json_schema.schema.properties.a.type'));
@@ -153,8 +161,12 @@ describe('JSON Schemas a client hands in', () => {
     ).rejects.toMatchObject(refused('tools[0].parameters.properties.a.type'));
     // The same schema spelt right is served.
     const fine = { type: 'object', properties: { a: { type: ['string', 'null'] } } };
-    const ok = await openai.chat.completions.create({ model: 'svc-chat-1', messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: fine } } });
-    expect(ok.choices[0]!.message.content).toBeTruthy();
+    const ok = await openai.chat.completions.create({
+      model: 'svc-chat-1',
+      messages,
+      response_format: { type: 'json_schema', json_schema: { name: 's', schema: fine } },
+    });
+    expect(ok.choices[0].message.content).toBeTruthy();
     expect(await gw.balance(acct)).toBeCloseTo(10 - ok.usage!.total_tokens / 10_000, 9);
   });
 });
@@ -179,7 +191,7 @@ describe('images', () => {
   test("size 'auto' (gpt-image's default) is the default size, 1024x1024", async () => {
     const { openai } = await liveClient(10);
     const res = await openai.images.generate({ model: 'svc-creative-v8', prompt: 'a red fox', size: 'auto', response_format: 'b64_json' });
-    expect(decodePng(Buffer.from(res.data![0]!.b64_json!, 'base64'))).toEqual({ width: 1024, height: 1024 });
+    expect(decodePng(Buffer.from(res.data![0].b64_json!, 'base64'))).toEqual({ width: 1024, height: 1024 });
   });
 
   test('b64_json images decode at the asked size; the same seed gives the same bytes', async () => {
@@ -187,9 +199,9 @@ describe('images', () => {
     const body = { model: 'svc-creative-v8', prompt: 'a red fox', size: '1792x1024' as const, response_format: 'b64_json' as const, seed: 42 };
     const a = await openai.images.generate(body);
     const b = await openai.images.generate(body);
-    const bytes = Buffer.from(a.data![0]!.b64_json!, 'base64');
+    const bytes = Buffer.from(a.data![0].b64_json!, 'base64');
     expect(decodePng(bytes)).toEqual({ width: 1792, height: 1024 });
-    expect(b.data![0]!.b64_json).toBe(a.data![0]!.b64_json);
+    expect(b.data![0].b64_json).toBe(a.data![0].b64_json);
     expect(await gw.balance(acct)).toBe(8);
   });
 
@@ -200,7 +212,7 @@ describe('images', () => {
       image: await toFile(makePng(96, 64), 'input.png', { type: 'image/png' }),
       prompt: 'make it blue',
     });
-    const url = res.data![0]!.url!;
+    const url = res.data![0].url!;
     const bytes = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect(decodePng(bytes)).toEqual({ width: 96, height: 64 });
     expect(await gw.balance(acct)).toBe(8);
@@ -216,7 +228,7 @@ describe('images', () => {
       output_format: 'jpeg',
       output_compression: level,
     });
-    const bytes = Buffer.from(res.data![0]!.b64_json!, 'base64');
+    const bytes = Buffer.from(res.data![0].b64_json!, 'base64');
     expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff])); // the JPEG signature
   });
 
@@ -274,13 +286,14 @@ describe('images', () => {
     const keys = await Promise.all([0, 1].map(() => gw.newKey(acct)));
     const clients = [openai, ...keys.map((k) => client(k.secret))];
     const results = await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => clients[i % 3]!.images.generate({ model: 'svc-creative-v8', prompt: `tile ${i}`, size: '64x64' })),
+      Array.from({ length: 40 }, (_, i) => clients[i % 3].images.generate({ model: 'svc-creative-v8', prompt: `tile ${i}`, size: '64x64' })),
     );
     const ok = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
     expect(ok).toHaveLength(10);
     // The balance spent (402), or, while calls in progress still held it, the 429 to retry in a second.
-    for (const r of refused) expect([r.reason.status === 402 ? 'insufficient_credits' : r.reason.code]).toEqual([expect.stringMatching(/^(insufficient_credits|credits_in_flight)$/)]);
+    for (const r of refused)
+      expect([r.reason.status === 402 ? 'insufficient_credits' : r.reason.code]).toEqual([expect.stringMatching(/^(insufficient_credits|credits_in_flight)$/)]);
     expect(await gw.balance(acct)).toBe(0);
     // Settled: the balance is the reason.
     await expect(openai.images.generate({ model: 'svc-creative-v8', prompt: 'one more', size: '64x64' })).rejects.toMatchObject({ status: 402 });
@@ -299,9 +312,10 @@ describe('permissions, limits and caps', () => {
       error: { type: 'model_forbidden' },
     });
     const editBlocked = await liveClient(10, { blockedModels: ['svc-image-edit-1'] });
-    await expect(
-      editBlocked.openai.images.edit({ image: await toFile(makePng(64, 64), 'a.png', { type: 'image/png' }), prompt: 'x' }),
-    ).rejects.toMatchObject({ status: 403, error: { type: 'model_forbidden' } });
+    await expect(editBlocked.openai.images.edit({ image: await toFile(makePng(64, 64), 'a.png', { type: 'image/png' }), prompt: 'x' })).rejects.toMatchObject({
+      status: 403,
+      error: { type: 'model_forbidden' },
+    });
   });
 
   test('the 31st image request in a minute answers 429 with Retry-After and x-ratelimit headers', async () => {

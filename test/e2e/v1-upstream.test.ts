@@ -55,7 +55,7 @@ beforeAll(async () => {
             ...m,
             route: {
               provider: 'openai-compatible' as const,
-              upstreamModel: UPSTREAM_MODELS[m.id]!,
+              upstreamModel: UPSTREAM_MODELS[m.id],
               baseUrl: upstream.url,
               apiKeyEnv: 'UPSTREAM_TEST_KEY',
               timeoutSeconds: 2, // short, for the hang cases; room for a loaded CI machine
@@ -100,7 +100,7 @@ const chatBody = { model: 'svc-chat-1', messages: [{ role: 'user' as const, cont
 /** What the upstream got for its last request: our key and its own model id, never ours. */
 function expectUpstreamSaw(path: string, upstreamModel: string): void {
   expect(upstream.requests).toHaveLength(1);
-  const r = upstream.requests[0]!;
+  const r = upstream.requests[0];
   expect(r.method).toBe('POST');
   expect(r.path).toBe(path);
   expect(r.headers.authorization).toBe(`Bearer ${UPSTREAM_SECRET}`);
@@ -130,7 +130,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     const { acct, openai, key } = await liveClient(10);
     const res = await openai.chat.completions.create(chatBody);
     expect(res.model).toBe('svc-chat-1');
-    expect(res.choices[0]!.message.content).toBe(FAKE_CHAT_REPLY);
+    expect(res.choices[0].message.content).toBe(FAKE_CHAT_REPLY);
     expect(res.usage).toMatchObject(FAKE_USAGE);
     expectUpstreamSaw('/v1/chat/completions', 'up-chat-model');
     expectCallerKeyNotForwarded(key.secret);
@@ -142,7 +142,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     upstream.setMode('cited');
     try {
       const res = await openai.chat.completions.create(chatBody);
-      expect(res.choices[0]!.message.annotations).toEqual([FAKE_CITATION]);
+      expect(res.choices[0].message.annotations).toEqual([FAKE_CITATION]);
       expect(res.system_fingerprint).toBe('fp_fake1');
       expect(res.service_tier).toBe('flex');
     } finally {
@@ -150,7 +150,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     }
     // An upstream that says none of it: the fields OpenAI always sends, empty.
     const plain = await openai.chat.completions.create(chatBody);
-    expect(plain.choices[0]!.message.annotations).toEqual([]);
+    expect(plain.choices[0].message.annotations).toEqual([]);
     expect(plain.system_fingerprint).toBeNull();
     expect(plain.service_tier).toBeUndefined();
   });
@@ -181,26 +181,32 @@ describe('chat through an OpenAI-compatible upstream', () => {
   test('stream_options.include_obfuscation reaches the upstream as sent, beside the include_usage the gateway always asks for', async () => {
     const { openai } = await liveClient(10);
     let text = '';
-    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_obfuscation: false } })) text += c.choices[0]?.delta?.content ?? '';
+    for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_obfuscation: false } }))
+      text += c.choices[0]?.delta?.content ?? '';
     expect(text).toBe(FAKE_CHAT_REPLY);
-    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+    expect(upstream.requests[0].json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
     upstream.requests.length = 0;
     for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) void c;
-    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
+    expect(upstream.requests[0].json.stream_options).toEqual({ include_usage: true });
   });
 
   test('a Responses stream forwards stream_options.include_obfuscation too', async () => {
     const { openai } = await liveClient(10);
     upstream.requests.length = 0;
     let text = '';
-    for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true, stream_options: { include_obfuscation: false } })) {
+    for await (const e of await openai.responses.create({
+      model: 'svc-chat-1',
+      input: 'Say hello',
+      stream: true,
+      stream_options: { include_obfuscation: false },
+    })) {
       if (e.type === 'response.output_text.delta') text += e.delta;
     }
     expect(text).toBe(FAKE_CHAT_REPLY);
-    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+    expect(upstream.requests[0].json.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
     upstream.requests.length = 0;
     for await (const e of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) void e;
-    expect(upstream.requests[0]!.json.stream_options).toEqual({ include_usage: true });
+    expect(upstream.requests[0].json.stream_options).toEqual({ include_usage: true });
   });
 
   test('a streamed completion with include_usage relays the deltas and the upstream usage, billed the same', async () => {
@@ -219,7 +225,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(finish).toBe('stop');
     expect(usage).toMatchObject(FAKE_USAGE);
     expectUpstreamSaw('/v1/chat/completions', 'up-chat-model');
-    expect(upstream.requests[0]!.json.stream).toBe(true);
+    expect(upstream.requests[0].json.stream).toBe(true);
     await settledHolds(acct);
     expect(await gw.balance(acct)).toBeCloseTo(10 - USAGE_CREDITS, 9);
   });
@@ -229,7 +235,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     const key = await gw.newKey(acct, { mode: 'test' });
     const openai = client(key.secret);
     const res = await openai.chat.completions.create(chatBody);
-    expect(res.choices[0]!.message.content).not.toBe(FAKE_CHAT_REPLY);
+    expect(res.choices[0].message.content).not.toBe(FAKE_CHAT_REPLY);
     let streamed = '';
     for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) streamed += c.choices[0]?.delta?.content ?? '';
     expect(streamed.length).toBeGreaterThan(0);
@@ -290,29 +296,32 @@ describe('chat through an OpenAI-compatible upstream', () => {
     ['rate-limited', 502, { type: 'upstream_error', code: 'upstream_rate_limited' }, '7'],
     ['bad-request', 400, { type: 'invalid_request_error' }, null],
   ];
-  test.each(responsesFailures)('a Responses stream whose upstream fails before its first byte (%s) is an HTTP %d, not a 200 stream; nothing charged', async (mode, status, error, retryAfter) => {
-    const { acct, key, openai } = await liveClient(10);
-    upstream.setMode(mode);
-    const res = await fetch(`${gw.url}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'svc-chat-1', input: 'Say hello', stream: true }),
-    });
-    expect(res.status).toBe(status);
-    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.headers.get('retry-after')).toBe(retryAfter);
-    const text = await res.text();
-    expect(JSON.parse(text).error).toMatchObject(error);
-    expect(text).not.toContain(UPSTREAM_SECRET);
-    // The SDK raises it as the error it is, before any event.
-    const err = await (async () => {
-      for await (const _ of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) void _;
-    })().catch((e) => e);
-    expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect(err.status).toBe(status);
-    await allCallsBilled(gw, acct.id);
-    expect(await gw.balance(acct)).toBe(10);
-  });
+  test.each(responsesFailures)(
+    'a Responses stream whose upstream fails before its first byte (%s) is an HTTP %d, not a 200 stream; nothing charged',
+    async (mode, status, error, retryAfter) => {
+      const { acct, key, openai } = await liveClient(10);
+      upstream.setMode(mode);
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-chat-1', input: 'Say hello', stream: true }),
+      });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('retry-after')).toBe(retryAfter);
+      const text = await res.text();
+      expect(JSON.parse(text).error).toMatchObject(error);
+      expect(text).not.toContain(UPSTREAM_SECRET);
+      // The SDK raises it as the error it is, before any event.
+      const err = await (async () => {
+        for await (const _ of await openai.responses.create({ model: 'svc-chat-1', input: 'Say hello', stream: true })) void _;
+      })().catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err.status).toBe(status);
+      await allCallsBilled(gw, acct.id);
+      expect(await gw.balance(acct)).toBe(10);
+    },
+  );
 
   test('the SDK sees the 502 as an APIError with the upstream_error type', async () => {
     const { acct, openai } = await liveClient(10);
@@ -332,7 +341,7 @@ describe('chat through an OpenAI-compatible upstream', () => {
     const err = await (async () => {
       for await (const c of await openai.chat.completions.create({ ...chatBody, stream: true })) text += c.choices[0]?.delta?.content ?? '';
     })().catch((e) => e);
-    expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
+    expect(text).toBe(FAKE_CHAT_DELTAS[0] + FAKE_CHAT_DELTAS[1]);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.error).toMatchObject({ type: 'upstream_error' });
     const { heldMicro } = await settledHolds(acct);
@@ -355,9 +364,12 @@ describe('chat through an OpenAI-compatible upstream', () => {
     expect(last.sequence_number).toBe(events.length - 1);
     expect(last.response.status).toBe('failed');
     expect(last.response.error).toEqual({ code: 'server_error', message: expect.any(String) });
-    expect(last.response.id).toBe(events[0]!.type === 'response.created' ? events[0]!.response.id : undefined);
-    const text = last.response.output.flatMap((o) => (o.type === 'message' ? o.content : [])).map((c) => (c.type === 'output_text' ? c.text : '')).join('');
-    expect(text).toBe(FAKE_CHAT_DELTAS[0]! + FAKE_CHAT_DELTAS[1]!);
+    expect(last.response.id).toBe(events[0].type === 'response.created' ? events[0].response.id : undefined);
+    const text = last.response.output
+      .flatMap((o) => (o.type === 'message' ? o.content : []))
+      .map((c) => (c.type === 'output_text' ? c.text : ''))
+      .join('');
+    expect(text).toBe(FAKE_CHAT_DELTAS[0] + FAKE_CHAT_DELTAS[1]);
   });
 
   test('a stalled stream that the client aborts (SDK AbortController) is charged for what was sent, at most the hold', async () => {
@@ -454,7 +466,10 @@ test('an upstream that streams far past max_tokens is cut with an error event, a
   const text = await res.text();
   // Cut after about 64 characters a token allowed, not 2 MB later.
   expect(text.length).toBeLessThan(20_000);
-  const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  const events = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
   expect(JSON.parse(events.at(-1)!).error).toMatchObject({ type: 'upstream_error' });
   await allCallsBilled(gw, acct.id);
   // At 1 credit per 10k tokens: the prompt (a few tokens) and the 10 tokens allowed, not the 2 MB.
@@ -493,7 +508,12 @@ describe('images through an OpenAI-compatible upstream', () => {
     expect(await leaveEarly(key.secret, { 'Idempotency-Key': 'images-left-early' })).toBe('gave up');
     upstream.releaseHeld();
     const retry = await pollUntil(
-      () => gw.api('POST', '/v1/images/generations', { token: key.secret, headers: { 'Idempotency-Key': 'images-left-early' }, body: { model: 'flux-pro', prompt: 'left early', size: '64x64' } }),
+      () =>
+        gw.api('POST', '/v1/images/generations', {
+          token: key.secret,
+          headers: { 'Idempotency-Key': 'images-left-early' },
+          body: { model: 'flux-pro', prompt: 'left early', size: '64x64' },
+        }),
       (r) => r.status !== 409,
       5_000,
       100,
@@ -511,7 +531,7 @@ describe('images through an OpenAI-compatible upstream', () => {
     expect(res.data).toHaveLength(2);
     for (const item of res.data!) expect(decodePng(Buffer.from(item.b64_json!, 'base64'))).toEqual({ width: 96, height: 64 });
     expectUpstreamSaw('/v1/images/generations', 'up-flux-model');
-    expect(upstream.requests[0]!.json).toMatchObject({ prompt: 'a lighthouse at dusk', n: 2, size: '96x64' });
+    expect(upstream.requests[0].json).toMatchObject({ prompt: 'a lighthouse at dusk', n: 2, size: '96x64' });
     expectCallerKeyNotForwarded(key.secret);
     expect(await gw.balance(acct)).toBe(20 - 2 * FLUX_PRO_PRICE);
   });
@@ -519,7 +539,7 @@ describe('images through an OpenAI-compatible upstream', () => {
   test('url images from the upstream are stored and served by the gateway', async () => {
     const { acct, openai } = await liveClient(10);
     const res = await openai.images.generate({ model: 'flux-pro', prompt: 'a fox', size: '80x64' });
-    const url = res.data![0]!.url!;
+    const url = res.data![0].url!;
     expect(url.startsWith(`${gw.url}/media/`)).toBe(true);
     const got = await fetch(url);
     expect(got.headers.get('content-type')).toBe('image/png');
@@ -534,12 +554,12 @@ describe('images through an OpenAI-compatible upstream', () => {
       model: 'svc-image-edit-1',
       image: await toFile(input, 'input.png', { type: 'image/png' }),
       prompt: 'make it blue',
-      size: '128x64' as any,
+      size: '128x64',
       response_format: 'b64_json',
     });
-    expect(decodePng(Buffer.from(res.data![0]!.b64_json!, 'base64'))).toEqual({ width: 128, height: 64 });
+    expect(decodePng(Buffer.from(res.data![0].b64_json!, 'base64'))).toEqual({ width: 128, height: 64 });
     expectUpstreamSaw('/v1/images/edits', 'up-edit-model');
-    const r = upstream.requests[0]!;
+    const r = upstream.requests[0];
     expect(r.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     const part = (name: string) => r.parts!.find((p) => p.name === name);
     expect(part('prompt')?.data.toString()).toBe('make it blue');

@@ -25,7 +25,10 @@ test('credits in idle leases of the account pay for a video job', async () => {
   const keys = await Promise.all(Array.from({ length: 4 }, (_, i) => gw.newKey(acct, { name: `k${i}` })));
   let spent = 0;
   for (const key of keys) {
-    const image = await gw.api('POST', '/v1/images/generations', { token: key.secret, body: { model: 'svc-creative-v8', prompt: 'a lighthouse', size: '64x64' } });
+    const image = await gw.api('POST', '/v1/images/generations', {
+      token: key.secret,
+      body: { model: 'svc-creative-v8', prompt: 'a lighthouse', size: '64x64' },
+    });
     expect(image.status).toBe(200);
     spent += Number(image.headers.get('x-svc-credits'));
   }
@@ -34,7 +37,10 @@ test('credits in idle leases of the account pay for a video job', async () => {
   expect(Number(row!.balance)).toBeLessThan(10_000_000);
   expect(16 - spent).toBeGreaterThanOrEqual(10);
 
-  const queued = await gw.api('POST', '/v1/video/queue', { token: keys[0]!.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a kite', resolution: '480p' } });
+  const queued = await gw.api('POST', '/v1/video/queue', {
+    token: keys[0].secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a kite', resolution: '480p' },
+  });
   expect(queued.status).toBe(200);
   expect(queued.body.status).toBe('PROCESSING');
   expect(await gw.balance(acct)).toBeCloseTo(16 - spent - 10, 6);

@@ -52,9 +52,12 @@ test('GraphQL videoQuote answers the same refusal', async () => {
   expect(res.body.errors[0].message).not.toContain('duration_seconds');
 });
 
-test.each([[31], [1e20], [Number.MAX_SAFE_INTEGER + 2]])('duration_seconds %d is a 400 that names its real bound (30), not the largest safe integer', async (seconds) => {
-  const res = await quote({ model: MOTION, duration_seconds: seconds });
-  expect([res.status, res.body.error.param]).toEqual([400, 'duration_seconds']);
-  expect(res.body.error.message).toContain('30');
-  expect(res.body.error.message).not.toContain('9007199254740991');
-});
+test.each([[31], [1e20], [Number.MAX_SAFE_INTEGER + 2]])(
+  'duration_seconds %d is a 400 that names its real bound (30), not the largest safe integer',
+  async (seconds) => {
+    const res = await quote({ model: MOTION, duration_seconds: seconds });
+    expect([res.status, res.body.error.param]).toEqual([400, 'duration_seconds']);
+    expect(res.body.error.message).toContain('30');
+    expect(res.body.error.message).not.toContain('9007199254740991');
+  },
+);

@@ -28,7 +28,13 @@ beforeAll(async () => {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
       // One attempt: what one refused or lost submission does (retries and failover: upstream-routes tests).
-      m.id === MODEL ? { ...m, route: { provider: 'fal-queue' as const, upstreamModel: 'fal-ai/fake-video', baseUrl: fal.url, timeoutSeconds: 5 }, retry: { attempts: 1, budgetSeconds: 30 } } : m,
+      m.id === MODEL
+        ? {
+            ...m,
+            route: { provider: 'fal-queue' as const, upstreamModel: 'fal-ai/fake-video', baseUrl: fal.url, timeoutSeconds: 5 },
+            retry: { attempts: 1, budgetSeconds: 30 },
+          }
+        : m,
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
@@ -68,16 +74,26 @@ test('an upstream slower than the poll interval gets one submission, the client 
     expect(queued.body).toMatchObject({ id: expect.stringMatching(/^vid_/), status: 'PROCESSING', credits_charged: PRICE });
     // The submission reaches the upstream and is held there for a few poll intervals (0.2 s each),
     // well inside the 5 s upstream timeout.
-    await pollUntil(async () => submits().length, (n) => n >= 1, 10_000, 20);
+    await pollUntil(
+      async () => submits().length,
+      (n) => n >= 1,
+      10_000,
+      20,
+    );
     await new Promise((r) => setTimeout(r, 1_000));
   } finally {
     release();
   }
 
   // Wait until the job has been polled a few times after the slow submission came back.
-  await pollUntil(async () => fal.requests.filter((r) => r.method === 'GET').length, (n) => n >= 3, 10_000, 50);
+  await pollUntil(
+    async () => fal.requests.filter((r) => r.method === 'GET').length,
+    (n) => n >= 3,
+    10_000,
+    50,
+  );
   expect(submits()).toHaveLength(1);
-  expect(submits()[0]!.json).toMatchObject({ prompt: 'a slow upstream' });
+  expect(submits()[0].json).toMatchObject({ prompt: 'a slow upstream' });
   const row = await gw.gateway.database.db.one<{ queue_id: string; n: string }>(
     `select queue_id, (select count(*) from video_jobs where account_id = ?) as n from video_jobs where id = ?`,
     [acct.id, queued.body.id],
@@ -97,7 +113,11 @@ test('a submission the upstream refuses ends the job FAILED and refunds it', asy
   const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: MODEL, prompt: 'refused', duration: '5s', resolution: '480p' } });
   expect(queued.status).toBe(200);
   expect(queued.body.status).toBe('PROCESSING');
-  const done = await pollUntil(() => retrieve(secret, queued.body.id), (r) => r.body.status !== 'PROCESSING', 10_000);
+  const done = await pollUntil(
+    () => retrieve(secret, queued.body.id),
+    (r) => r.body.status !== 'PROCESSING',
+    10_000,
+  );
   expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider failed to accept the job.' });
   expect(submits()).toHaveLength(1);
   expect(await gw.balance(acct)).toBe(100);
@@ -110,9 +130,18 @@ test('a claim that finds a submission started under a lost lease fails and refun
   const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: MODEL, prompt: 'lost lease', duration: '5s', resolution: '480p' } });
   const { db } = gw.gateway.database;
   // The submission is under way; the instance running it is taken for dead (its lease expires).
-  await pollUntil(async () => submits().length, (n) => n === 1, 5_000, 20);
+  await pollUntil(
+    async () => submits().length,
+    (n) => n === 1,
+    5_000,
+    20,
+  );
   await db.run(`update work_items set locked_until = now() - interval '1 second' where kind = 'video_poll' and ref = ?`, [queued.body.id]);
-  const done = await pollUntil(() => retrieve(secret, queued.body.id), (r) => r.body.status !== 'PROCESSING', 10_000);
+  const done = await pollUntil(
+    () => retrieve(secret, queued.body.id),
+    (r) => r.body.status !== 'PROCESSING',
+    10_000,
+  );
   expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider did not confirm the submission.' });
   // The first submission's late answer changes nothing, and nothing was submitted twice.
   await new Promise((r) => setTimeout(r, 3_500));

@@ -21,7 +21,11 @@ async function liveKey(credits: number, body: Record<string, unknown> = {}): Pro
 }
 
 const retrieve = (secret: string, id: string) => gw.api('POST', '/v1/video/retrieve', { token: secret, body: { id } });
-const untilTerminal = (secret: string, id: string) => pollUntil(() => retrieve(secret, id), (r) => r.body.status !== 'PROCESSING');
+const untilTerminal = (secret: string, id: string) =>
+  pollUntil(
+    () => retrieve(secret, id),
+    (r) => r.body.status !== 'PROCESSING',
+  );
 
 function hasFfprobe(): boolean {
   try {
@@ -61,10 +65,23 @@ describe('video jobs', () => {
     const { acct, secret } = await liveKey(100);
     const queued = await gw.api('POST', '/v1/video/queue', {
       token: secret,
-      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'a paper boat on a river', duration: '5s', resolution: '720p', aspect_ratio: '16:9', audio: true },
+      body: {
+        model: 'svc-2.5-preview-text-to-video',
+        prompt: 'a paper boat on a river',
+        duration: '5s',
+        resolution: '720p',
+        aspect_ratio: '16:9',
+        audio: true,
+      },
     });
     expect(queued.status).toBe(200);
-    expect(queued.body).toEqual({ id: expect.stringMatching(/^vid_/), queue_id: expect.any(String), model: 'svc-2.5-preview-text-to-video', status: 'PROCESSING', credits_charged: 15 });
+    expect(queued.body).toEqual({
+      id: expect.stringMatching(/^vid_/),
+      queue_id: expect.any(String),
+      model: 'svc-2.5-preview-text-to-video',
+      status: 'PROCESSING',
+      credits_charged: 15,
+    });
     expect(queued.headers.get('x-ratelimit-limit-requests')).toBe('5');
     // Charged in full when accepted, and the billing header says what moved, as on every billed call.
     expect(queued.headers.get('x-svc-credits')).toBe('15');
@@ -79,7 +96,9 @@ describe('video jobs', () => {
     const bytes = Buffer.from(await video.arrayBuffer());
     expect(bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
     if (hasFfprobe()) {
-      const probe = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name', '-of', 'csv=p=0', '-i', 'pipe:0'], { input: bytes }).toString();
+      const probe = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name', '-of', 'csv=p=0', '-i', 'pipe:0'], {
+        input: bytes,
+      }).toString();
       expect(probe).toContain('h264');
     }
     expect(await gw.balance(acct)).toBe(85);
@@ -87,7 +106,10 @@ describe('video jobs', () => {
 
   test('[fail] ends FAILED with a reason and the charge is refunded', async () => {
     const { acct, secret } = await liveKey(30);
-    const queued = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'this one will [fail]', resolution: '480p' } });
+    const queued = await gw.api('POST', '/v1/video/queue', {
+      token: secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'this one will [fail]', resolution: '480p' },
+    });
     expect(queued.body.credits_charged).toBe(10);
     expect(await gw.balance(acct)).toBe(20);
     const done = await untilTerminal(secret, queued.body.id);
@@ -99,7 +121,12 @@ describe('video jobs', () => {
     const { acct, secret } = await liveKey(30);
     const res = await gw.api('POST', '/v1/video/motion-control', {
       token: secret,
-      body: { image_url: 'https://93.184.216.34/character.png', video_url: 'https://93.184.216.34/dance.mp4', duration_seconds: 5, character_orientation: 'video' },
+      body: {
+        image_url: 'https://93.184.216.34/character.png',
+        video_url: 'https://93.184.216.34/dance.mp4',
+        duration_seconds: 5,
+        character_orientation: 'video',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ model: 'svc-v3-motion-control', status: 'PROCESSING', credits_charged: 25 });
@@ -112,7 +139,10 @@ describe('video jobs', () => {
 
   test("another account's job id answers 404", async () => {
     const owner = await liveKey(20);
-    const queued = await gw.api('POST', '/v1/video/queue', { token: owner.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' } });
+    const queued = await gw.api('POST', '/v1/video/queue', {
+      token: owner.secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' },
+    });
     const stranger = await liveKey(0);
     const res = await retrieve(stranger.secret, queued.body.id);
     expect(res.status).toBe(404);
@@ -122,7 +152,10 @@ describe('video jobs', () => {
   test('a test key runs the whole job without touching the balance', async () => {
     const acct = await gw.newAccount(0);
     const key = await gw.newKey(acct, { mode: 'test' });
-    const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: ['https://93.184.216.34/a.png'] } });
+    const queued = await gw.api('POST', '/v1/video/queue', {
+      token: key.secret,
+      body: { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: ['https://93.184.216.34/a.png'] },
+    });
     expect(queued.status).toBe(200);
     expect(queued.body.credits_charged).toBe(18);
     expect((await untilTerminal(key.secret, queued.body.id)).body.status).toBe('COMPLETED');
@@ -131,14 +164,20 @@ describe('video jobs', () => {
 
   test('402 when the balance does not cover the price; 403 for a blocked video model', async () => {
     const poor = await liveKey(5);
-    const res = await gw.api('POST', '/v1/video/queue', { token: poor.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' } });
+    const res = await gw.api('POST', '/v1/video/queue', {
+      token: poor.secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' },
+    });
     expect(res.status).toBe(402);
     expect(res.body.error.type).toBe('insufficient_credits');
     const chatOnly = await liveKey(100, { allowedModels: ['svc-chat-1'] });
     const forbidden = await gw.api('POST', '/v1/video/queue', { token: chatOnly.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x' } });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.error.type).toBe('model_forbidden');
-    const motion = await gw.api('POST', '/v1/video/motion-control', { token: chatOnly.secret, body: { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 2 } });
+    const motion = await gw.api('POST', '/v1/video/motion-control', {
+      token: chatOnly.secret,
+      body: { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 2 },
+    });
     expect(motion.status).toBe(403);
   });
 
@@ -153,12 +192,28 @@ describe('video jobs', () => {
       ['/v1/video/queue', { model: 'svc-2.5-preview-text-to-video', prompt: 'x', audio: 'yes' }, 'audio'],
       ['/v1/video/queue', { model: 'svc-2-7-image-to-video', prompt: 'x' }, 'image_url'],
       ['/v1/video/queue', { model: 'svc-2-7-reference-to-video', prompt: 'x' }, 'reference_image_urls'],
-      ['/v1/video/queue', { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: Array(5).fill('https://93.184.216.34/a.png') }, 'reference_image_urls'],
-      ['/v1/video/queue', { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: ['https://93.184.216.34/a.png', 'ftp://x/y'] }, 'reference_image_urls[1]'],
+      [
+        '/v1/video/queue',
+        { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: Array(5).fill('https://93.184.216.34/a.png') },
+        'reference_image_urls',
+      ],
+      [
+        '/v1/video/queue',
+        { model: 'svc-2-7-reference-to-video', prompt: 'x', reference_image_urls: ['https://93.184.216.34/a.png', 'ftp://x/y'] },
+        'reference_image_urls[1]',
+      ],
       ['/v1/video/queue', { model: 'svc-2.5-preview-text-to-video', prompt: 'x', colour: 'red' }, 'colour'],
-      ['/v1/video/motion-control', { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 31 }, 'duration_seconds'],
+      [
+        '/v1/video/motion-control',
+        { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 31 },
+        'duration_seconds',
+      ],
       ['/v1/video/motion-control', { image_url: 'https://93.184.216.34/a.png', duration_seconds: 3 }, 'video_url'],
-      ['/v1/video/motion-control', { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 3, character_orientation: 'left' }, 'character_orientation'],
+      [
+        '/v1/video/motion-control',
+        { image_url: 'https://93.184.216.34/a.png', video_url: 'https://93.184.216.34/b.mp4', duration_seconds: 3, character_orientation: 'left' },
+        'character_orientation',
+      ],
       ['/v1/video/retrieve', {}, 'id'],
     ];
     for (const [path, body, param] of cases) {
@@ -171,12 +226,23 @@ describe('video jobs', () => {
 
   test('source URLs at loopback, metadata, private or plain-http-with-credentials addresses are refused with 400', async () => {
     const { acct, secret } = await liveKey(100);
-    const bad = ['https://127.0.0.1/a.png', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/a.png', 'https://10.1.2.3/a.png', 'https://localhost/a.png', 'https://user:pw@93.184.216.34/a.png', 'file:///etc/passwd'];
+    const bad = [
+      'https://127.0.0.1/a.png',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/a.png',
+      'https://10.1.2.3/a.png',
+      'https://localhost/a.png',
+      'https://user:pw@93.184.216.34/a.png',
+      'file:///etc/passwd',
+    ];
     for (const url of bad) {
       const res = await gw.api('POST', '/v1/video/queue', { token: secret, body: { model: 'svc-2-7-image-to-video', prompt: 'x', image_url: url } });
       expect([url, res.status, res.body.error?.param]).toEqual([url, 400, 'image_url']);
     }
-    const motion = await gw.api('POST', '/v1/video/motion-control', { token: secret, body: { image_url: 'https://93.184.216.34/a.png', video_url: 'https://192.168.0.10/b.mp4', duration_seconds: 2 } });
+    const motion = await gw.api('POST', '/v1/video/motion-control', {
+      token: secret,
+      body: { image_url: 'https://93.184.216.34/a.png', video_url: 'https://192.168.0.10/b.mp4', duration_seconds: 2 },
+    });
     expect(motion.body.error.param).toBe('video_url');
     expect(await gw.balance(acct)).toBe(100);
   });
@@ -184,12 +250,13 @@ describe('video jobs', () => {
   test('the sixth video request in a minute answers 429; polling is not limited', async () => {
     const acct = await gw.newAccount(0);
     const key = await gw.newKey(acct, { mode: 'test' });
-    let last;
-    for (let i = 0; i < 6; i++) last = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: `clip ${i}` } });
+    let last: Awaited<ReturnType<typeof gw.api>> | undefined;
+    for (let i = 0; i < 6; i++)
+      last = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: `clip ${i}` } });
     expect(last!.status).toBe(429);
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
     const jobs = await gw.gateway.database.db.all<{ id: string }>(`select id from video_jobs where account_id = ?`, [acct.id]);
-    for (let i = 0; i < 20; i++) expect((await retrieve(key.secret, jobs[0]!.id)).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect((await retrieve(key.secret, jobs[0].id)).status).toBe(200);
   });
 });
 
@@ -199,8 +266,14 @@ describe('deadlines', () => {
     try {
       const acct = await slow.newAccount(20);
       const key = await slow.newKey(acct);
-      const queued = await slow.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' } });
-      const done = await pollUntil(() => slow.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: queued.body.id } }), (r) => r.body.status !== 'PROCESSING');
+      const queued = await slow.api('POST', '/v1/video/queue', {
+        token: key.secret,
+        body: { model: 'svc-2.5-preview-text-to-video', prompt: 'x', resolution: '480p' },
+      });
+      const done = await pollUntil(
+        () => slow.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: queued.body.id } }),
+        (r) => r.body.status !== 'PROCESSING',
+      );
       expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'timeout' });
       expect(await slow.balance(acct)).toBe(20);
       await expectLedgerInvariants(slow.gateway.database.db);
@@ -209,4 +282,3 @@ describe('deadlines', () => {
     }
   });
 });
-

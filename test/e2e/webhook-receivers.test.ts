@@ -19,7 +19,12 @@ const hits: Record<string, number> = {};
 const open = new Set<ServerResponse>();
 
 beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.2', WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_S) });
+  gw = await startTestGateway({
+    SIMULATOR_VIDEO_SECONDS: '0.2',
+    WEBHOOK_ALLOW_LOCAL: '1',
+    WEBHOOK_RETRY_DELAYS: '0.2,0.2',
+    WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_S),
+  });
   receiver = createServer((req, res) => {
     const path = req.url ?? '';
     hits[path] = (hits[path] ?? 0) + 1;
@@ -67,7 +72,10 @@ async function jobWithWebhook(path: string) {
   const key = await gw.newKey(acct);
   const set = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { url: `${base}${path}` } });
   expect(set.status).toBe(200);
-  const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: path, resolution: '480p' } });
+  const queued = await gw.api('POST', '/v1/video/queue', {
+    token: key.secret,
+    body: { model: 'svc-2.5-preview-text-to-video', prompt: path, resolution: '480p' },
+  });
   expect(queued.status).toBe(200);
   return { acct, key };
 }
@@ -80,7 +88,12 @@ test('200 with a 5 MB body and 200 trickled over 20 s are delivered on attempt 1
   const cases = await Promise.all(['/big', '/trickle', '/redirect', '/silent'].map(async (p) => ({ path: p, ...(await jobWithWebhook(p)) })));
   const logs = await Promise.all(
     cases.map(({ path, acct, key }) =>
-      pollUntil(() => deliveries(acct, key.id), (d) => d.length >= (path === '/big' || path === '/trickle' ? 1 : 3), 40_000, 100),
+      pollUntil(
+        () => deliveries(acct, key.id),
+        (d) => d.length >= (path === '/big' || path === '/trickle' ? 1 : 3),
+        40_000,
+        100,
+      ),
     ),
   );
   // Give any wrong extra retry the time to show up.
@@ -91,13 +104,13 @@ test('200 with a 5 MB body and 200 trickled over 20 s are delivered on attempt 1
   expect(trickle).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null })]);
   // Counted at the headers: the body is drained for at most a second, so the attempt ends far
   // before the 20 s trickle, and before the timeout (a drain that ran on to the timeout fails).
-  expect(trickle![0].durationMs).toBeLessThan(TIMEOUT_S * 1000);
-  expect(redirect!.map((d) => [d.attempt, d.statusCode, d.error])).toEqual([
+  expect(trickle[0].durationMs).toBeLessThan(TIMEOUT_S * 1000);
+  expect(redirect.map((d) => [d.attempt, d.statusCode, d.error])).toEqual([
     [3, 302, 'HTTP 302'],
     [2, 302, 'HTTP 302'],
     [1, 302, 'HTTP 302'],
   ]);
-  expect(silent!.map((d) => [d.attempt, d.statusCode, d.error])).toEqual([
+  expect(silent.map((d) => [d.attempt, d.statusCode, d.error])).toEqual([
     [3, null, 'timeout'],
     [2, null, 'timeout'],
     [1, null, 'timeout'],

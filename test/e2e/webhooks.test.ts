@@ -42,17 +42,20 @@ test('video.completed arrives signed, with SPEC headers and payload; the key rec
   const { acct, key, webhookSecret } = await keyWithWebhook();
   receiver.verifyWith([webhookSecret]);
   const job = (await queue(key.secret)).body;
-  const [event] = await pollUntil(async () => eventsFor(job.id), (e) => e.length > 0);
-  expect(event!.verifiedWith).toBe(webhookSecret);
-  expect(event!.headers).toMatchObject({
+  const [event] = await pollUntil(
+    async () => eventsFor(job.id),
+    (e) => e.length > 0,
+  );
+  expect(event.verifiedWith).toBe(webhookSecret);
+  expect(event.headers).toMatchObject({
     'content-type': 'application/json',
     'user-agent': 'Svc-Webhook/1.0',
     'x-svc-event': 'video.completed',
     'x-svc-delivery-id': expect.any(String),
     'x-svc-delivery-attempt': '1',
   });
-  expect(event!.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-  expect(event!.body).toEqual({
+  expect(event.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  expect(event.body).toEqual({
     id: `wh_${job.id}_completed`,
     event: 'video.completed',
     created: expect.any(Number),
@@ -67,9 +70,16 @@ test('video.failed carries the reason; credits were refunded first', async () =>
   const { acct, key, webhookSecret } = await keyWithWebhook(10);
   receiver.verifyWith([webhookSecret]);
   const job = (await queue(key.secret, 'please [fail]')).body;
-  const [event] = await pollUntil(async () => eventsFor(job.id), (e) => e.length > 0);
-  expect(event!.headers['x-svc-event']).toBe('video.failed');
-  expect(event!.body).toMatchObject({ id: `wh_${job.id}_failed`, event: 'video.failed', data: { id: job.id, status: 'FAILED', reason: expect.any(String), credits_used: 0 } });
+  const [event] = await pollUntil(
+    async () => eventsFor(job.id),
+    (e) => e.length > 0,
+  );
+  expect(event.headers['x-svc-event']).toBe('video.failed');
+  expect(event.body).toMatchObject({
+    id: `wh_${job.id}_failed`,
+    event: 'video.failed',
+    data: { id: job.id, status: 'FAILED', reason: expect.any(String), credits_used: 0 },
+  });
   expect(await gw.balance(acct)).toBe(10);
 });
 
@@ -78,7 +88,11 @@ test('a failing receiver sees attempts 1, 2, 3 with stable ids; the delivery log
   receiver.verifyWith([webhookSecret]);
   receiver.failNextRequests(3);
   const job = (await queue(key.secret)).body;
-  const events = await pollUntil(async () => eventsFor(job.id), (e) => e.length >= 3, 20_000);
+  const events = await pollUntil(
+    async () => eventsFor(job.id),
+    (e) => e.length >= 3,
+    20_000,
+  );
   await new Promise((r) => setTimeout(r, 1500)); // a fourth attempt would have arrived by now
   expect(eventsFor(job.id)).toHaveLength(3);
   expect(events.map((e) => e.headers['x-svc-delivery-attempt'])).toEqual(['1', '2', '3']);
@@ -86,15 +100,15 @@ test('a failing receiver sees attempts 1, 2, 3 with stable ids; the delivery log
   expect(new Set(events.map((e) => e.headers['x-svc-delivery-id'])).size).toBe(1);
   expect(events.every((e) => e.verifiedWith === webhookSecret)).toBe(true);
   // the retry delays are honoured: ~1 s then ~2 s (WEBHOOK_RETRY_DELAYS=1,2)
-  expect(events[1]!.at - events[0]!.at).toBeGreaterThanOrEqual(900);
-  expect(events[2]!.at - events[1]!.at).toBeGreaterThanOrEqual(1900);
+  expect(events[1].at - events[0].at).toBeGreaterThanOrEqual(900);
+  expect(events[2].at - events[1].at).toBeGreaterThanOrEqual(1900);
 
   const log = await gw.api('GET', `/account/api-keys/${key.id}/webhook/deliveries`, { token: acct.idToken });
   expect(log.status).toBe(200);
   expect(log.body.data.map((d: any) => d.attempt)).toEqual([3, 2, 1]);
   expect(log.body.data[0]).toEqual({
     eventId: `wh_${job.id}_completed`,
-    deliveryId: events[0]!.headers['x-svc-delivery-id'],
+    deliveryId: events[0].headers['x-svc-delivery-id'],
     attempt: 3,
     statusCode: 500,
     error: expect.any(String),
@@ -112,18 +126,27 @@ test('after regeneration, an in-flight retry keeps the old secret and new events
   receiver.verifyWith([oldSecret]);
   receiver.failNextRequests(1);
   const first = (await queue(key.secret)).body;
-  await pollUntil(async () => eventsFor(first.id), (e) => e.length >= 1);
+  await pollUntil(
+    async () => eventsFor(first.id),
+    (e) => e.length >= 1,
+  );
   const regen = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { regenerateSecret: true } });
   expect(regen.body).toMatchObject({ ok: true, secret: expect.any(String) });
   const newSecret = regen.body.secret as string;
   expect(newSecret).not.toBe(oldSecret);
   receiver.verifyWith([oldSecret, newSecret]);
-  const retries = await pollUntil(async () => eventsFor(first.id), (e) => e.length >= 2);
-  expect(retries[1]!.headers['x-svc-delivery-attempt']).toBe('2');
-  expect(retries[1]!.verifiedWith).toBe(oldSecret);
+  const retries = await pollUntil(
+    async () => eventsFor(first.id),
+    (e) => e.length >= 2,
+  );
+  expect(retries[1].headers['x-svc-delivery-attempt']).toBe('2');
+  expect(retries[1].verifiedWith).toBe(oldSecret);
   const second = (await queue(key.secret)).body;
-  const [fresh] = await pollUntil(async () => eventsFor(second.id), (e) => e.length >= 1);
-  expect(fresh!.verifiedWith).toBe(newSecret);
+  const [fresh] = await pollUntil(
+    async () => eventsFor(second.id),
+    (e) => e.length >= 1,
+  );
+  expect(fresh.verifiedWith).toBe(newSecret);
 });
 
 test('after the webhook moves to another URL, pending retries go there, signed with the secret given with it; the old URL sees no more', async () => {
@@ -133,13 +156,19 @@ test('after the webhook moves to another URL, pending retries go there, signed w
     receiver.verifyWith([oldSecret]);
     receiver.failNextRequests(1);
     const first = (await queue(key.secret)).body;
-    await pollUntil(async () => eventsFor(first.id), (e) => e.length >= 1);
+    await pollUntil(
+      async () => eventsFor(first.id),
+      (e) => e.length >= 1,
+    );
     const res = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { url: moved.url } });
     const newSecret = res.body.secret as string;
     moved.verifyWith([newSecret]);
-    const [retry] = await pollUntil(async () => moved.received.filter((e) => e.body.data?.id === first.id), (e) => e.length >= 1);
-    expect(retry!.headers['x-svc-delivery-attempt']).toBe('2');
-    expect(retry!.verifiedWith).toBe(newSecret);
+    const [retry] = await pollUntil(
+      async () => moved.received.filter((e) => e.body.data?.id === first.id),
+      (e) => e.length >= 1,
+    );
+    expect(retry.headers['x-svc-delivery-attempt']).toBe('2');
+    expect(retry.verifiedWith).toBe(newSecret);
     await new Promise((r) => setTimeout(r, 2500));
     expect(eventsFor(first.id)).toHaveLength(1);
   } finally {
@@ -152,11 +181,17 @@ test('after the URL is cleared the receiver sees nothing, not even pending retri
   receiver.verifyWith([webhookSecret]);
   receiver.failNextRequests(1);
   const first = (await queue(key.secret)).body;
-  await pollUntil(async () => eventsFor(first.id), (e) => e.length >= 1);
+  await pollUntil(
+    async () => eventsFor(first.id),
+    (e) => e.length >= 1,
+  );
   const cleared = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { url: null } });
   expect(cleared.body).toEqual({ ok: true, url: null });
   const second = (await queue(key.secret)).body;
-  await pollUntil(() => gw.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: second.id } }), (r) => r.body.status === 'COMPLETED');
+  await pollUntil(
+    () => gw.api('POST', '/v1/video/retrieve', { token: key.secret, body: { id: second.id } }),
+    (r) => r.body.status === 'COMPLETED',
+  );
   await new Promise((r) => setTimeout(r, 2500));
   expect(eventsFor(first.id)).toHaveLength(1);
   expect(eventsFor(second.id)).toHaveLength(0);

@@ -52,11 +52,20 @@ function instance(name: string, options: Partial<LeaseBookOptions> = {}, maxComm
 
 async function liveKey(account: TestAccount, capCredits: number | null = null): Promise<KeyPrincipal> {
   const { id } = await gw.newKey(account, capCredits === null ? {} : { dailySpendCap: capCredits });
-  return { kind: 'key', keyId: id, accountId: account.id, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits) };
+  return {
+    kind: 'key',
+    keyId: id,
+    accountId: account.id,
+    mode: 'live',
+    allowedModels: null,
+    blockedModels: null,
+    dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits),
+  };
 }
 
 const db = () => gw.gateway.database.db;
-const openLeases = async (accountId: string) => Number((await db().one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]))!.n);
+const openLeases = async (accountId: string) =>
+  Number((await db().one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]))!.n);
 
 test('a call is paid from the lease: the balance shown moves by exactly the charge, at once', async () => {
   const acct = await gw.newAccount(100);
@@ -94,7 +103,12 @@ test('a failed call charges nothing; an idle lease goes back whole', async () =>
   books.at(-1)!.start();
   const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-failed');
   expect(await billing.settle(hold, 0)).toBe(0);
-  await pollUntil(() => openLeases(acct.id), (n) => n === 0, 5_000, 50);
+  await pollUntil(
+    () => openLeases(acct.id),
+    (n) => n === 0,
+    5_000,
+    50,
+  );
   const row = await db().one<{ balance_micro: string }>(`select balance_micro from accounts where id = ?`, [acct.id]);
   expect(Number(row!.balance_micro)).toBe(creditsToMicro(40));
   await expectLedgerInvariants(db());
@@ -121,17 +135,18 @@ test('the daily cap counts leases; a call past it waits on the calls in flight (
   expect(Number(spent!.spent_micro)).toBe(creditsToMicro(9));
 });
 
-
-test("a key whose own concurrent calls keep taking each new lease: the short refusal names the calls in progress, retryable in a second, and nothing is charged for it", async () => {
+test('a key whose own concurrent calls keep taking each new lease: the short refusal names the calls in progress, retryable in a second, and nothing is charged for it', async () => {
   const acct = await gw.newAccount(1000);
   const key = await liveKey(acct, 50);
   // Leases the size of one call, as a key's daily cap (or a thin balance) makes them: each take serves one waiting call.
   const { billing, book } = instance('own-race', { wantFactor: 1, minWantMicro: 1 });
   const outcomes = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-race-${i}`).then(
-      (hold) => billing.settle(hold, creditsToMicro(1)).then(() => 'charged'),
-      (err) => err,
-    )),
+    Array.from({ length: 12 }, (_, i) =>
+      billing.hold(key, creditsToMicro(1), 'svc-chat-1', `chatcmpl-race-${i}`).then(
+        (hold) => billing.settle(hold, creditsToMicro(1)).then(() => 'charged'),
+        (err) => err,
+      ),
+    ),
   );
   const refused = outcomes.filter((o): o is DomainError => o instanceof DomainError);
   expect(refused.length).toBeGreaterThan(0);
@@ -154,7 +169,12 @@ test('a cap lowered while the key holds a lease applies to the next call: the le
   const { billing, book } = instance('cap-change');
   await billing.settle(await billing.hold(key, creditsToMicro(3), 'flux-dev', 'img-cap-0'), creditsToMicro(3));
   // The lease was sized without a cap: up to a quarter of the balance.
-  expect(Number((await db().one<{ amount_micro: string }>(`select amount_micro from credit_leases where api_key_id = ? and closed_at is null`, [key.keyId]))!.amount_micro)).toBeGreaterThan(creditsToMicro(13));
+  expect(
+    Number(
+      (await db().one<{ amount_micro: string }>(`select amount_micro from credit_leases where api_key_id = ? and closed_at is null`, [key.keyId]))!
+        .amount_micro,
+    ),
+  ).toBeGreaterThan(creditsToMicro(13));
   // The owner caps the key at 13 (the key's record, fresh on every instance, carries it).
   await db().run(`update api_keys set daily_spend_cap_micro = ? where id = ?`, [creditsToMicro(13), key.keyId]);
   key = { ...key, dailySpendCapMicro: creditsToMicro(13) };
@@ -165,7 +185,18 @@ test('a cap lowered while the key holds a lease applies to the next call: the le
     else outcomes.push(String(microToCreditsOf(await billing.settle(hold, creditsToMicro(3)))));
   }
   // 3 spent before; 3 more four times come to 15 > 13, so three more calls fit (12), then the cap.
-  expect(outcomes).toEqual(['3', '3', '3', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded', 'daily_cap_exceeded']);
+  expect(outcomes).toEqual([
+    '3',
+    '3',
+    '3',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+    'daily_cap_exceeded',
+  ]);
   await book.stop();
   const spent = await db().one<{ spent_micro: string }>(`select spent_micro from key_daily_spend where api_key_id = ?`, [key.keyId]);
   expect(Number(spent!.spent_micro)).toBe(creditsToMicro(12));
@@ -173,36 +204,39 @@ test('a cap lowered while the key holds a lease applies to the next call: the le
   await expectLedgerInvariants(db());
 });
 
-test.each([1, 2])("concurrent calls of a capped key that fit its cap are all served, on %d instance(s): none gets the 429 to midnight while the key's own leases hold the room", async (instances) => {
-  const acct = await gw.newAccount(1000);
-  const key = await liveKey(acct, 30);
-  const parts = Array.from({ length: instances }, (_, i) => instance(`cap-burst-${instances}-${i}`));
-  const call = async (i: number) => {
-    const { billing } = parts[i % instances]!;
-    // A client that honours Retry-After: 1 (shortened here) tries again; a 429 ends it.
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-${i}`).catch((e: DomainError) => e);
-      if (!(hold instanceof DomainError)) {
-        await new Promise((r) => setTimeout(r, 5 + (i % 3) * 5));
-        await billing.settle(hold, creditsToMicro(3));
-        return 'charged';
+test.each([1, 2])(
+  "concurrent calls of a capped key that fit its cap are all served, on %d instance(s): none gets the 429 to midnight while the key's own leases hold the room",
+  async (instances) => {
+    const acct = await gw.newAccount(1000);
+    const key = await liveKey(acct, 30);
+    const parts = Array.from({ length: instances }, (_, i) => instance(`cap-burst-${instances}-${i}`));
+    const call = async (i: number) => {
+      const { billing } = parts[i % instances];
+      // A client that honours Retry-After: 1 (shortened here) tries again; a 429 ends it.
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-${i}`).catch((e: DomainError) => e);
+        if (!(hold instanceof DomainError)) {
+          await new Promise((r) => setTimeout(r, 5 + (i % 3) * 5));
+          await billing.settle(hold, creditsToMicro(3));
+          return 'charged';
+        }
+        if (hold.code !== 'credits_in_flight' || hold.retryAfterSeconds !== 1) return hold.type;
+        await new Promise((r) => setTimeout(r, 20));
       }
-      if (hold.code !== 'credits_in_flight' || hold.retryAfterSeconds !== 1) return hold.type;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return 'gave up';
-  };
-  // Ten calls of 3 credits: exactly the cap of 30.
-  const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => call(i)));
-  expect(outcomes).toEqual(Array(10).fill('charged'));
-  for (const { book } of parts) await book.stop();
-  expect(await gw.balance(acct)).toBe(970);
-  // And the eleventh is past the cap: the 429 to midnight, now that no lease holds room.
-  const { billing, book } = instance(`cap-burst-${instances}-after`);
-  expect(await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-11`).catch((e: DomainError) => e.type)).toBe('daily_cap_exceeded');
-  await book.stop();
-  await expectLedgerInvariants(db());
-});
+      return 'gave up';
+    };
+    // Ten calls of 3 credits: exactly the cap of 30.
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => call(i)));
+    expect(outcomes).toEqual(Array(10).fill('charged'));
+    for (const { book } of parts) await book.stop();
+    expect(await gw.balance(acct)).toBe(970);
+    // And the eleventh is past the cap: the 429 to midnight, now that no lease holds room.
+    const { billing, book } = instance(`cap-burst-${instances}-after`);
+    expect(await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-11`).catch((e: DomainError) => e.type)).toBe('daily_cap_exceeded');
+    await book.stop();
+    await expectLedgerInvariants(db());
+  },
+);
 
 // A capped key whose calls alternate between two instances: the cap's room may sit in the other
 // instance's idle lease, which the recall brings back before the call is answered.
@@ -238,7 +272,7 @@ test('two instances drain one account of 10 credits with 200 concurrent calls: n
     // A client that honours Retry-After: tries again shortly after a refusal that carries one (credits in flight).
     for (let attempt = 0; attempt < 40; attempt++) {
       try {
-        const hold = await billing.hold(keys[i % 2]!, price, 'flux-pro', `img_drain_${i}`);
+        const hold = await billing.hold(keys[i % 2], price, 'flux-pro', `img_drain_${i}`);
         await billing.settle(hold, price);
         answered++;
         return;
@@ -273,7 +307,12 @@ test('a lease whose instance stopped heartbeating is closed by another; what it 
   await db().run(`update credit_leases set heartbeat_at = now() - interval '1 hour' where account_id = ?`, [acct.id]);
   const alive = instance('alive', { graceSeconds: 1 });
   alive.book.start();
-  await pollUntil(() => openLeases(acct.id), (n) => n === 0, 10_000, 100);
+  await pollUntil(
+    () => openLeases(acct.id),
+    (n) => n === 0,
+    10_000,
+    100,
+  );
   expect(await gw.balance(acct)).toBe(99);
   await expectLedgerInvariants(db());
 });
@@ -299,7 +338,7 @@ test('four charge transactions in flight: calls sharing leases, some above their
   const before = { ...batcher.stats };
   const charged = await Promise.all(
     Array.from({ length: 150 }, async (_, i) => {
-      const hold = await billing.hold(keys[i % 3]!, creditsToMicro(0.02), 'svc-chat-1', `chatcmpl-conc-${i}`);
+      const hold = await billing.hold(keys[i % 3], creditsToMicro(0.02), 'svc-chat-1', `chatcmpl-conc-${i}`);
       // Every fifth call reports usage above its hold: the excess is debited from the account row.
       return billing.settle(hold, creditsToMicro(i % 5 === 0 ? 0.05 : 0.01));
     }),
@@ -437,14 +476,16 @@ test('a stream charged its estimate by a close from elsewhere, whose usage is re
 
   // Another instance closes the lease (as after this one stopped heartbeating): the stream is charged its estimate.
   const [lease] = await db().all<{ id: string }>(`select id from credit_leases where account_id = ? and closed_at is null`, [acct.id]);
-  await new LeaseStore(db()).close(lease!.id);
+  await new LeaseStore(db()).close(lease.id);
   expect(await gw.balance(acct)).toBeCloseTo(49.1, 9);
 
   // The journal is recorded: the call is charged its usage, the estimate's excess given back.
   await book.recordKeptNow();
   await book.recordKeptNow();
   expect(await gw.balance(acct)).toBeCloseTo(49.5, 9);
-  const refunds = await db().all<{ amount_micro: string }>(`select amount_micro from ledger_entries where kind = 'refund' and reference = 'chatcmpl-closed-elsewhere'`);
+  const refunds = await db().all<{ amount_micro: string }>(
+    `select amount_micro from ledger_entries where kind = 'refund' and reference = 'chatcmpl-closed-elsewhere'`,
+  );
   expect(refunds.map((r) => Number(r.amount_micro))).toEqual([creditsToMicro(0.4)]);
   streams.stop();
   await expectLedgerInvariants(db());
@@ -456,8 +497,8 @@ test('two capped keys, 40 concurrent calls on two instances: the caps hold exact
   const parts = [instance('reason-a'), instance('reason-b')];
   const refusals: string[] = [];
   const call = async (i: number) => {
-    const { billing } = parts[i % 2]!;
-    const key = keys[Math.floor(i / 2) % 2]!;
+    const { billing } = parts[i % 2];
+    const key = keys[Math.floor(i / 2) % 2];
     const hold = await billing.hold(key, creditsToMicro(1), 'svc-creative-v8', `img_reason_${i}`).catch((e: DomainError) => e);
     if (hold instanceof DomainError) {
       refusals.push(`${hold.status} ${hold.code ?? hold.type} ${hold.retryAfterSeconds === 1 ? 1 : 'midnight'}`);

@@ -63,7 +63,10 @@ test("a retry that takes over a dead instance's claim runs the same call: its co
   const key = await liveKey(acct.id, keyId);
   const a = instance('a');
   const b = instance('b');
-  stops.push(() => b.book.stop(), () => b.idempotency.stop());
+  stops.push(
+    () => b.book.stop(),
+    () => b.idempotency.stop(),
+  );
 
   const callId = run(await a.idempotency.start(keyId, 'charged-then-died', 'fp-1'));
   const holdA = await a.billing.hold(key, creditsToMicro(2), 'svc-chat-1', `chatcmpl-${callId}`);

@@ -66,10 +66,21 @@ const SECOND = 1000;
  * Until `n` key reads have started (the refresher's batch waits 100 ms): a fixed 300 ms sleep
  * for the batch and its read was short on a loaded machine.
  */
-const readsStarted = (reads: { count: number }, n: number) => pollUntil(async () => reads.count, (c) => c >= n, 10_000, 10);
+const readsStarted = (reads: { count: number }, n: number) =>
+  pollUntil(
+    async () => reads.count,
+    (c) => c >= n,
+    10_000,
+    10,
+  );
 /** Until `n` key reads have answered (or failed), and what the refresher does with the answer is done. */
 const readsDone = async (reads: { finished: number }, n: number) => {
-  await pollUntil(async () => reads.finished, (c) => c >= n, 10_000, 10);
+  await pollUntil(
+    async () => reads.finished,
+    (c) => c >= n,
+    10_000,
+    10,
+  );
   await new Promise((r) => setImmediate(r));
 };
 
@@ -156,7 +167,15 @@ test('keys come due together are read in one statement', async () => {
 
 test('keys loaded in the same moment are due for their reads at moments spread over a quarter of the minute', () => {
   const cache = new KeyCache(new LocalTopicFeed(), () => 0);
-  const principal = { kind: 'key' as const, keyId: 'k', accountId: 'a', mode: 'live' as const, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  const principal = {
+    kind: 'key' as const,
+    keyId: 'k',
+    accountId: 'a',
+    mode: 'live' as const,
+    allowedModels: null,
+    blockedModels: null,
+    dailySpendCapMicro: null,
+  };
   const due: number[] = [];
   for (let i = 0; i < 1000; i++) {
     cache.put(`key_${i}`, cache.startLoad(), principal, 'ab'.repeat(32));
@@ -170,8 +189,20 @@ test('keys loaded in the same moment are due for their reads at moments spread o
 });
 
 test('a full cache evicts the key longest without a read, not one just read again in the background', () => {
-  const cache = new KeyCache(new LocalTopicFeed(), () => 0, () => 0);
-  const principal = { kind: 'key' as const, keyId: 'k', accountId: 'a', mode: 'live' as const, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  const cache = new KeyCache(
+    new LocalTopicFeed(),
+    () => 0,
+    () => 0,
+  );
+  const principal = {
+    kind: 'key' as const,
+    keyId: 'k',
+    accountId: 'a',
+    mode: 'live' as const,
+    allowedModels: null,
+    blockedModels: null,
+    dailySpendCapMicro: null,
+  };
   const put = (id: string) => cache.put(id, cache.startLoad(), principal, 'ab'.repeat(32));
   for (let i = 0; i < 20_000; i++) put(`key_${i}`); // full (20,000 entries)
   cache.drop('key_19999');

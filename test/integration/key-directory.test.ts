@@ -44,7 +44,11 @@ async function instance(feed: TopicFeed) {
   return { keys, reads, directory };
 }
 
-const refusal = (p: Promise<unknown>) => p.then(() => 'accepted', (e: { status?: number }) => e.status);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (e: { status?: number }) => e.status,
+  );
 
 test('unknown ids and wrong secrets of known keys are refused without a read of the keys table; the right secret is accepted', async () => {
   const acct = await gw.newAccount();
@@ -53,7 +57,12 @@ test('unknown ids and wrong secrets of known keys are refused without a read of 
   try {
     const { key, secret } = await keys.create(acct.id, { name: 'real' });
     // The creation's announcement read back.
-    await pollUntil(async () => directory.unsettled, (n) => n === 0, 5_000, 10);
+    await pollUntil(
+      async () => directory.unsettled,
+      (n) => n === 0,
+      5_000,
+      10,
+    );
     reads.keys = 0;
     for (let i = 0; i < 50; i++) {
       expect(await refusal(keys.authenticate(`svc_live_${randomBase62(16)}_${randomBase62(40)}`))).toBe(401);
@@ -82,7 +91,12 @@ test('a key created on one instance authenticates on the other at once; revoked,
     await a.keys.revoke(acct.id, key.id);
     expect(await refusal(a.keys.authenticate(secret))).toBe(401);
     expect(await refusal(b.keys.authenticate(secret))).toBe(401);
-    await pollUntil(async () => b.directory.unsettled, (n) => n === 0, 5_000, 10);
+    await pollUntil(
+      async () => b.directory.unsettled,
+      (n) => n === 0,
+      5_000,
+      10,
+    );
     // Read back: gone from both directories, refused from memory.
     b.reads.keys = 0;
     expect(await refusal(b.keys.authenticate(secret))).toBe(401);
@@ -95,7 +109,13 @@ test('a key created on one instance authenticates on the other at once; revoked,
 
 test('a directory that may be stale (its feed down) asks the database: a key it has not heard of is still accepted', async () => {
   const acct = await gw.newAccount();
-  const down: TopicFeed = { live: false, publish: async () => undefined, subscribe: () => () => undefined, onGap: () => () => undefined, close: async () => undefined };
+  const down: TopicFeed = {
+    live: false,
+    publish: async () => undefined,
+    subscribe: () => () => undefined,
+    onGap: () => () => undefined,
+    close: async () => undefined,
+  };
   const { keys, reads, directory } = await instance(down);
   try {
     const made = await gw.newKey(acct); // announced on the gateway's feed, not this one

@@ -55,7 +55,9 @@ describe('credit ledger under concurrency', () => {
     expect(placed).toHaveLength(4);
     expect(await gw.balance(acct)).toBe(0);
     const settles = await Promise.all(
-      placed.flatMap((holdId) => [0, 1].map(() => db.transaction((tx) => ledger.settleHold(tx, { accountId: acct.id, key: k, holdId, actualMicro: creditsToMicro(0.1) })))),
+      placed.flatMap((holdId) =>
+        [0, 1].map(() => db.transaction((tx) => ledger.settleHold(tx, { accountId: acct.id, key: k, holdId, actualMicro: creditsToMicro(0.1) }))),
+      ),
     );
     expect(settles.filter(Boolean)).toHaveLength(4);
     expect(await gw.balance(acct)).toBeCloseTo(0.6, 6);
@@ -67,7 +69,9 @@ describe('credit ledger under concurrency', () => {
     const { db } = gw.gateway.database;
     const k = key('svc_live_k4', 10);
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => db.transaction((tx) => ledger.charge(tx, { accountId: acct.id, key: k, amountMicro: creditsToMicro(3), reference: `c_${i}` }))),
+      Array.from({ length: 10 }, (_, i) =>
+        db.transaction((tx) => ledger.charge(tx, { accountId: acct.id, key: k, amountMicro: creditsToMicro(3), reference: `c_${i}` })),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;

@@ -16,10 +16,10 @@ withPostgres('four instances migrating one empty database at once all open it, a
   const dirs = Array.from({ length: 4 }, () => mkdtempSync(join(tmpdir(), 'gw-migrate-')));
   try {
     const opened = await Promise.allSettled(dirs.map((dataDir) => openDatabase({ databaseUrl: scratch.url, dataDir })));
-    const failures = opened.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason));
+    const failures = opened.filter((o) => o.status === 'rejected').map((o) => String(o.reason));
     expect(failures).toEqual([]);
     const handles = opened.map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<typeof openDatabase>>>).value);
-    const rows = await handles[0]!.db.all<{ name: string; n: string }>(`select name, count(*) as n from mikro_orm_migrations group by name having count(*) > 1`);
+    const rows = await handles[0].db.all<{ name: string; n: string }>(`select name, count(*) as n from mikro_orm_migrations group by name having count(*) > 1`);
     expect(rows).toEqual([]);
     await Promise.all(handles.map((h) => h.close()));
   } finally {

@@ -24,7 +24,12 @@ afterAll(async () => {
 const db = () => gw.gateway.database.db;
 const databaseDay = async () => (await db().one<{ d: string }>(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as d`))!.d;
 const spendByDay = async (keyId: string) =>
-  (await db().all<{ day: string; spent: string }>(`select to_char(day, 'YYYY-MM-DD') as day, spent_micro as spent from key_daily_spend where api_key_id = ? order by day`, [keyId])).map((r) => [r.day, Number(r.spent)]);
+  (
+    await db().all<{ day: string; spent: string }>(
+      `select to_char(day, 'YYYY-MM-DD') as day, spent_micro as spent from key_daily_spend where api_key_id = ? order by day`,
+      [keyId],
+    )
+  ).map((r) => [r.day, Number(r.spent)]);
 
 test("a charge made by an instance whose clock is a day off counts on the database's day, and its refund gives it back to that day", async () => {
   const acct = await gw.newAccount(100);
@@ -41,7 +46,9 @@ test("a charge made by an instance whose clock is a day off counts on the databa
   for (const [i, now] of [tomorrow, yesterday].entries()) {
     await db().transaction((tx) => ledger.charge(tx, { accountId: acct.id, key, amountMicro: creditsToMicro(15), reference: `vid_day_${i}`, now }));
   }
-  await expect(db().transaction((tx) => ledger.charge(tx, { accountId: acct.id, key, amountMicro: creditsToMicro(15), reference: 'vid_day_2', now: tomorrow }))).rejects.toMatchObject({ type: 'daily_cap_exceeded' });
+  await expect(
+    db().transaction((tx) => ledger.charge(tx, { accountId: acct.id, key, amountMicro: creditsToMicro(15), reference: 'vid_day_2', now: tomorrow })),
+  ).rejects.toMatchObject({ type: 'daily_cap_exceeded' });
   expect(await spendByDay(keyId)).toEqual([[today, creditsToMicro(30)]]);
 });
 
@@ -50,7 +57,17 @@ test("a lease taken by an instance whose clock is a day ahead counts against the
   const { id: keyId } = await gw.newKey(acct, { dailySpendCap: 5 });
   const store = new LeaseStore(db());
   const take = (id: string, day: string) =>
-    store.take({ id, accountId: acct.id, keyId, capMicro: creditsToMicro(5), minMicro: creditsToMicro(5), wantMicro: creditsToMicro(5), day, instanceId: 'inst_clock', now: new Date() });
+    store.take({
+      id,
+      accountId: acct.id,
+      keyId,
+      capMicro: creditsToMicro(5),
+      minMicro: creditsToMicro(5),
+      wantMicro: creditsToMicro(5),
+      day,
+      instanceId: 'inst_clock',
+      now: new Date(),
+    });
   const today = await databaseDay();
   const tomorrow = new Date(Date.now() + 24 * 3600 * 1000).toISOString().slice(0, 10);
   expect((await take('lease_clock_a', today)).amountMicro).toBe(creditsToMicro(5));

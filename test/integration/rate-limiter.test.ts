@@ -57,7 +57,7 @@ maybe('local-first rate limits on a shared Redis', () => {
     const first = await other.consume(id, 'chat');
     expect(first).toMatchObject({ allowed: false, remaining: 0 });
     // It learnt the window from Redis: it ends when the first instance's does, not a minute after its own first request.
-    expect(first.resetSeconds).toBeLessThanOrEqual(decisions[0]!.resetSeconds);
+    expect(first.resetSeconds).toBeLessThanOrEqual(decisions[0].resetSeconds);
     expect((await other.consume(id, 'chat')).allowed).toBe(false);
   });
 
@@ -70,7 +70,7 @@ maybe('local-first rate limits on a shared Redis', () => {
       const id = freshKey();
       const allowed: boolean[] = [];
       for (let i = 0; i < LIMITS[group] + 10; i++) {
-        allowed.push((await limiters[i % 2]!.consume(id, group)).allowed);
+        allowed.push((await limiters[i % 2].consume(id, group)).allowed);
         // As an HTTP client would: the next request after this one's answer, a moment later.
         await new Promise((r) => setTimeout(r, 2));
       }
@@ -87,7 +87,12 @@ maybe('local-first rate limits on a shared Redis', () => {
     const id = freshKey();
     for (let i = 0; i < 5; i++) expect((await one.consume(id, 'video')).allowed).toBe(true);
     // Until Redis holds the five (a fixed 20 ms sleep stood in for it).
-    await pollUntil(async () => Number(await a.get(`rl:video:${id}`)), (n) => n >= 5, 5_000, 10);
+    await pollUntil(
+      async () => Number(await a.get(`rl:video:${id}`)),
+      (n) => n >= 5,
+      5_000,
+      10,
+    );
     expect((await two.consume(id, 'video')).allowed).toBe(false);
   });
 
@@ -96,7 +101,7 @@ maybe('local-first rate limits on a shared Redis', () => {
     await Promise.all(clients.map(ready));
     for (const group of ['chat', 'image', 'video'] as const) {
       const id = freshKey();
-      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.consume(id, group)));
+      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3].consume(id, group)));
       const admitted = decisions.filter((d) => d.allowed).length;
       expect(admitted).toBeGreaterThanOrEqual(LIMITS[group]);
       expect(admitted).toBeLessThanOrEqual(LIMITS[group] + 2);
@@ -159,7 +164,12 @@ maybe('local-first rate limits on a shared Redis', () => {
     // The limiter heard those replies by now, so its windows end within the second from now (a
     // sleep that can only last longer is safe here); then until Redis has ended them too.
     await new Promise((r) => setTimeout(r, 1_100));
-    await pollUntil(() => admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`), (n) => n === 0, 5_000, 20);
+    await pollUntil(
+      () => admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`),
+      (n) => n === 0,
+      5_000,
+      20,
+    );
 
     // Redis holds every command for two seconds: only a decision that does not wait for it comes
     // back meanwhile. (Not timed against a 100 ms sleep, which a loaded machine stretched past the
@@ -183,7 +193,12 @@ maybe('local-first rate limits on a shared Redis', () => {
     expect(tookMs['quiet second']).toBeGreaterThanOrEqual(240);
     expect(tookMs['busy first']).toBeGreaterThanOrEqual(240);
     // Redis counted the first once the pause is over.
-    await pollUntil(async () => Number(await admin.get(`rl:chat:${quiet}`)), (n) => n >= 1, 5_000, 20);
+    await pollUntil(
+      async () => Number(await admin.get(`rl:chat:${quiet}`)),
+      (n) => n >= 1,
+      5_000,
+      20,
+    );
   });
 
   test('Redis gone: every request is still decided, on this instance alone, and the fallback is reported', async () => {
@@ -212,7 +227,7 @@ maybe('local-first rate limits on a shared Redis', () => {
 
   // Through a Redis stall, a key's requests must not wait in turn on the previous one's count
   // (the 250 ms deadline each): 40 concurrent ones would take 10 s.
-  test('Redis stalled: a key\'s concurrent requests are all decided within one count deadline, not one deadline after another; Redis is asked again after it', async () => {
+  test("Redis stalled: a key's concurrent requests are all decided within one count deadline, not one deadline after another; Redis is asked again after it", async () => {
     const redis = client();
     const admin = client();
     await Promise.all([ready(redis), ready(admin)]);
@@ -234,7 +249,12 @@ maybe('local-first rate limits on a shared Redis', () => {
     // Redis answers again: a request of a new key is counted there.
     const fresh = freshKey();
     expect((await limiter.consume(fresh, 'chat')).allowed).toBe(true);
-    await pollUntil(async () => Number(await admin.get(`rl:chat:${fresh}`)), (n) => n >= 1, 5_000, 10);
+    await pollUntil(
+      async () => Number(await admin.get(`rl:chat:${fresh}`)),
+      (n) => n >= 1,
+      5_000,
+      10,
+    );
     expect(Number(await admin.get(`rl:chat:${fresh}`))).toBe(1);
   }, 20_000);
 

@@ -44,7 +44,12 @@ maybe('job events over Redis', () => {
   };
   /** Until `count()` reaches `n`, then a moment more so that a duplicate would have arrived too. */
   const delivered = async (count: () => number, n: number) => {
-    await pollUntil(async () => count(), (c) => c >= n, 10_000, 20);
+    await pollUntil(
+      async () => count(),
+      (c) => c >= n,
+      10_000,
+      20,
+    );
     await settle();
   };
 
@@ -56,9 +61,14 @@ maybe('job events over Redis', () => {
     const subscribers = buses.map((b) => (b as unknown as { subscriber: Redis }).subscriber);
     // After the restart in the last test a connection may still be reconnecting, with no socket
     // whose close would end it: wait until every one is back.
-    await pollUntil(async () => [...clients, ...subscribers].map((c) => c.status), (s) => s.every((x) => x === 'ready' || x === 'end'), 10_000, 20);
+    await pollUntil(
+      async () => [...clients, ...subscribers].map((c) => c.status),
+      (s) => s.every((x) => x === 'ready' || x === 'end'),
+      10_000,
+      20,
+    );
     // Until every connection has ended (closedRedis): disconnect() alone left a 2 s timer each.
-    await Promise.all([...buses.map((b, i) => closedRedis(subscribers[i]!, () => b.close())), ...clients.map((c) => closedRedis(c))]);
+    await Promise.all([...buses.map((b, i) => closedRedis(subscribers[i], () => b.close())), ...clients.map((c) => closedRedis(c))]);
     server.cleanup();
   });
 

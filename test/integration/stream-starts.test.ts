@@ -35,7 +35,17 @@ async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId:
   const account = await gw.newAccount(10);
   const { id: keyId } = await gw.newKey(account);
   const leaseId = uniqueId('lease');
-  await store.take({ id: leaseId, accountId: account.id, keyId, capMicro: null, minMicro: LEASE, wantMicro: LEASE, day: new Date().toISOString().slice(0, 10), instanceId: 'inst_streams_test', now: new Date() });
+  await store.take({
+    id: leaseId,
+    accountId: account.id,
+    keyId,
+    capMicro: null,
+    minMicro: LEASE,
+    wantMicro: LEASE,
+    day: new Date().toISOString().slice(0, 10),
+    instanceId: 'inst_streams_test',
+    now: new Date(),
+  });
   return { account, keyId, leaseId };
 }
 
@@ -47,10 +57,20 @@ const start = (l: { account: TestAccount; keyId: string; leaseId: string }, owed
   model: 'svc-chat-1',
   owedMicro,
 });
-const row = (s: StreamStart, costMicro: number, leaseMicro = costMicro): ChargeRow => ({ requestId: s.requestId, leaseId: s.leaseId, accountId: s.accountId, keyId: s.keyId, model: s.model, leaseMicro, excessMicro: costMicro - leaseMicro });
+const row = (s: StreamStart, costMicro: number, leaseMicro = costMicro): ChargeRow => ({
+  requestId: s.requestId,
+  leaseId: s.leaseId,
+  accountId: s.accountId,
+  keyId: s.keyId,
+  model: s.model,
+  leaseMicro,
+  excessMicro: costMicro - leaseMicro,
+});
 const charged = async (requestId: string) => {
   const c = await db().one<{ n: string }>(`select coalesce(sum(amount_micro), 0) as n from lease_charges where request_id = ?`, [requestId]);
-  const e = await db().one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [requestId]);
+  const e = await db().one<{ n: string }>(`select coalesce(-sum(amount_micro), 0) as n from ledger_entries where kind = 'charge' and reference = ?`, [
+    requestId,
+  ]);
   return Number(c!.n) + Number(e!.n);
 };
 /** What a stream's row says it owes; undefined while it has no row. */
@@ -59,7 +79,13 @@ const owedOf = async (id: string) => {
   return owed === undefined ? undefined : Number(owed);
 };
 /** Until the stream's row says `owed` (undefined: until it has none): the ticks and their writes take what the machine gives them. */
-const rowUntil = (id: string, owed: number | undefined) => pollUntil(() => owedOf(id), (o) => o === owed, 10_000, 20);
+const rowUntil = (id: string, owed: number | undefined) =>
+  pollUntil(
+    () => owedOf(id),
+    (o) => o === owed,
+    10_000,
+    20,
+  );
 const balanceMicro = async (account: TestAccount) => Math.round((await gw.balance(account)) * 1e6);
 
 test('a lease closed with a stream that never settled charges it its prompt, once; the rest of the lease goes back', async () => {

@@ -59,7 +59,10 @@ describe('work in progress while the wall clock steps', () => {
     await gw.close();
   });
   const instance = (name: string) => {
-    const service = new IdempotencyService(gw.gateway.database.db, { instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`, graceSeconds: GRACE_SECONDS });
+    const service = new IdempotencyService(gw.gateway.database.db, {
+      instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
+      graceSeconds: GRACE_SECONDS,
+    });
     services.push(service);
     return service;
   };
@@ -98,7 +101,9 @@ describe('work in progress while the wall clock steps', () => {
     const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-clock-step');
     expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
     const openLeases = async () =>
-      Number((await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [acct.id]))!.n);
+      Number(
+        (await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [acct.id]))!.n,
+      );
     const restore = stepWallClock(-STEP_MS);
     try {
       await pollUntil(openLeases, (n) => n === 0, 5_000, 50);

@@ -42,10 +42,20 @@ test('a handler running three times longer than the lease is never run twice, an
   const a = new Worker(queue, { hold_expiry: slow('a'), video_poll: slow('a'), webhook_delivery: slow('a') }, quiet, opts);
   const b = new Worker(queue, { hold_expiry: slow('b'), video_poll: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
   a.start();
-  await pollUntil(async () => runs.length, (n) => n === 1, 5_000, 10);
+  await pollUntil(
+    async () => runs.length,
+    (n) => n === 1,
+    5_000,
+    10,
+  );
   b.start();
   // Until the first run is over (9 s, three leases), b trying for the item every 50 ms meanwhile.
-  await pollUntil(async () => finished.length, (n) => n === 1, 30_000, 50);
+  await pollUntil(
+    async () => finished.length,
+    (n) => n === 1,
+    30_000,
+    50,
+  );
   await Promise.all([a.stop(), b.stop()]);
   expect(runs).toEqual(['a']);
   expect(await db.all(`select * from work_items where ref = 'lease-test'`)).toEqual([]);
@@ -60,9 +70,19 @@ test('a worker stopped before its handler finishes gives the lease back at once'
     started = true;
     await sleep(2_000);
   };
-  const w = new Worker(queue, { hold_expiry: hang, video_poll: hang, webhook_delivery: hang }, quiet, { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: 30 });
+  const w = new Worker(queue, { hold_expiry: hang, video_poll: hang, webhook_delivery: hang }, quiet, {
+    batchSize: 5,
+    maxIdleMs: 50,
+    concurrency: 5,
+    leaseSeconds: 30,
+  });
   w.start();
-  await pollUntil(async () => started, (s) => s, 5_000, 10);
+  await pollUntil(
+    async () => started,
+    (s) => s,
+    5_000,
+    10,
+  );
   await w.stop(100);
   const row = await db.one<{ locked_until: Date | null }>(`select locked_until from work_items where ref = 'lease-return'`);
   expect(row).toEqual({ locked_until: null });
@@ -74,7 +94,9 @@ test('unset, the work lease is derived from the routes: a video route of 60 s st
   const catalog = {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-2.5-preview-text-to-video' ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } } : m,
+      m.id === 'svc-2.5-preview-text-to-video'
+        ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } }
+        : m,
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
@@ -93,7 +115,9 @@ test('a video upstream whose call timeout is not shorter than the lease is refus
   const catalog = {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-2.5-preview-text-to-video' ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } } : m,
+      m.id === 'svc-2.5-preview-text-to-video'
+        ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } }
+        : m,
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));

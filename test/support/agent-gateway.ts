@@ -33,7 +33,13 @@ export interface AgentRig {
 export async function startAgentRig(credits = 10): Promise<AgentRig> {
   const upstream = await startFakeOpenAIUpstream();
   const models = writeModelsFile({
-    'svc-chat-1': { provider: 'openai-compatible', upstreamModel: UPSTREAM_CHAT_MODEL, baseUrl: upstream.url, apiKeyEnv: 'UPSTREAM_AGENT_KEY', timeoutSeconds: 5 },
+    'svc-chat-1': {
+      provider: 'openai-compatible',
+      upstreamModel: UPSTREAM_CHAT_MODEL,
+      baseUrl: upstream.url,
+      apiKeyEnv: 'UPSTREAM_AGENT_KEY',
+      timeoutSeconds: 5,
+    },
   });
   const gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
   const liveAccount = await gw.newAccount(credits);

@@ -22,14 +22,17 @@ export async function startChildGateway(env: Record<string, string | undefined>,
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   const proc = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`gateway exited during start:\n${out}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`gateway did not become healthy:\n${out}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -8,10 +8,39 @@
 import type { ServerResponse } from 'node:http';
 
 const KNOWN_FIELDS = new Set([
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'stream', 'stream_options', 'temperature', 'top_p', 'n', 'stop',
-  'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'logprobs', 'top_logprobs', 'frequency_penalty',
-  'presence_penalty', 'logit_bias', 'user', 'metadata', 'reasoning_effort', 'service_tier', 'store', 'prediction', 'verbosity',
-  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'modalities', 'audio', 'web_search_options',
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'seed',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'logprobs',
+  'top_logprobs',
+  'frequency_penalty',
+  'presence_penalty',
+  'logit_bias',
+  'user',
+  'metadata',
+  'reasoning_effort',
+  'service_tier',
+  'store',
+  'prediction',
+  'verbosity',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'modalities',
+  'audio',
+  'web_search_options',
 ]);
 
 export const FAKE_AGENT_USAGE = {
@@ -25,8 +54,11 @@ export const FAKE_AGENT_USAGE = {
 /** True when a request needs the agent-aware answer rather than the fixed reply. */
 export function wantsAgentAnswer(body: any): boolean {
   return Boolean(
-    body?.tools || body?.response_format || body?.logprobs || (body?.n ?? 1) > 1 ||
-      body?.messages?.some((m: any) => m.role === 'tool' || m.tool_calls || Array.isArray(m.content)),
+    body?.tools ||
+    body?.response_format ||
+    body?.logprobs ||
+    (body?.n ?? 1) > 1 ||
+    body?.messages?.some((m: any) => m.role === 'tool' || m.tool_calls || Array.isArray(m.content)),
   );
 }
 
@@ -40,7 +72,10 @@ export function validateChat(body: any): { message: string; param: string | null
   for (const [i, m] of (body.messages as any[]).entries()) {
     if (m.role === 'tool') {
       if (!open.has(m.tool_call_id)) {
-        return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${i}].role` };
+        return {
+          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          param: `messages.[${i}].role`,
+        };
       }
       open.delete(m.tool_call_id);
       continue;
@@ -86,16 +121,25 @@ function answerOf(body: any, index: number): Answer {
   if (callTool) {
     const tool = typeof choice === 'object' ? tools.find((t) => t.function.name === choice.function.name) : tools[0];
     const args = JSON.stringify(fakeValue(tool.function.parameters ?? {}));
-    return { content: null, toolCalls: [{ id: `call_fake_${index}_${body.messages.length}`, type: 'function', function: { name: tool.function.name, arguments: args } }], finishReason: 'tool_calls' };
+    return {
+      content: null,
+      toolCalls: [{ id: `call_fake_${index}_${body.messages.length}`, type: 'function', function: { name: tool.function.name, arguments: args } }],
+      finishReason: 'tool_calls',
+    };
   }
   const format = body.response_format;
   if (format?.type === 'json_schema') return { content: JSON.stringify(fakeValue(format.json_schema.schema)), finishReason: 'stop' };
   if (format?.type === 'json_object') return { content: '{"answer":"Paris"}', finishReason: 'stop' };
-  const toolResults = body.messages.filter((m: any) => m.role === 'tool').map((m: any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+  const toolResults = body.messages
+    .filter((m: any) => m.role === 'tool')
+    .map((m: any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
   return { content: toolResults.length > 0 ? `Tool said: ${toolResults.at(-1)}` : `Answer ${index}`, finishReason: 'stop' };
 }
 
-const LOGPROBS = (text: string) => ({ content: [{ token: text.slice(0, 4), logprob: -0.25, bytes: [...Buffer.from(text.slice(0, 4))], top_logprobs: [] }], refusal: null });
+const LOGPROBS = (text: string) => ({
+  content: [{ token: text.slice(0, 4), logprob: -0.25, bytes: [...Buffer.from(text.slice(0, 4))], top_logprobs: [] }],
+  refusal: null,
+});
 
 export function sendAgentCompletion(res: ServerResponse, body: any): void {
   const choices = Array.from({ length: body.n ?? 1 }, (_, i) => {
@@ -122,7 +166,13 @@ export function streamAgentCompletion(res: ServerResponse, body: any): void {
       }
     }
     for (const [k, call] of (a.toolCalls ?? []).entries()) {
-      send([{ index: i, delta: { tool_calls: [{ index: k, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }]);
+      send([
+        {
+          index: i,
+          delta: { tool_calls: [{ index: k, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] },
+          finish_reason: null,
+        },
+      ]);
       const args = call.function.arguments;
       for (const piece of [args.slice(0, 3), args.slice(3)]) {
         if (piece) send([{ index: i, delta: { tool_calls: [{ index: k, function: { arguments: piece } }] }, finish_reason: null }]);

@@ -165,7 +165,9 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
         const invalid = validateChat(r.json);
         if (invalid) return sendJson(res, 400, { error: { ...invalid, type: 'invalid_request_error', code: null } });
         if (wantsAgentAnswer(r.json)) return r.json.stream ? streamAgentCompletion(res, r.json) : sendAgentCompletion(res, r.json);
-        const usage = { 'huge-usage': HUGE_USAGE, 'held-huge-json': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ?? FAKE_USAGE;
+        const usage =
+          { 'huge-usage': HUGE_USAGE, 'held-huge-json': HUGE_USAGE, 'absurd-usage': ABSURD_USAGE, 'negative-usage': NEGATIVE_USAGE }[mode as string] ??
+          FAKE_USAGE;
         if ((mode === 'held-json' || mode === 'held-huge-json') && !r.json?.stream) await held;
         if (mode === 'cited' && !r.json?.stream) return sendJson(res, 200, citedCompletion(r.json?.model));
         return r.json?.stream && mode !== 'ignore-stream' ? streamChat(res, usage) : sendJson(res, 200, chatCompletion(r.json?.model, usage));
@@ -236,7 +238,9 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
   function sendImages(res: ServerResponse, n: number, size: string | undefined): void {
     const [w, h] = parseSize(size);
     const data = Array.from({ length: n }, (_, i) =>
-      mode === 'image-url' ? { url: `${baseUrl}/files/image-${i}.png` } : { b64_json: makePng(w, h).toString('base64'), ...(mode === 'revised-prompt' ? { revised_prompt: `revised ${i}` } : {}) },
+      mode === 'image-url'
+        ? { url: `${baseUrl}/files/image-${i}.png` }
+        : { b64_json: makePng(w, h).toString('base64'), ...(mode === 'revised-prompt' ? { revised_prompt: `revised ${i}` } : {}) },
     );
     sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data, ...(mode === 'gpt-image' ? GPT_IMAGE_ABOUT : {}) });
   }
@@ -276,7 +280,12 @@ export const FAKE_CITATION = { type: 'url_citation', url_citation: { url: 'https
 
 function citedCompletion(model: string) {
   const body = chatCompletion(model);
-  return { ...body, choices: [{ ...body.choices[0]!, message: { ...body.choices[0]!.message, annotations: [FAKE_CITATION] } }], system_fingerprint: 'fp_fake1', service_tier: 'flex' };
+  return {
+    ...body,
+    choices: [{ ...body.choices[0], message: { ...body.choices[0].message, annotations: [FAKE_CITATION] } }],
+    system_fingerprint: 'fp_fake1',
+    service_tier: 'flex',
+  };
 }
 
 function chatCompletion(model: string, usage: object = FAKE_USAGE) {

@@ -149,11 +149,16 @@ export async function startFakeReplicateUpstream(options: { token?: string } = {
 
   function handle(r: RecordedReplicateRequest, res: ServerResponse): void {
     const file = /^\/files\/(p\d+)(?:-(\d+))?\.(png|mp4)$/.exec(r.path);
-    if (r.method === 'GET' && file) return serveFile(res, file[1]!, file[3]!);
+    if (r.method === 'GET' && file) return serveFile(res, file[1], file[3]);
     if (mode === 'reset') return void res.socket?.destroy();
     if (mode === 'stall') return;
     if (mode === '429') {
-      return sendJson(res, 429, { title: 'Request was throttled.', detail: `Request was throttled. Your rate limit resets in ~${FAKE_RETRY_AFTER}s.`, status: 429 }, { 'retry-after': FAKE_RETRY_AFTER });
+      return sendJson(
+        res,
+        429,
+        { title: 'Request was throttled.', detail: `Request was throttled. Your rate limit resets in ~${FAKE_RETRY_AFTER}s.`, status: 429 },
+        { 'retry-after': FAKE_RETRY_AFTER },
+      );
     }
     if (mode === '500') return sendJson(res, 500, { title: 'Internal Server Error', detail: 'Internal Server Error', status: 500 });
     if (options.token !== undefined && r.headers.authorization !== `Bearer ${options.token}`) {
@@ -163,9 +168,9 @@ export async function startFakeReplicateUpstream(options: { token?: string } = {
     if (r.method === 'POST' && (model || r.path === '/v1/predictions')) return create(r, res, model ? `${model[1]}/${model[2]}` : undefined);
     if (mode === 'lose-answer') return void res.socket?.destroy();
     const cancel = /^\/v1\/predictions\/([^/]+)\/cancel$/.exec(r.path);
-    if (r.method === 'POST' && cancel) return cancelPrediction(res, cancel[1]!);
+    if (r.method === 'POST' && cancel) return cancelPrediction(res, cancel[1]);
     const get = /^\/v1\/predictions\/([^/]+)$/.exec(r.path);
-    if (r.method === 'GET' && get) return getPrediction(res, get[1]!);
+    if (r.method === 'GET' && get) return getPrediction(res, get[1]);
     sendJson(res, 404, { detail: 'Not found.' });
   }
 

@@ -23,7 +23,11 @@ export interface TestAccount {
 export interface TestGateway {
   gateway: Gateway;
   url: string;
-  api<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  api<T = any>(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   /** A fresh account (its own ID token) with `credits` granted by the operator endpoint. */
   newAccount(credits?: number): Promise<TestAccount>;
   /** Creates a key and answers its secret. */

@@ -59,7 +59,24 @@ export function ownRedis(port: number): OwnRedis {
   function tryStart(): boolean {
     // Each start logs to a file of its own: its first line names its pid.
     const logFile = `${log}.${++starts}`;
-    execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--dir', dir, '--logfile', logFile, '--pidfile', join(dir, 'pid')]);
+    execFileSync('redis-server', [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+      '--dir',
+      dir,
+      '--logfile',
+      logFile,
+      '--pidfile',
+      join(dir, 'pid'),
+    ]);
     const until = Date.now() + 10_000;
     let started: number | undefined;
     while (Date.now() < until) {
@@ -108,7 +125,9 @@ export function ownRedis(port: number): OwnRedis {
     start() {
       if (tryStart()) return;
       const other = answering();
-      throw new Error(`own-redis: the redis-server started on port ${port} is not the one answering there (${other ? `pid ${other} answers` : 'nothing answers'}); the port was taken`);
+      throw new Error(
+        `own-redis: the redis-server started on port ${port} is not the one answering there (${other ? `pid ${other} answers` : 'nothing answers'}); the port was taken`,
+      );
     },
     stop: shutDown,
     cleanup() {

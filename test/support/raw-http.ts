@@ -27,7 +27,7 @@ export function rawRequest(url: string, head: string[], body: Buffer | string = 
       for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
       let rest: Buffer = Buffer.from(text.slice(split + 4), 'latin1');
       if (headers['transfer-encoding'] === 'chunked') rest = dechunk(rest);
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.toString('utf8') });
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.toString('utf8') });
     });
     const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
     const lines = [...head, 'Connection: close', ...(bytes.length ? [`Content-Length: ${bytes.length}`] : [])];

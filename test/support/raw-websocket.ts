@@ -40,8 +40,8 @@ export function openRawWebSocket(url: string, protocol: string): Promise<RawWebS
       // Server frames are unmasked: opcode, length (7 bits, or 16 / 64 bits after 126 / 127), payload.
       for (;;) {
         if (buffered.length < 2) return;
-        const opcode = buffered[0]! & 0x0f;
-        let length = buffered[1]! & 0x7f;
+        const opcode = buffered[0] & 0x0f;
+        let length = buffered[1] & 0x7f;
         let at = 2;
         if (length === 126) {
           if (buffered.length < 4) return;

@@ -40,8 +40,13 @@ export async function startTwoGateways(name: string, env: Record<string, string>
     databaseUrl: scratch.url,
     dataDir,
     async liveKey() {
-      const out = await pollUntil(async () => a.output() + b.output(), (o) => o.includes('live key:'), 20_000, 50);
-      return /live key:\s+(\S+)/.exec(out)![1]!;
+      const out = await pollUntil(
+        async () => a.output() + b.output(),
+        (o) => o.includes('live key:'),
+        20_000,
+        50,
+      );
+      return /live key:\s+(\S+)/.exec(out)![1];
     },
     async close() {
       upstream.releaseHeld();

@@ -123,7 +123,11 @@ describe('upstream routes', () => {
       JSON.stringify(
         withModels((models) => {
           models[chat].route = undefined;
-          models[chat].routes = [up('https://b.example/v1', { priority: 1 }), up('https://a.example/v1', { weight: 3 }), up('https://a.example/v1', { apiKeyEnv: 'SECOND_KEY' })];
+          models[chat].routes = [
+            up('https://b.example/v1', { priority: 1 }),
+            up('https://a.example/v1', { weight: 3 }),
+            up('https://a.example/v1', { apiKeyEnv: 'SECOND_KEY' }),
+          ];
           models[indexOf('svc-creative-v8')].route = up('https://a.example/v1');
         }),
       ),
@@ -144,14 +148,44 @@ describe('upstream routes', () => {
   });
 
   test.each([
-    ['both route and routes', (m: any[]) => (m[chat].routes = [up('https://a.example/v1')]), `models.${indexOf('svc-chat-1')}.routes: a model names exactly one of route or routes`],
+    [
+      'both route and routes',
+      (m: any[]) => (m[chat].routes = [up('https://a.example/v1')]),
+      `models.${indexOf('svc-chat-1')}.routes: a model names exactly one of route or routes`,
+    ],
     ['neither', (m: any[]) => (m[chat].route = undefined), `models.${indexOf('svc-chat-1')}.routes: a model names exactly one of route or routes`],
     ['no routes', (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = [])), `models.${indexOf('svc-chat-1')}.routes`],
-    ['nine routes', (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = Array.from({ length: 9 }, (_, i) => up(`https://${i}.example/v1`)))), `models.${indexOf('svc-chat-1')}.routes`],
-    ['a negative weight', (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = [up('https://a.example/v1', { weight: -1 })])), `models.${indexOf('svc-chat-1')}.routes.0.weight`],
-    ['a provider that cannot serve chat', (m: any[]) => (m[chat].route = { ...up('https://a.example'), provider: 'fal-queue' }), `models.${indexOf('svc-chat-1')}.route.provider: provider 'fal-queue' cannot serve chat models`],
-    ['one route id for two upstreams', (m: any[]) => ((m[chat].route = up('https://a.example/v1', { id: 'main' })), (m[indexOf('svc-creative-v8')].route = up('https://b.example/v1', { id: 'main' }))), `models.${indexOf('svc-creative-v8')}.route.id: route id main names another upstream`],
-    ['a route id twice in a model', (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = [up('https://a.example/v1', { id: 'x' }), up('https://a.example/v1', { id: 'x', apiKeyEnv: 'K' })])), `models.${indexOf('svc-chat-1')}.routes.1.id: route id x appears twice`],
+    [
+      'nine routes',
+      (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = Array.from({ length: 9 }, (_, i) => up(`https://${i}.example/v1`)))),
+      `models.${indexOf('svc-chat-1')}.routes`,
+    ],
+    [
+      'a negative weight',
+      (m: any[]) => ((m[chat].route = undefined), (m[chat].routes = [up('https://a.example/v1', { weight: -1 })])),
+      `models.${indexOf('svc-chat-1')}.routes.0.weight`,
+    ],
+    [
+      'a provider that cannot serve chat',
+      (m: any[]) => (m[chat].route = { ...up('https://a.example'), provider: 'fal-queue' }),
+      `models.${indexOf('svc-chat-1')}.route.provider: provider 'fal-queue' cannot serve chat models`,
+    ],
+    [
+      'one route id for two upstreams',
+      (m: any[]) => (
+        (m[chat].route = up('https://a.example/v1', { id: 'main' })),
+        (m[indexOf('svc-creative-v8')].route = up('https://b.example/v1', { id: 'main' }))
+      ),
+      `models.${indexOf('svc-creative-v8')}.route.id: route id main names another upstream`,
+    ],
+    [
+      'a route id twice in a model',
+      (m: any[]) => (
+        (m[chat].route = undefined),
+        (m[chat].routes = [up('https://a.example/v1', { id: 'x' }), up('https://a.example/v1', { id: 'x', apiKeyEnv: 'K' })])
+      ),
+      `models.${indexOf('svc-chat-1')}.routes.1.id: route id x appears twice`,
+    ],
     ['a retry of 0 attempts', (m: any[]) => (m[chat].retry = { attempts: 0 }), `models.${indexOf('svc-chat-1')}.retry.attempts`],
   ])('refused at load with the path of the bad field: %s', (_name, change, expected) => {
     expect(loadError(withModels(change))).toContain(expected);

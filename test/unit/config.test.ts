@@ -56,7 +56,9 @@ describe('configuration', () => {
   });
 
   test('a work lease shorter than the webhook timeout it guards stops start-up naming WORK_LEASE_SECONDS', () => {
-    expect(() => loadConfig({ WORK_LEASE_SECONDS: '10', WEBHOOK_TIMEOUT_SECONDS: '10' })).toThrow(/WORK_LEASE_SECONDS \(10\) must be longer than WEBHOOK_TIMEOUT_SECONDS \(10\)/);
+    expect(() => loadConfig({ WORK_LEASE_SECONDS: '10', WEBHOOK_TIMEOUT_SECONDS: '10' })).toThrow(
+      /WORK_LEASE_SECONDS \(10\) must be longer than WEBHOOK_TIMEOUT_SECONDS \(10\)/,
+    );
     expect(loadConfig({ WORK_LEASE_SECONDS: '11', WEBHOOK_TIMEOUT_SECONDS: '10' }).workLeaseSeconds).toBe(11);
   });
 });

@@ -18,7 +18,15 @@ async function open(count: number, reads: BurstReads): Promise<void> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  clients = await Promise.all(Array.from({ length: count }, () => new Promise<Socket>((r) => { const c = connect(port, '127.0.0.1', () => r(c)); })));
+  clients = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Socket>((r) => {
+          const c = connect(port, '127.0.0.1', () => r(c));
+        }),
+    ),
+  );
   while (accepted.length < count) await new Promise((r) => setTimeout(r, 5));
 }
 
@@ -84,7 +92,7 @@ test('a socket that closes while paused is seen closed once it reads again, and 
     s.resume();
   });
   reads.pauseAll();
-  clients[3]!.end();
+  clients[3].end();
   const until = Date.now() + 5_000;
   while (!closed.includes(3) || reads.pausedCount > 0) {
     if (Date.now() > until) throw new Error('the closed socket was never noticed');

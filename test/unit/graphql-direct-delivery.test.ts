@@ -53,7 +53,10 @@ function socket() {
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
-const formatErrors = (r: ExecutionResult): FormattedExecutionResult => ({ ...r, errors: (r.errors ?? []).map((e) => ({ message: `formatted: ${e.message}` })) });
+const formatErrors = (r: ExecutionResult): FormattedExecutionResult => ({
+  ...r,
+  errors: (r.errors ?? []).map((e) => ({ message: `formatted: ${e.message}` })),
+});
 const target = (id: string, s: ReturnType<typeof socket>): DeliveryTarget => ({ id, socket: s as unknown as DeliveryTarget['socket'], formatErrors });
 
 test("each answer goes out as graphql-ws's own next frame, byte for byte; the stream settles when the source ends", async () => {
@@ -62,7 +65,10 @@ test("each answer goes out as graphql-ws's own next frame, byte for byte; the st
   const id = 'op "1" ü';
   const stream = deliverDirectly(src.it, (e) => e, target(id, s));
   const settled = stream.next();
-  const answers: ExecutionResult[] = [{ data: { videoJobsUpdated: { id: 'vid_1', status: 'PROCESSING', url: null } } }, { data: { videoJobsUpdated: { id: 'vid_1', status: 'COMPLETED', url: 'https://x/ä.mp4' } } }];
+  const answers: ExecutionResult[] = [
+    { data: { videoJobsUpdated: { id: 'vid_1', status: 'PROCESSING', url: null } } },
+    { data: { videoJobsUpdated: { id: 'vid_1', status: 'COMPLETED', url: 'https://x/ä.mp4' } } },
+  ];
   for (const a of answers) src.push(a);
   await tick();
   expect(s.sent).toEqual(answers.map((payload) => JSON.stringify({ id, type: 'next', payload })));
@@ -83,7 +89,7 @@ test('a shared answer is serialised once for every subscription that gets it', a
   for (const src of sources) src.push(shared);
   await tick();
   expect(sockets.map((s) => s.sent.length)).toEqual(sockets.map(() => 1));
-  expect(sockets[49]!.sent[0]).toBe('{"id":"49","type":"next","payload":{"data":{"n":1}}}');
+  expect(sockets[49].sent[0]).toBe('{"id":"49","type":"next","payload":{"data":{"n":1}}}');
   expect(serialised).toBe(1);
 });
 
@@ -93,13 +99,17 @@ test('an answer with errors is written with them formatted, as the onNext hook d
   void deliverDirectly(src.it, (e) => e, target('a', s)).next();
   src.push({ data: null, errors: [new GraphQLError('boom')] });
   await tick();
-  expect(JSON.parse(s.sent[0]!)).toEqual({ id: 'a', type: 'next', payload: { data: null, errors: [{ message: 'formatted: boom' }] } });
+  expect(JSON.parse(s.sent[0])).toEqual({ id: 'a', type: 'next', payload: { data: null, errors: [{ message: 'formatted: boom' }] } });
 });
 
 test('an answer still executing is awaited; events keep their order', async () => {
   const src = source<number>();
   const s = socket();
-  void deliverDirectly(src.it, (n) => (n === 1 ? new Promise<ExecutionResult>((r) => setTimeout(() => r({ data: { n } }), 20)) : { data: { n } }), target('a', s)).next();
+  void deliverDirectly(
+    src.it,
+    (n) => (n === 1 ? new Promise<ExecutionResult>((r) => setTimeout(() => r({ data: { n } }), 20)) : { data: { n } }),
+    target('a', s),
+  ).next();
   src.push(1);
   src.push(2);
   await new Promise((r) => setTimeout(r, 40));

@@ -22,11 +22,11 @@ test('parse errors, shape bounds and validation errors are answered (and kept) l
   const check = documentChecker(schema, true);
   const broken = check('subscription {');
   expect(broken.ok).toBe(false);
-  if (!broken.ok) expect(broken.errors[0]!.extensions.code).toBe('GRAPHQL_PARSE_FAILED');
+  if (!broken.ok) expect(broken.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');
   const deep = check(`{ ${'a { '.repeat(12)}b${' }'.repeat(12)} }`);
   expect(deep.ok && deep.limitError?.message).toMatch(/levels deep/);
   const unknown = check('subscription { noSuchField }');
-  expect(unknown.ok && unknown.invalid[0]!.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  expect(unknown.ok && unknown.invalid[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   expect(check('subscription { noSuchField }')).toBe(unknown);
   // Production adds the introspection rule.
   const intro = check('{ __schema { types { name } } }');

@@ -10,7 +10,11 @@ const located = (original: Error) => new GraphQLError(original.message, { origin
 
 test('a DomainError becomes its REST type, with param, reason and retryAfter', () => {
   const err = located(invalidRequest("Invalid 'resolution'", 'resolution'));
-  expect(format(err.toJSON(), err)).toEqual({ message: "Invalid 'resolution'", path: ['queueVideo'], extensions: { code: 'invalid_request_error', param: 'resolution' } });
+  expect(format(err.toJSON(), err)).toEqual({
+    message: "Invalid 'resolution'",
+    path: ['queueVideo'],
+    extensions: { code: 'invalid_request_error', param: 'resolution' },
+  });
   const limited = located(new DomainError('daily_cap_exceeded', 'cap', { retryAfterSeconds: 60 }));
   expect(format(limited.toJSON(), limited).extensions).toEqual({ code: 'daily_cap_exceeded', retryAfter: 60 });
 });
@@ -76,5 +80,7 @@ test("Apollo's HTTP refusals are answered in our words, the code kept", () => {
     expect(out.message).not.toMatch(/apollo|persisted/i);
     expect(out.message).not.toBe(message);
   }
-  expect(apollo('The document has several operations: name the one to run in operationName.').message).toBe('The document has several operations: name the one to run in operationName.');
+  expect(apollo('The document has several operations: name the one to run in operationName.').message).toBe(
+    'The document has several operations: name the one to run in operationName.',
+  );
 });

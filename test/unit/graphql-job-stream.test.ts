@@ -2,7 +2,6 @@ import { LocalJobEventBus } from '../../src/infra/events/local-event-bus';
 import { JobStream } from '../../src/graphql/job-stream';
 import type { VideoJob } from '../../src/domain/video/video-job';
 
-
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const job = (id: string, status: VideoJob['status'], second: number, accountId = 'acct_1') =>
   ({ id, accountId, status, updatedAt: at(second), createdAt: at(0) }) as VideoJob;
@@ -66,7 +65,7 @@ test('an account stream passes only what it accepts, in order', async () => {
   expect(bus.listeners).toBe(0);
 });
 
-test("many jobs: after a reconnect, the changes re-read from the moment the bus went down (less a margin), each state once", async () => {
+test('many jobs: after a reconnect, the changes re-read from the moment the bus went down (less a margin), each state once', async () => {
   let reconnect: (downSince: Date) => void = () => undefined;
   const reconnecting = Object.assign(bus, { onReconnect: (l: (downSince: Date) => void) => ((reconnect = l), () => undefined) });
   const asked: Date[] = [];

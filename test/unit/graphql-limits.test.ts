@@ -20,6 +20,8 @@ test('a fragment cycle neither hangs nor counts', () => {
 });
 
 test('introspection fields do not count towards depth; aliases and fields are counted as written', () => {
-  const doc = parse(`{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } x: models { y: id } }`);
+  const doc = parse(
+    `{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } x: models { y: id } }`,
+  );
   expect(measureDocument(doc)).toEqual({ depth: 2, aliases: 2, fields: 14 });
 });

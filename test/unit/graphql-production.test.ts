@@ -16,7 +16,17 @@ const logger = { error: () => undefined, warn: () => undefined, info: () => unde
 /** Just enough services for the door: a key that authenticates (for WebSocket) and the key-change feed. */
 const services = {
   keyChanges: new LocalTopicFeed(),
-  keys: { authenticate: async () => ({ kind: 'key', keyId: 'svc_live_unit', accountId: 'acct_unit', mode: 'test', allowedModels: null, blockedModels: null, dailySpendCapMicro: null }) },
+  keys: {
+    authenticate: async () => ({
+      kind: 'key',
+      keyId: 'svc_live_unit',
+      accountId: 'acct_unit',
+      mode: 'test',
+      allowedModels: null,
+      blockedModels: null,
+      dailySpendCapMicro: null,
+    }),
+  },
 } as unknown as GraphQLServices;
 
 async function serve(production: boolean): Promise<{ url: string; close: () => Promise<void> }> {
@@ -37,7 +47,10 @@ async function serve(production: boolean): Promise<{ url: string; close: () => P
 }
 
 const post = (url: string, query: string) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then(async (r) => ({
+    status: r.status,
+    body: (await r.json()) as any,
+  }));
 
 test('in production: no introspection, no landing page', async () => {
   const s = await serve(true);
@@ -77,9 +90,17 @@ test('a subscription over HTTP is refused before execution', async () => {
 /** Errors a mistaken document gets, over HTTP and over WebSocket. */
 async function typoErrors(url: string): Promise<string[]> {
   const http = await post(url, '{ modles { id } }');
-  const client = createClient({ url: url.replace('http', 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: 'Bearer svc_live_unit_key' } });
+  const client = createClient({
+    url: url.replace('http', 'ws'),
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: 'Bearer svc_live_unit_key' },
+  });
   const ws = await new Promise<any[]>((resolve) => {
-    client.subscribe({ query: 'subscription { videoJobsUpdatd { id } }' }, { next: () => undefined, error: (e) => resolve(e as any[]), complete: () => resolve([]) });
+    client.subscribe(
+      { query: 'subscription { videoJobsUpdatd { id } }' },
+      { next: () => undefined, error: (e) => resolve(e as any[]), complete: () => resolve([]) },
+    );
   });
   await client.dispose();
   return [...http.body.errors, ...ws].map((e: { message: string }) => e.message);

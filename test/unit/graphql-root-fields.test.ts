@@ -23,7 +23,9 @@ test('a mutation with two fields is refused, however they are reached', () => {
   expect(errors('mutation { queueVideo(p: "a") { id } createApiKey }')).toEqual([ONE_MUTATION_FIELD]);
   expect(errors('mutation { queueVideo(p: "a") { id } ... on Mutation { createApiKey } }')).toEqual([ONE_MUTATION_FIELD]);
   expect(errors('mutation { queueVideo(p: "a") { id } ...K } fragment K on Mutation { createApiKey }')).toEqual([ONE_MUTATION_FIELD]);
-  expect(errors('mutation { ...A ...B } fragment A on Mutation { queueVideo(p: "a") { id } } fragment B on Mutation { ... on Mutation { k: createApiKey } }')).toEqual([ONE_MUTATION_FIELD]);
+  expect(
+    errors('mutation { ...A ...B } fragment A on Mutation { queueVideo(p: "a") { id } } fragment B on Mutation { ... on Mutation { k: createApiKey } }'),
+  ).toEqual([ONE_MUTATION_FIELD]);
   // An alias cannot pass a field off as __typename.
   expect(errors('mutation { __typename: createApiKey queueVideo(p: "a") { id } }')).toContain(ONE_MUTATION_FIELD);
   // Conditional fields are still counted: what the document could run is what is checked.

@@ -15,9 +15,16 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     // CONTRACT's queries, plus the console's account history: ledgerEntries, usage, webhookDeliveries.
     ['account', 'apiKeys', 'ledgerEntries', 'models', 'usage', 'videoJob', 'videoJobs', 'videoQuote', 'webhookDeliveries'],
   );
-  expect(names(schema.getMutationType())).toEqual(
-    ['createApiKey', 'queueMotionControl', 'queueVideo', 'regenerateWebhookSecret', 'revokeApiKey', 'setWebhook', 'updateApiKey', 'updateApiKeyPermissions'],
-  );
+  expect(names(schema.getMutationType())).toEqual([
+    'createApiKey',
+    'queueMotionControl',
+    'queueVideo',
+    'regenerateWebhookSecret',
+    'revokeApiKey',
+    'setWebhook',
+    'updateApiKey',
+    'updateApiKeyPermissions',
+  ]);
   expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
   const sdl = schemaSDL(schema);
   expect(sdl).toContain('enum VideoJobStatus {\n  PROCESSING\n  COMPLETED\n  FAILED\n}');

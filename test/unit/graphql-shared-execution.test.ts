@@ -12,7 +12,19 @@ beforeAll(async () => {
 });
 
 const at = new Date(Date.UTC(2026, 0, 1));
-const job = { id: 'vid_1', accountId: 'acct_1', status: 'COMPLETED', model: 'm', queueId: 'q', creditsCharged: 10, creditsUsed: 10, url: 'https://x/v.mp4', reason: null, createdAt: at, updatedAt: at } as unknown as VideoJob;
+const job = {
+  id: 'vid_1',
+  accountId: 'acct_1',
+  status: 'COMPLETED',
+  model: 'm',
+  queueId: 'q',
+  creditsCharged: 10,
+  creditsUsed: 10,
+  url: 'https://x/v.mp4',
+  reason: null,
+  createdAt: at,
+  updatedAt: at,
+} as unknown as VideoJob;
 
 test('subscriptions with the same document, principal and variables get one answer per event; another principal its own', async () => {
   const bus = new LocalJobEventBus();

@@ -21,7 +21,14 @@ describe('assertStorableText (every request body passes it)', () => {
   });
 
   it('names where a NUL or a lone surrogate is, in values and in arrays', () => {
-    expect(refusedAt({ messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'text', text: 'a\u0000b' }] }] })).toBe('messages[1].content[0].text');
+    expect(
+      refusedAt({
+        messages: [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: [{ type: 'text', text: 'a\u0000b' }] },
+        ],
+      }),
+    ).toBe('messages[1].content[0].text');
     expect(refusedAt({ prompt: 'x\uD800' })).toBe('prompt');
     expect(refusedAt({ prompt: '\uDC00y' })).toBe('prompt');
     expect(refusedAt('\u0000')).toBeNull();

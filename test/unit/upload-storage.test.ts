@@ -10,10 +10,12 @@ function store(req: Request, data: Buffer, chunkSizes: number[] = [65536]): Prom
   const storage = copyOnArrivalStorage(MAX_FILE);
   const stream = new PassThrough();
   const kept = new Promise<{ buffer: Buffer; size: number }>((resolve, reject) =>
-    storage._handleFile(req, { stream } as unknown as Express.Multer.File, (err, info) => (err ? reject(err) : resolve(info as { buffer: Buffer; size: number }))),
+    storage._handleFile(req, { stream } as unknown as Express.Multer.File, (err, info) =>
+      err ? reject(err) : resolve(info as { buffer: Buffer; size: number }),
+    ),
   );
   for (let at = 0, i = 0; at < data.length; i++) {
-    const n = chunkSizes[i % chunkSizes.length]!;
+    const n = chunkSizes[i % chunkSizes.length];
     stream.write(data.subarray(at, at + n));
     at += n;
   }

@@ -66,7 +66,9 @@ export class AccountService {
 
   async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
     // Credits leased to instances and not yet charged are still the account's (svc_shown_balance).
-    const row = await tx.one<AccountRow>(`select id, issuer, subject, member, created_at, svc_shown_balance(id) as balance_micro from accounts where id = ?`, [accountId]);
+    const row = await tx.one<AccountRow>(`select id, issuer, subject, member, created_at, svc_shown_balance(id) as balance_micro from accounts where id = ?`, [
+      accountId,
+    ]);
     if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
     return toAccount(row);
   }
@@ -101,7 +103,11 @@ export class AccountService {
       const after = await this.get(accountId, tx);
       // Past 2^53 micro-credits a balance cannot be written exactly in JSON (or held in a JS number).
       if (after.balanceMicro > Number.MAX_SAFE_INTEGER) {
-        throw invalidRequest(`This grant would take the balance past ${Math.floor(Number.MAX_SAFE_INTEGER / 1e6)} credits, the most an account may hold.`, 'credits', 'balance_too_large');
+        throw invalidRequest(
+          `This grant would take the balance past ${Math.floor(Number.MAX_SAFE_INTEGER / 1e6)} credits, the most an account may hold.`,
+          'credits',
+          'balance_too_large',
+        );
       }
       return after;
     });

@@ -27,7 +27,10 @@ export class CatalogReloader {
 
   constructor(private readonly deps: CatalogReloadDeps) {
     // Instances of one deployment read the same MODELS_FILE path; a message about another path is another deployment's.
-    const scope = createHash('sha256').update(deps.modelsFile ?? '').digest('base64url').slice(0, 16);
+    const scope = createHash('sha256')
+      .update(deps.modelsFile ?? '')
+      .digest('base64url')
+      .slice(0, 16);
     this.message = `reload ${scope} ${deps.instanceId}`;
     deps.feed.subscribe((message) => {
       const [what, theirs, from] = message.split(' ');
@@ -55,8 +58,11 @@ export class CatalogReloader {
       data = Catalog.read(this.deps.modelsFile);
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
-      const first = err.problems[0]!;
-      throw invalidRequest(`The catalog was not reloaded: ${first.path}: ${first.message}${err.problems.length > 1 ? ` (and ${err.problems.length - 1} more)` : ''}.`, first.path);
+      const first = err.problems[0];
+      throw invalidRequest(
+        `The catalog was not reloaded: ${first.path}: ${first.message}${err.problems.length > 1 ? ` (and ${err.problems.length - 1} more)` : ''}.`,
+        first.path,
+      );
     }
     const problems = this.deps.problems(data);
     if (problems.length > 0) throw invalidRequest(`The catalog was not reloaded: ${problems[0]}.`);

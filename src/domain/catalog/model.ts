@@ -11,41 +11,51 @@ export const VIDEO_RESOLUTIONS = ['480p', '720p', '1080p'] as const;
 export const PROVIDERS = ['simulator', 'openai-compatible', 'fal-queue', 'replicate'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
-const route = z.object({
-  /** A name unique in the catalog (metrics, /admin/upstreams, logs); defaults to `<provider>-<n>`, one per distinct upstream. */
-  id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/).optional(),
-  /** Which provider adapter serves the model. */
-  provider: z.enum(PROVIDERS),
-  /** The provider's own model id. */
-  upstreamModel: z.string().min(1),
-  baseUrl: z.string().url().optional(),
-  /** Name of the environment variable holding the upstream API key (never the key itself). */
-  apiKeyEnv: z.string().regex(/^[A-Z][A-Z0-9_]*$/).optional(),
-  timeoutSeconds: z.number().positive().max(600).default(60),
-  /**
-   * Chat only: the name the output limit travels under. `as-sent` forwards the client's own
-   * (`max_tokens` when it sent none); `max_tokens` is for servers that know no other.
-   */
-  maxTokensParam: z.enum(['as-sent', 'max_tokens', 'max_completion_tokens']).default('as-sent'),
-  /** Lower is tried first; routes of one priority share the traffic by `weight`. */
-  priority: z.number().int().min(0).max(1000).default(0),
-  /** Relative share among the healthy routes of one priority. */
-  weight: z.number().positive().max(1_000_000).default(1),
-}).superRefine((r, ctx) => {
-  // Only the built-in simulator runs in-process; every other provider is reached over HTTP.
-  if (r.provider !== 'simulator' && r.baseUrl === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required when provider is '${r.provider}'` });
-  }
-});
+const route = z
+  .object({
+    /** A name unique in the catalog (metrics, /admin/upstreams, logs); defaults to `<provider>-<n>`, one per distinct upstream. */
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/)
+      .optional(),
+    /** Which provider adapter serves the model. */
+    provider: z.enum(PROVIDERS),
+    /** The provider's own model id. */
+    upstreamModel: z.string().min(1),
+    baseUrl: z.string().url().optional(),
+    /** Name of the environment variable holding the upstream API key (never the key itself). */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]*$/)
+      .optional(),
+    timeoutSeconds: z.number().positive().max(600).default(60),
+    /**
+     * Chat only: the name the output limit travels under. `as-sent` forwards the client's own
+     * (`max_tokens` when it sent none); `max_tokens` is for servers that know no other.
+     */
+    maxTokensParam: z.enum(['as-sent', 'max_tokens', 'max_completion_tokens']).default('as-sent'),
+    /** Lower is tried first; routes of one priority share the traffic by `weight`. */
+    priority: z.number().int().min(0).max(1000).default(0),
+    /** Relative share among the healthy routes of one priority. */
+    weight: z.number().positive().max(1_000_000).default(1),
+  })
+  .superRefine((r, ctx) => {
+    // Only the built-in simulator runs in-process; every other provider is reached over HTTP.
+    if (r.provider !== 'simulator' && r.baseUrl === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required when provider is '${r.provider}'` });
+    }
+  });
 
 /** Every upstream call of one client request (`attempts`), all within `budgetSeconds`. */
-const retry = z.object({
-  attempts: z.number().int().min(1).max(10).default(3),
-  budgetSeconds: z.number().positive().max(600).default(30),
-}).strict();
+const retry = z
+  .object({
+    attempts: z.number().int().min(1).max(10).default(3),
+    budgetSeconds: z.number().positive().max(600).default(30),
+  })
+  .strict();
 
 const base = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9.\-]{1,80}$/),
+  id: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,80}$/),
   ownedBy: z.string().min(1),
   description: z.string().optional(),
   /** One upstream route, or `routes`: 1 to 8, tried by priority, then weight, with failover. */
@@ -130,8 +140,12 @@ const rawCatalogSchema = z.object({
         const at = (j: number, field: string) => (m.routes ? [i, 'routes', j, field] : [i, 'route', field]);
         const ids = new Set<string>();
         routes.forEach((r, j) => {
-          if (!SERVES[m.group]!.includes(r.provider)) {
-            ctx.addIssue({ code: 'custom', path: at(j, 'provider'), message: `provider '${r.provider}' cannot serve ${m.group} models (${SERVES[m.group]!.join(', ')} can)` });
+          if (!SERVES[m.group].includes(r.provider)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: at(j, 'provider'),
+              message: `provider '${r.provider}' cannot serve ${m.group} models (${SERVES[m.group].join(', ')} can)`,
+            });
           }
           if (r.id === undefined) return;
           if (ids.has(r.id)) ctx.addIssue({ code: 'custom', path: at(j, 'id'), message: `route id ${r.id} appears twice in ${m.id}` });
@@ -139,7 +153,11 @@ const rawCatalogSchema = z.object({
           const upstream = upstreamKey(r);
           const before = upstreamOf.get(r.id);
           if (before !== undefined && before !== upstream) {
-            ctx.addIssue({ code: 'custom', path: at(j, 'id'), message: `route id ${r.id} names another upstream elsewhere in the catalog (a route id is one provider, baseUrl and apiKeyEnv)` });
+            ctx.addIssue({
+              code: 'custom',
+              path: at(j, 'id'),
+              message: `route id ${r.id} names another upstream elsewhere in the catalog (a route id is one provider, baseUrl and apiKeyEnv)`,
+            });
           }
           upstreamOf.set(r.id, upstream);
         });
@@ -152,9 +170,6 @@ const upstreamKey = (r: { provider: string; baseUrl?: string; apiKeyEnv?: string
 
 export type ModelRoute = RawRoute & { id: string };
 export type RetryPolicy = z.output<typeof retry>;
-type RawModel = z.output<typeof rawCatalogSchema>['models'][number];
-/** A model as the code sees it: its routes in order of priority, each with its id, `route` the first, and its retry policy. */
-type Resolved<T> = T extends unknown ? Omit<T, 'route' | 'routes' | 'retry'> & { route: ModelRoute; routes: ModelRoute[]; retry: RetryPolicy } : never;
 
 /**
  * Every model's routes with their ids: an explicit one, else `<provider>-<n>`, numbered per
@@ -182,7 +197,7 @@ function resolveRoutes(data: z.output<typeof rawCatalogSchema>) {
   const models = data.models.map((m) => {
     const { route: single, routes: many, retry: policy, ...rest } = m;
     const routes = (many ?? [single!]).map((r) => ({ ...r, id: r.id ?? defaultId(r) })).sort((a, b) => a.priority - b.priority);
-    return { ...rest, route: routes[0]!, routes, retry: policy ?? { attempts: 3, budgetSeconds: 30 } } as Resolved<RawModel>;
+    return { ...rest, route: routes[0], routes, retry: policy ?? { attempts: 3, budgetSeconds: 30 } };
   });
   return { ...data, models };
 }

@@ -23,9 +23,29 @@ export interface ChatCall {
 
 /** Request fields forwarded to the provider under their own names, when present. */
 const FORWARDED = [
-  'temperature', 'top_p', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'logprobs', 'top_logprobs',
-  'frequency_penalty', 'presence_penalty', 'logit_bias', 'user', 'metadata', 'reasoning_effort', 'service_tier', 'store',
-  'prediction', 'verbosity', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'modalities',
+  'temperature',
+  'top_p',
+  'seed',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'logprobs',
+  'top_logprobs',
+  'frequency_penalty',
+  'presence_penalty',
+  'logit_bias',
+  'user',
+  'metadata',
+  'reasoning_effort',
+  'service_tier',
+  'store',
+  'prediction',
+  'verbosity',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'modalities',
 ] as const satisfies readonly (keyof ChatOptions & keyof ChatRequestBody)[];
 
 export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall {
@@ -55,7 +75,7 @@ export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall 
   const routeParam = model.route.maxTokensParam;
   return {
     messages: readMessages(body, model),
-    options: options as ChatOptions,
+    options: options,
     n: body.n ?? 1,
     maxTokens,
     maxTokensParam: routeParam === 'as-sent' ? sentParam : routeParam,
@@ -69,7 +89,8 @@ function checkTools(body: ChatRequestBody, model: ChatModel): void {
   // Two tools of one name: the model's call could not say which it meant.
   const seen = new Set<string>();
   (body.tools ?? []).forEach((t, i) => {
-    if (seen.has(t.function.name)) throw invalidRequest(`Invalid 'tools[${i}].function.name': '${t.function.name}' names another tool too.`, `tools[${i}].function.name`);
+    if (seen.has(t.function.name))
+      throw invalidRequest(`Invalid 'tools[${i}].function.name': '${t.function.name}' names another tool too.`, `tools[${i}].function.name`);
     seen.add(t.function.name);
   });
   const usesTools = (body.tools?.length ?? 0) > 0 || body.messages.some((m) => m.role === 'tool' || (m.role === 'assistant' && m.tool_calls?.length));
@@ -100,19 +121,26 @@ function readMessages(body: ChatRequestBody, model: ChatModel): ChatMessage[] {
     const content = Array.isArray(m.content) ? readContentParts(m.content, m.role, ['messages', i, 'content'], model.id, model.inputs) : (m.content ?? null);
     if (m.role === 'tool') {
       if (!open.has(m.tool_call_id)) {
-        throw invalidRequest(`Invalid 'messages[${i}].tool_call_id': it answers no tool call of the preceding assistant message.`, `messages[${i}].tool_call_id`);
+        throw invalidRequest(
+          `Invalid 'messages[${i}].tool_call_id': it answers no tool call of the preceding assistant message.`,
+          `messages[${i}].tool_call_id`,
+        );
       }
       open.delete(m.tool_call_id);
       return { role: 'tool', content, tool_call_id: m.tool_call_id };
     }
     if (open.size > 0) {
-      throw invalidRequest(`Invalid 'messages[${i}]': the tool calls of the assistant message before it must each be answered by a 'tool' message first.`, `messages[${i}]`);
+      throw invalidRequest(
+        `Invalid 'messages[${i}]': the tool calls of the assistant message before it must each be answered by a 'tool' message first.`,
+        `messages[${i}]`,
+      );
     }
     if (m.role === 'assistant') {
       open = new Set((m.tool_calls ?? []).map((c) => c.id));
       const out: ChatMessage = { role: 'assistant', content };
       if (m.name) out.name = m.name;
-      if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+      if (m.tool_calls?.length)
+        out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
       if (m.refusal != null) out.refusal = m.refusal;
       return out;
     }
@@ -120,7 +148,10 @@ function readMessages(body: ChatRequestBody, model: ChatModel): ChatMessage[] {
   });
   if (open.size > 0) {
     const last = messages.length - 1;
-    throw invalidRequest(`Invalid 'messages[${last}]': its tool calls must be answered by 'tool' messages before the model is asked again.`, `messages[${last}]`);
+    throw invalidRequest(
+      `Invalid 'messages[${last}]': its tool calls must be answered by 'tool' messages before the model is asked again.`,
+      `messages[${last}]`,
+    );
   }
   return messages;
 }

@@ -18,7 +18,10 @@ const toolCall = z.strictObject({
 });
 
 /** Parts are checked one by one in content-parts.ts, so a bad one is named `messages[i].content[j]`. */
-const parts = z.array(z.object({ type: z.string() }).passthrough()).min(1, 'an array of parts must not be empty').max(500);
+const parts = z
+  .array(z.object({ type: z.string() }).passthrough())
+  .min(1, 'an array of parts must not be empty')
+  .max(500);
 
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.enum(['system', 'developer']), content: z.union([text, parts]), name: z.string().max(64).optional() }),
@@ -85,56 +88,69 @@ const unsupported = (what: string) => z.never({ message: what });
 export const absentWhenNull = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
 
 /** OpenAI's metadata, on chat and Responses alike: at most 16 pairs, keys to 64 characters, values to 512. */
-export const metadataSchema = z
-  .record(z.string().max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 key-value pairs');
+export const metadataSchema = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, 'at most 16 key-value pairs');
 
-export const chatRequestSchema = z.strictObject({
-  model: z.string().min(1).max(100),
-  messages: z.array(message).min(1).max(2000),
-  max_tokens: z.number().int().positive().nullable().optional(),
-  max_completion_tokens: z.number().int().positive().nullable().optional(),
-  stream: z.boolean().nullable().optional(),
-  stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  // Range before int: 2^64 is then 'at most 8', not a remark about safe integers.
-  n: z.number().min(1).max(8).int().nullable().optional(),
-  stop: z.union([z.string().max(1000), z.array(z.string().max(1000)).max(4, 'at most 4 stop sequences')]).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  tools: absentWhenNull(z.array(functionTool).min(1, 'must not be empty: leave tools out instead').max(128)),
-  tool_choice: absentWhenNull(toolChoice),
-  parallel_tool_calls: absentWhenNull(z.boolean()),
-  response_format: absentWhenNull(responseFormat),
-  logprobs: z.boolean().nullable().optional(),
-  top_logprobs: z.number().min(0).max(20).int().nullable().optional(),
-  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
-  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
-  logit_bias: z.record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100)).nullable().optional(),
-  user: absentWhenNull(z.string().max(256)),
-  metadata: metadataSchema.nullable().optional(),
-  reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
-  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
-  store: z.boolean().nullable().optional(),
-  prediction: z.strictObject({ type: z.literal('content'), content: z.union([text, parts]) }).nullable().optional(),
-  verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
-  prompt_cache_key: absentWhenNull(z.string().max(1024)),
-  prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
-  safety_identifier: absentWhenNull(z.string().max(256)),
-  // Each entry checked before the length, so ['text', 'audio'] says why rather than "too big".
-  modalities: z.array(z.literal('text', { message: "only the 'text' output modality is supported" })).max(4).nullable().optional(),
-  audio: unsupported('audio output is not supported by this gateway').optional(),
-  web_search_options: unsupported('web search is not supported by this gateway').optional(),
-  functions: unsupported("'functions' is deprecated: send 'tools'").optional(),
-  function_call: unsupported("'function_call' is deprecated: send 'tool_choice'").optional(),
-}).superRefine((body, ctx) => {
-  // As OpenAI answers it: a tool choice means nothing without tools to choose from.
-  if (body.tool_choice !== undefined && body.tools === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "is only allowed when 'tools' are given" });
-  }
-  if (body.max_tokens != null && body.max_completion_tokens != null) {
-    ctx.addIssue({ code: 'custom', path: ['max_tokens'], message: "setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported" });
-  }
-});
+export const chatRequestSchema = z
+  .strictObject({
+    model: z.string().min(1).max(100),
+    messages: z.array(message).min(1).max(2000),
+    max_tokens: z.number().int().positive().nullable().optional(),
+    max_completion_tokens: z.number().int().positive().nullable().optional(),
+    stream: z.boolean().nullable().optional(),
+    stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    // Range before int: 2^64 is then 'at most 8', not a remark about safe integers.
+    n: z.number().min(1).max(8).int().nullable().optional(),
+    stop: z
+      .union([z.string().max(1000), z.array(z.string().max(1000)).max(4, 'at most 4 stop sequences')])
+      .nullable()
+      .optional(),
+    seed: z.number().int().nullable().optional(),
+    tools: absentWhenNull(z.array(functionTool).min(1, 'must not be empty: leave tools out instead').max(128)),
+    tool_choice: absentWhenNull(toolChoice),
+    parallel_tool_calls: absentWhenNull(z.boolean()),
+    response_format: absentWhenNull(responseFormat),
+    logprobs: z.boolean().nullable().optional(),
+    top_logprobs: z.number().min(0).max(20).int().nullable().optional(),
+    frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+    presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+    logit_bias: z
+      .record(z.string().regex(/^\d{1,7}$/, 'keys are token ids'), z.number().min(-100).max(100))
+      .nullable()
+      .optional(),
+    user: absentWhenNull(z.string().max(256)),
+    metadata: metadataSchema.nullable().optional(),
+    reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
+    service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullable().optional(),
+    store: z.boolean().nullable().optional(),
+    prediction: z
+      .strictObject({ type: z.literal('content'), content: z.union([text, parts]) })
+      .nullable()
+      .optional(),
+    verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
+    prompt_cache_key: absentWhenNull(z.string().max(1024)),
+    prompt_cache_retention: z.enum(['in-memory', '24h']).nullable().optional(),
+    safety_identifier: absentWhenNull(z.string().max(256)),
+    // Each entry checked before the length, so ['text', 'audio'] says why rather than "too big".
+    modalities: z
+      .array(z.literal('text', { message: "only the 'text' output modality is supported" }))
+      .max(4)
+      .nullable()
+      .optional(),
+    audio: unsupported('audio output is not supported by this gateway').optional(),
+    web_search_options: unsupported('web search is not supported by this gateway').optional(),
+    functions: unsupported("'functions' is deprecated: send 'tools'").optional(),
+    function_call: unsupported("'function_call' is deprecated: send 'tool_choice'").optional(),
+  })
+  .superRefine((body, ctx) => {
+    // As OpenAI answers it: a tool choice means nothing without tools to choose from.
+    if (body.tool_choice !== undefined && body.tools === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "is only allowed when 'tools' are given" });
+    }
+    if (body.max_tokens != null && body.max_completion_tokens != null) {
+      ctx.addIssue({ code: 'custom', path: ['max_tokens'], message: "setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported" });
+    }
+  });
 
 export type ChatRequestBody = z.output<typeof chatRequestSchema>;

@@ -46,9 +46,7 @@ export interface ChatCompletionResult extends ChatCallInfo, ChatResult {
   costCredits: number;
 }
 
-export type ChatStreamItem =
-  | { type: 'chunk'; choices: ChoiceDelta[]; stamp?: StreamStamp }
-  | { type: 'finish'; usage: ChatUsage; costCredits: number };
+export type ChatStreamItem = { type: 'chunk'; choices: ChoiceDelta[]; stamp?: StreamStamp } | { type: 'finish'; usage: ChatUsage; costCredits: number };
 
 interface PreparedCall {
   info: ChatCallInfo;
@@ -161,7 +159,11 @@ export class ChatService {
       await this.billing.settle(call.hold, 0);
       throw err;
     }
-    const usage = billableUsage(result.usage, () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) }), usageBounds(call));
+    const usage = billableUsage(
+      result.usage,
+      () => ({ promptTokens: call.promptEstimate, completionTokens: countTokens(textOfChoices(result.choices)) }),
+      usageBounds(call),
+    );
     const costCredits = await this.charge(call, usage);
     return { ...call.info, choices: result.choices, usage, costCredits, systemFingerprint: result.systemFingerprint, serviceTier: result.serviceTier };
   }

@@ -83,10 +83,10 @@ export function readContentParts(
     }
     const parsed = schema.safeParse(part);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
+      const issue = parsed.error.issues[0];
       const where = paramOf([...path, j, ...issue.path]) ?? param;
       throw invalidRequest(`Invalid '${where}': ${issue.message}`, where);
     }
-    return parsed.data as ContentPart;
+    return parsed.data;
   });
 }

@@ -11,10 +11,10 @@ import type { ChatMessage } from './chat-port';
 /** Checks each image part's http(s) URL, in order, naming the first refused one (`messages[i].content[j].image_url.url`); keeps the normalised form. */
 export async function checkImagePartUrls(messages: ChatMessage[], urls: UrlGuard): Promise<void> {
   for (let i = 0; i < messages.length; i++) {
-    const content = messages[i]!.content;
+    const content = messages[i].content;
     if (!Array.isArray(content)) continue;
     for (let j = 0; j < content.length; j++) {
-      const part = content[j]!;
+      const part = content[j];
       if (part.type !== 'image_url' || part.image_url.url.startsWith('data:')) continue;
       part.image_url.url = await urls.checkMediaUrl(part.image_url.url, `messages[${i}].content[${j}].image_url.url`);
     }

@@ -15,7 +15,19 @@ const TYPE_LIST = `${TYPES.slice(0, -1).join(', ')} or ${TYPES[TYPES.length - 1]
  * 2020-12). Only these are walked: `enum`, `const`, `default` and `examples` hold values, whose
  * `type` key is data, and a property named `type` is a name.
  */
-const SCHEMA_AT = new Set(['additionalProperties', 'items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties']);
+const SCHEMA_AT = new Set([
+  'additionalProperties',
+  'items',
+  'additionalItems',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
 const SCHEMAS_IN = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']);
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 
@@ -47,7 +59,7 @@ export function unknownSchemaType(root: Record<string, unknown>): { path: Path; 
       const names = Array.isArray(type) ? type : [type];
       const bad = names.findIndex((t) => typeof t !== 'string' || !KNOWN.has(t));
       if (bad >= 0) {
-        const named = names[bad];
+        const named: unknown = names[bad];
         const what = typeof named === 'string' ? `'${named.slice(0, 64)}' is not a JSON Schema type` : 'a type must be given by name';
         return { path: [...pathOf(place), 'type', ...(Array.isArray(type) ? [bad] : [])], message: `${what}: use ${TYPE_LIST}, or an array of these` };
       }

@@ -45,9 +45,7 @@ function messageExtraTokens(message: ChatMessage): number {
 
 /** Estimated prompt tokens of a whole request. */
 export function estimatePromptTokens(messages: readonly ChatMessage[], options: ChatOptions): number {
-  let total = countPromptTokens(
-    messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : '', name: m.name })),
-  );
+  let total = countPromptTokens(messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : '', name: m.name })));
   for (const message of messages) total += messageExtraTokens(message);
   if (options.tools?.length) total += countTokens(JSON.stringify(options.tools));
   if (options.response_format?.type === 'json_schema') total += countTokens(JSON.stringify(options.response_format.json_schema));

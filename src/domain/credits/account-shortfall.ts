@@ -78,7 +78,13 @@ export interface ShortfallParties {
  * retry in a second) when those calls hold the room and none of the leases recalled came back
  * within RECALL_WAIT_MS.
  */
-export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, asked: ShortRequest, request: () => Promise<T>, shortfall: DomainError): Promise<T> {
+export async function afterShortfall<T>(
+  parties: ShortfallParties,
+  scope: LeaseScope,
+  asked: ShortRequest,
+  request: () => Promise<T>,
+  shortfall: DomainError,
+): Promise<T> {
   if (await parties.returnIdleOf(scope)) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
@@ -124,7 +130,7 @@ const waits = new WeakMap<ShortfallParties, Map<string, Promise<boolean>>>();
  */
 function someCameBack(parties: ShortfallParties, scope: LeaseScope, busyHere: boolean, elsewhere: number): Promise<boolean> {
   let byScope = waits.get(parties);
-  if (!byScope) waits.set(parties, (byScope = new Map()));
+  if (!byScope) waits.set(parties, (byScope = new Map<string, Promise<boolean>>()));
   const name = recallMessage(scope);
   let wait = byScope.get(name);
   if (!wait) {

@@ -56,7 +56,8 @@ export class LeaseBook {
       recall: (scope) => this.recall(scope),
       openElsewhere: (scope) => store.openElsewhere(options.instanceId, scope.accountId, scope.keyId),
       openAnywhere: (accountId) => store.openOf(accountId),
-      shortWhateverSettles: (scope, asked) => store.shortWhateverSettles(scope.accountId, scope.keyId ? { keyId: scope.keyId, capMicro: asked.capMicro ?? null } : null, asked.amountMicro),
+      shortWhateverSettles: (scope, asked) =>
+        store.shortWhateverSettles(scope.accountId, scope.keyId ? { keyId: scope.keyId, capMicro: asked.capMicro ?? null } : null, asked.amountMicro),
       recalls,
     };
   }
@@ -104,7 +105,15 @@ export class LeaseBook {
     const extra = Math.max(0, Math.min(costMicro - r.amountMicro, lease.free));
     lease.free -= extra;
     const leaseMicro = Math.min(costMicro, r.amountMicro + extra);
-    const row: ChargeRow = { requestId, leaseId: lease.id, accountId: lease.accountId, keyId: lease.keyId, model, leaseMicro, excessMicro: costMicro - leaseMicro };
+    const row: ChargeRow = {
+      requestId,
+      leaseId: lease.id,
+      accountId: lease.accountId,
+      keyId: lease.keyId,
+      model,
+      leaseMicro,
+      excessMicro: costMicro - leaseMicro,
+    };
     try {
       const outcome = await this.batcher.record(row);
       if (outcome.status !== 0) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
@@ -236,17 +245,19 @@ export class LeaseBook {
     // A take aborted for a deadlock (its key's day and account rows against a charge batch's
     // excess, which locks them the other way round) wrote nothing: it is tried again.
     const request = () =>
-      retryOnLockConflict(() => this.store.take({
-        id: newId('lease'),
-        accountId: key.accountId,
-        keyId: key.keyId,
-        capMicro: key.dailySpendCapMicro,
-        minMicro: amountMicro,
-        wantMicro: want,
-        day: utcDay(now),
-        instanceId: this.options.instanceId,
-        now,
-      }));
+      retryOnLockConflict(() =>
+        this.store.take({
+          id: newId('lease'),
+          accountId: key.accountId,
+          keyId: key.keyId,
+          capMicro: key.dailySpendCapMicro,
+          minMicro: amountMicro,
+          wantMicro: want,
+          day: utcDay(now),
+          instanceId: this.options.instanceId,
+          now,
+        }),
+      );
     let grant;
     try {
       grant = await request();
@@ -288,7 +299,8 @@ export class LeaseBook {
 
   /** A take or a charge refused for the balance or the key's cap: its retry once the room is back, or the true reason (account-shortfall.ts). */
   private async afterRefusal<T>(key: KeyPrincipal, amountMicro: number, request: () => Promise<T>, err: unknown): Promise<T> {
-    if (err instanceof DomainError && err.type === 'insufficient_credits') return afterShortfall(this.shortfall, { accountId: key.accountId }, { amountMicro }, request, err);
+    if (err instanceof DomainError && err.type === 'insufficient_credits')
+      return afterShortfall(this.shortfall, { accountId: key.accountId }, { amountMicro }, request, err);
     if (err instanceof DomainError && err.type === 'daily_cap_exceeded') {
       return afterShortfall(this.shortfall, { accountId: key.accountId, keyId: key.keyId }, { amountMicro, capMicro: key.dailySpendCapMicro }, request, err);
     }

@@ -75,7 +75,17 @@ export class LeaseStore {
    * counts on the database's day (migration 20261204000000), whatever `day` this instance's clock
    * gave, which only names the day in this instance's memory (its lease is retired at its midnight).
    */
-  async take(input: { id: string; accountId: string; keyId: string; capMicro: number | null; minMicro: number; wantMicro: number; day: string; instanceId: string; now: Date }): Promise<LeaseGrant> {
+  async take(input: {
+    id: string;
+    accountId: string;
+    keyId: string;
+    capMicro: number | null;
+    minMicro: number;
+    wantMicro: number;
+    day: string;
+    instanceId: string;
+    now: Date;
+  }): Promise<LeaseGrant> {
     const row = await this.db.one<{ amount: string | number }>(`select svc_take_lease(?, ?, ?, ?, ?, ?, ?::date, ?) as amount`, [
       input.id,
       input.accountId,
@@ -99,13 +109,21 @@ export class LeaseStore {
   }
 
   async record(rows: readonly ChargeRow[]): Promise<ChargeOutcome[]> {
-    const only = rows.length === 1 ? rows[0]! : undefined;
+    const only = rows.length === 1 ? rows[0] : undefined;
     if (only && only.excessMicro === 0 && !only.waivedMicro) {
       // A batch of one plain charge (every call at low load): svc_record_charges' first pass as
       // one statement, without the function call around it (about 50–80 µs less a call in
       // pgbench). Whatever it does not record (a lease closed or unknown, a call recorded
       // before) goes to the function, which decides it by the money rules.
-      const recorded = await this.hot.all(RECORD_ONE_WITHIN_OPEN_LEASE, [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro]);
+      const recorded = await this.hot.all(RECORD_ONE_WITHIN_OPEN_LEASE, [
+        only.leaseId,
+        only.accountId,
+        only.requestId,
+        only.accountId,
+        only.keyId,
+        only.model,
+        only.leaseMicro,
+      ]);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }
     const items = rows.map((r) => ({
@@ -144,7 +162,14 @@ export class LeaseStore {
 
   /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */
   async writeStreamStarts(starts: readonly StreamStart[]): Promise<void> {
-    const items = starts.map((s) => ({ request_id: s.requestId, lease_id: s.leaseId, account_id: s.accountId, api_key_id: s.keyId, model: s.model, owed_micro: s.owedMicro }));
+    const items = starts.map((s) => ({
+      request_id: s.requestId,
+      lease_id: s.leaseId,
+      account_id: s.accountId,
+      api_key_id: s.keyId,
+      model: s.model,
+      owed_micro: s.owedMicro,
+    }));
     // A stream settled meanwhile (its charge recorded) needs no row.
     await this.db.run(
       `insert into stream_starts (request_id, lease_id, account_id, api_key_id, model, owed_micro)
@@ -239,7 +264,10 @@ export class LeaseStore {
           `select count(*) as n from credit_leases where account_id = ? and api_key_id = ? and closed_at is null and instance_id <> ?`,
           [accountId, keyId, instanceId],
         )
-      : await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`, [accountId, instanceId]);
+      : await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`, [
+          accountId,
+          instanceId,
+        ]);
     return Number(row?.n ?? 0);
   }
 }

@@ -23,4 +23,5 @@ export interface Reservation {
 }
 
 /** Whether a lease belongs to the scope (an account, or one key of it). */
-export const inScope = (scope: LeaseScope) => (lease: Lease) => lease.accountId === scope.accountId && (scope.keyId === undefined || lease.keyId === scope.keyId);
+export const inScope = (scope: LeaseScope) => (lease: Lease) =>
+  lease.accountId === scope.accountId && (scope.keyId === undefined || lease.keyId === scope.keyId);

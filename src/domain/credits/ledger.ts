@@ -85,8 +85,15 @@ export async function grant(tx: SqlExecutor, input: { accountId: string; amountM
  * (svc_remove_credits and svc_close_lease, migration 20261202000000). Answers what was taken now
  * and what is still waiting on leases.
  */
-export async function removeCredits(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<{ takenMicro: number; pendingMicro: number }> {
-  const row = await tx.one<{ taken: string | number; pending: string | number }>(`select taken, pending from svc_remove_credits(?, ?, ?)`, [input.accountId, input.amountMicro, input.reason]);
+export async function removeCredits(
+  tx: SqlExecutor,
+  input: { accountId: string; amountMicro: number; reason: string },
+): Promise<{ takenMicro: number; pendingMicro: number }> {
+  const row = await tx.one<{ taken: string | number; pending: string | number }>(`select taken, pending from svc_remove_credits(?, ?, ?)`, [
+    input.accountId,
+    input.amountMicro,
+    input.reason,
+  ]);
   return { takenMicro: Number(row?.taken ?? 0), pendingMicro: Number(row?.pending ?? 0) };
 }
 
@@ -121,10 +128,7 @@ export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<vo
  * Ends a hold: releases it and charges the actual amount (at most the hold), once, and drops its
  * expiry row. Answers false when the hold was already settled (e.g. by the expiry sweeper).
  */
-export async function settleHold(
-  tx: SqlExecutor,
-  input: { accountId: string; key: SpendingKey; holdId: string; actualMicro: number },
-): Promise<boolean> {
+export async function settleHold(tx: SqlExecutor, input: { accountId: string; key: SpendingKey; holdId: string; actualMicro: number }): Promise<boolean> {
   const row = await tx.one<{ settled: boolean }>(`select svc_settle_hold(?, ?, ?, ?) as settled`, [
     input.accountId,
     input.key.id,

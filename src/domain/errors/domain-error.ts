@@ -38,6 +38,13 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   service_unavailable: 503,
 };
 
+/** What an error's cause says, for a log line (an Error's name and message, else its JSON). */
+export function causeText(cause: unknown): string {
+  if (cause === undefined || cause === null) return '';
+  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
+  return typeof cause === 'string' ? cause : (JSON.stringify(cause) ?? '');
+}
+
 export function statusFor(type: ErrorType): number {
   return STATUS_BY_TYPE[type];
 }
@@ -79,8 +86,7 @@ export class DomainError extends Error {
 export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new DomainError('invalid_request_error', message, { param, code });
 
-export const unauthenticated = (message = 'Invalid or missing credentials.') =>
-  new DomainError('authentication_error', message, { code: 'invalid_api_key' });
+export const unauthenticated = (message = 'Invalid or missing credentials.') => new DomainError('authentication_error', message, { code: 'invalid_api_key' });
 
 export const notFound = (message: string, code: string | null = null, param: string | null = null) =>
   new DomainError('not_found_error', message, { code, param });
@@ -88,11 +94,9 @@ export const notFound = (message: string, code: string | null = null, param: str
 export const modelNotFound = (model: string, param = 'model', message = `The model '${model}' does not exist.`) =>
   new DomainError('not_found_error', message, { code: 'model_not_found', param });
 
-export const modelForbidden = (model: string) =>
-  new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { param: 'model' });
+export const modelForbidden = (model: string) => new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { param: 'model' });
 
-export const insufficientCredits = (message = 'Your credit balance does not cover this request.') =>
-  new DomainError('insufficient_credits', message);
+export const insufficientCredits = (message = 'Your credit balance does not cover this request.') => new DomainError('insufficient_credits', message);
 
 export const contentPolicyViolation = (message = 'The prompt was rejected by the model provider on content-policy grounds.') =>
   new DomainError('content_policy_violation', message, { param: 'prompt' });
@@ -105,5 +109,4 @@ export const databaseTooSlow = () =>
   new DomainError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', { code: 'database_unavailable', retryAfterSeconds: 5 });
 
 /** The model provider failed. The message shown to the caller never carries upstream internals. */
-export const upstreamError = (message = 'The model provider failed to answer.', cause?: unknown) =>
-  new DomainError('upstream_error', message, { cause });
+export const upstreamError = (message = 'The model provider failed to answer.', cause?: unknown) => new DomainError('upstream_error', message, { cause });

@@ -29,7 +29,10 @@ export const DEFAULT_LEDGER_PAGE = 20;
 const pageSchema = z
   .object({
     first: integerTextOrNumber(1, MAX_LEDGER_PAGE).default(DEFAULT_LEDGER_PAGE),
-    after: z.string().regex(/^\d{1,18}$/, 'must be the cursor of an entry').optional(),
+    after: z
+      .string()
+      .regex(/^\d{1,18}$/, 'must be the cursor of an entry')
+      .optional(),
   })
   .strict();
 
@@ -64,17 +67,15 @@ export async function ledgerEntries(db: SqlExecutor, accountId: string, input: u
       order by id desc limit ?`,
     params,
   );
-  const entries = rows.slice(0, v.first).map(
-    (r): LedgerEntry => ({
-      id: String(r.id),
-      kind: r.kind,
-      credits: microToCredits(r.amount_micro),
-      reference: r.reference,
-      keyId: r.api_key_id,
-      model: r.model,
-      reason: r.reason,
-      created: new Date(r.created_at),
-    }),
-  );
+  const entries = rows.slice(0, v.first).map((r): LedgerEntry => ({
+    id: String(r.id),
+    kind: r.kind,
+    credits: microToCredits(r.amount_micro),
+    reference: r.reference,
+    keyId: r.api_key_id,
+    model: r.model,
+    reason: r.reason,
+    created: new Date(r.created_at),
+  }));
   return { entries, hasNextPage: rows.length > v.first, endCursor: entries.at(-1)?.id ?? null };
 }

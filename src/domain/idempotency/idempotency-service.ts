@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../ports/database';
-import { DomainError, databaseTooSlow, invalidRequest } from '../errors/domain-error';
+import { DomainError, databaseTooSlow, invalidRequest, type ErrorType } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
@@ -156,7 +156,10 @@ export class IdempotencyService {
       return { kind: 'run', call: { id: claimed.call_id, resumed: claimed.call_id !== proposed } };
     }
     const row = await withinDeadline(
-      this.db.one<Row>(`select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`, [apiKeyId, key]),
+      this.db.one<Row>(`select fingerprint, status_code, response_headers, response_body from idempotency_keys where api_key_id = ? and idempotency_key = ?`, [
+        apiKeyId,
+        key,
+      ]),
       DATABASE_ANSWER_DEADLINE_MS,
       databaseTooSlow,
     );
@@ -184,10 +187,18 @@ export class IdempotencyService {
    * outcome is stored as JSON (`encode`), a repeat gets it back through `decode`; a 4xx
    * DomainError is stored and thrown again on a repeat (but not a 402 or a 429: isReplayable), anything else releases the key.
    */
-  async once<T>(apiKeyId: string, key: string, fingerprint: string, work: (call: IdempotentCall) => Promise<T>, codec: { encode(r: T): unknown; decode(stored: any): Promise<T> }): Promise<T> {
+  async once<T>(
+    apiKeyId: string,
+    key: string,
+    fingerprint: string,
+    work: (call: IdempotentCall) => Promise<T>,
+    codec: { encode(r: T): unknown; decode(stored: unknown): Promise<T> },
+  ): Promise<T> {
     const start = await this.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') {
-      const stored = JSON.parse(start.response.body.toString('utf8'));
+      const stored = JSON.parse(start.response.body.toString('utf8')) as {
+        error: { type: ErrorType; message: string; code?: string | null; param?: string | null };
+      };
       if (start.response.status >= 400) throw new DomainError(stored.error.type, stored.error.message, { code: stored.error.code, param: stored.error.param });
       return codec.decode(stored);
     }

@@ -31,7 +31,11 @@ export function checkInputImages(images: InputFile[], mask: InputFile | undefine
     const first = declared[0];
     // As OpenAI requires: the mask marks pixels of the image, so it has the image's dimensions.
     if (first && (m.width !== first.width || m.height !== first.height)) {
-      throw invalidRequest(`The mask is ${m.width}x${m.height} pixels; it must have the image's dimensions, ${first.width}x${first.height}.`, 'mask', 'invalid_mask');
+      throw invalidRequest(
+        `The mask is ${m.width}x${m.height} pixels; it must have the image's dimensions, ${first.width}x${first.height}.`,
+        'mask',
+        'invalid_mask',
+      );
     }
   }
   return declared[0];

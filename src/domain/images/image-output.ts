@@ -30,6 +30,6 @@ export async function renderImages(images: GeneratedImage[], format: ResponseFor
     throw failed.reason;
   }
   const stored = saving.map((s) => (s as PromiseFulfilledResult<{ id: string; url: string }>).value);
-  if (format === 'url') return images.map((img, i) => ({ url: stored[i]!.url, ...revised(img) }));
-  return images.map((img, i) => ({ url: stored[i]!.url, b64_json: img.data.toString('base64'), ...revised(img) }));
+  if (format === 'url') return images.map((img, i) => ({ url: stored[i].url, ...revised(img) }));
+  return images.map((img, i) => ({ url: stored[i].url, b64_json: img.data.toString('base64'), ...revised(img) }));
 }

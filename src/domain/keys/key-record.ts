@@ -29,8 +29,7 @@ export interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
-export const KEY_COLUMNS =
-  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at';
+export const KEY_COLUMNS = 'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at';
 
 export const toApiKey = (r: ApiKeyRow): ApiKey => ({
   id: r.id,

@@ -82,10 +82,7 @@ export class KeyService {
     const key = await this.db.transaction(async (tx) => {
       // Lock the account row so two concurrent creates cannot both see 9 active keys.
       await tx.one(`select id from accounts where id = ? for update`, [accountId]);
-      const active = await tx.one<{ n: string }>(
-        `select count(*) as n from api_keys where account_id = ? and revoked_at is null`,
-        [accountId],
-      );
+      const active = await tx.one<{ n: string }>(`select count(*) as n from api_keys where account_id = ? and revoked_at is null`, [accountId]);
       if (Number(active?.n ?? 0) >= MAX_ACTIVE_KEYS) {
         throw new DomainError('key_limit_reached', `An account may hold at most ${MAX_ACTIVE_KEYS} active API keys.`);
       }
@@ -112,19 +109,15 @@ export class KeyService {
   }
 
   async list(accountId: string): Promise<ApiKey[]> {
-    const rows = await this.db.all<ApiKeyRow>(
-      `select ${KEY_COLUMNS} from api_keys where account_id = ? and revoked_at is null order by created_at desc, id`,
-      [accountId],
-    );
+    const rows = await this.db.all<ApiKeyRow>(`select ${KEY_COLUMNS} from api_keys where account_id = ? and revoked_at is null order by created_at desc, id`, [
+      accountId,
+    ]);
     return rows.map(toApiKey);
   }
 
   /** One active key of the account; another account's key answers 404 like a missing one. */
   async get(accountId: string, keyId: string): Promise<ApiKey> {
-    const row = await this.db.one<ApiKeyRow>(
-      `select ${KEY_COLUMNS} from api_keys where id = ? and account_id = ? and revoked_at is null`,
-      [keyId, accountId],
-    );
+    const row = await this.db.one<ApiKeyRow>(`select ${KEY_COLUMNS} from api_keys where id = ? and account_id = ? and revoked_at is null`, [keyId, accountId]);
     if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
     return toApiKey(row);
   }
@@ -134,10 +127,14 @@ export class KeyService {
     const sets: string[] = [];
     const params: unknown[] = [];
     const raw = (input ?? {}) as Record<string, unknown>;
-    if (v.name !== undefined) (sets.push('name = ?'), params.push(v.name));
-    if ('allowedModels' in raw) (sets.push('allowed_models = ?::jsonb'), params.push(v.allowedModels ? JSON.stringify(v.allowedModels) : null));
-    if ('blockedModels' in raw) (sets.push('blocked_models = ?::jsonb'), params.push(v.blockedModels ? JSON.stringify(v.blockedModels) : null));
-    if ('dailySpendCap' in raw) (sets.push('daily_spend_cap_micro = ?'), params.push(v.dailySpendCap ?? null));
+    const set = (column: string, value: unknown) => {
+      sets.push(column);
+      params.push(value);
+    };
+    if (v.name !== undefined) set('name = ?', v.name);
+    if ('allowedModels' in raw) set('allowed_models = ?::jsonb', v.allowedModels ? JSON.stringify(v.allowedModels) : null);
+    if ('blockedModels' in raw) set('blocked_models = ?::jsonb', v.blockedModels ? JSON.stringify(v.blockedModels) : null);
+    if ('dailySpendCap' in raw) set('daily_spend_cap_micro = ?', v.dailySpendCap ?? null);
     if (sets.length === 0) return this.get(accountId, keyId);
     const row = await this.db.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
@@ -186,7 +183,8 @@ export class KeyService {
       return { url: current.webhookUrl, secret };
     }
     // `regenerateSecret: false` (or any value but true) is a field sent wrong, named as such.
-    if ('regenerateSecret' in body) throw invalidRequest("Invalid 'regenerateSecret': must be true (send 'url': null to remove the webhook).", 'regenerateSecret');
+    if ('regenerateSecret' in body)
+      throw invalidRequest("Invalid 'regenerateSecret': must be true (send 'url': null to remove the webhook).", 'regenerateSecret');
     throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
   }
 

@@ -39,7 +39,13 @@ export class MediaLibrary {
   async save(accountId: string, data: Buffer, contentType: string): Promise<{ id: string; url: string }> {
     const id = newId('med', 24);
     await this.blobs.put(id, data);
-    const insert = this.db.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [id, accountId, contentType, data.length, id]);
+    const insert = this.db.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [
+      id,
+      accountId,
+      contentType,
+      data.length,
+      id,
+    ]);
     // On the request's way (an image answered by URL): a stalled database is a 503 within
     // seconds, nothing charged, instead of a request held for the whole stall. A row that lands
     // later names a blob nobody was given the URL of.

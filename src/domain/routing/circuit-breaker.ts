@@ -112,9 +112,9 @@ export class CircuitBreakers {
       c.calls[slot] = 0;
       c.failures[slot] = 0;
     }
-    c.calls[slot]!++;
+    c.calls[slot]++;
     if (!ok) {
-      c.failures[slot]!++;
+      c.failures[slot]++;
       c.lastError = error ?? 'failed';
     }
     if (c.state === 'half_open' && c.probing) {
@@ -147,9 +147,9 @@ export class CircuitBreakers {
     let calls = 0;
     let failures = 0;
     for (let i = 0; i < BUCKETS; i++) {
-      if (c.seconds[i]! >= oldest) {
-        calls += c.calls[i]!;
-        failures += c.failures[i]!;
+      if (c.seconds[i] >= oldest) {
+        calls += c.calls[i];
+        failures += c.failures[i];
       }
     }
     return { calls, failures };
@@ -158,7 +158,15 @@ export class CircuitBreakers {
   private circuit(routeId: string): RouteCircuit {
     let c = this.circuits.get(routeId);
     if (!c) {
-      c = { calls: Array(BUCKETS).fill(0), failures: Array(BUCKETS).fill(0), seconds: Array(BUCKETS).fill(-1), state: 'closed', openedAt: null, probing: false, lastError: null };
+      c = {
+        calls: new Array<number>(BUCKETS).fill(0),
+        failures: new Array<number>(BUCKETS).fill(0),
+        seconds: new Array<number>(BUCKETS).fill(-1),
+        state: 'closed',
+        openedAt: null,
+        probing: false,
+        lastError: null,
+      };
       this.circuits.set(routeId, c);
     }
     return c;

@@ -73,7 +73,12 @@ const defaultSleep = (ms: number, signal?: CallSignal) =>
   });
 
 /** The next route to try: the first priority with an available route, a weighted draw among those, untried ones first. */
-export function pickRoute<R extends RouteLike>(routes: readonly R[], available: (r: R) => boolean, tried: ReadonlySet<string>, random: () => number): R | undefined {
+export function pickRoute<R extends RouteLike>(
+  routes: readonly R[],
+  available: (r: R) => boolean,
+  tried: ReadonlySet<string>,
+  random: () => number,
+): R | undefined {
   const open = routes.filter(available);
   const fresh = open.filter((r) => !tried.has(r.id));
   const pool = fresh.length > 0 ? fresh : open;
@@ -104,7 +109,7 @@ export async function attemptRoutes<R extends RouteLike, T>(
   for (let attempt = 0; attempt < model.retry.attempts; attempt++) {
     const route = pickRoute(model.routes, (r) => deps.breakers.available(r.id), tried, random);
     if (!route || !deps.breakers.admit(route.id)) {
-      if (lastError !== undefined) throw lastError;
+      if (lastError !== undefined) throw lastError as Error;
       throw allRoutesOpen(deps.breakers.msUntilAvailable(model.routes.map((r) => r.id)) / 1000);
     }
     tried.add(route.id);
@@ -122,11 +127,18 @@ export async function attemptRoutes<R extends RouteLike, T>(
       else deps.breakers.record(route.id, !failure.upstreamFault, failure.summary);
       lastError = err;
       const next = failure.retryable && !aborted ? await waitForNext(deps, model, route, tried, failure, deadline, now, sleep, signal) : false;
-      deps.report({ route: route.id, model: model.id, outcome: aborted ? 'cancelled' : failure.upstreamFault ? 'failed' : 'rejected', seconds: (now() - started) / 1000, retried: next && attempt + 1 < model.retry.attempts, error: failure.summary });
+      deps.report({
+        route: route.id,
+        model: model.id,
+        outcome: aborted ? 'cancelled' : failure.upstreamFault ? 'failed' : 'rejected',
+        seconds: (now() - started) / 1000,
+        retried: next && attempt + 1 < model.retry.attempts,
+        error: failure.summary,
+      });
       if (!next) throw err;
     }
   }
-  throw lastError;
+  throw lastError as Error;
 }
 
 /** Whether to try again, after waiting what the upstream asked when the same route is next; false when the budget does not allow it. */

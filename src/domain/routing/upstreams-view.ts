@@ -37,7 +37,11 @@ export function upstreamsView(catalog: CatalogData, breakers: CircuitBreakers): 
 export function upstreamDigest(catalog: CatalogData, routeId: string): string {
   for (const m of catalog.models) {
     const r = m.routes.find((x) => x.id === routeId);
-    if (r) return createHash('sha256').update(`${r.provider}|${r.baseUrl ?? ''}|${r.apiKeyEnv ?? ''}`).digest('base64url').slice(0, 16);
+    if (r)
+      return createHash('sha256')
+        .update(`${r.provider}|${r.baseUrl ?? ''}|${r.apiKeyEnv ?? ''}`)
+        .digest('base64url')
+        .slice(0, 16);
   }
   return '-';
 }

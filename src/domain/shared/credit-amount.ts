@@ -12,7 +12,7 @@ const SMALLEST = 1 / MICRO_PER_CREDIT;
  */
 export function decimalPlaces(n: number): number {
   const [mantissa, exponent = '0'] = String(Math.abs(n)).split('e');
-  const fraction = mantissa!.split('.')[1]?.length ?? 0;
+  const fraction = mantissa.split('.')[1]?.length ?? 0;
   return Math.max(0, fraction - Number(exponent));
 }
 
@@ -30,7 +30,13 @@ export function creditAmount(opts: { sign: 'positive' | 'nonzero'; max: number }
     .number()
     .refine((n) => (opts.sign === 'positive' ? n > 0 : n !== 0), opts.sign === 'positive' ? 'must be a positive number of credits' : 'must not be zero')
     .refine((n) => Math.abs(n) <= opts.max, `must be at most ${opts.max.toLocaleString('en-US')} credits`)
-    .refine((n) => Math.abs(n) >= SMALLEST, `must be at least ${SMALLEST.toFixed(CREDIT_DECIMALS)} credits: the ledger counts millionths of a credit, and this amount would round to zero`)
-    .refine((n) => decimalPlaces(n) <= CREDIT_DECIMALS, `has more than ${CREDIT_DECIMALS} decimal places: the ledger counts millionths of a credit and does not round`)
+    .refine(
+      (n) => Math.abs(n) >= SMALLEST,
+      `must be at least ${SMALLEST.toFixed(CREDIT_DECIMALS)} credits: the ledger counts millionths of a credit, and this amount would round to zero`,
+    )
+    .refine(
+      (n) => decimalPlaces(n) <= CREDIT_DECIMALS,
+      `has more than ${CREDIT_DECIMALS} decimal places: the ledger counts millionths of a credit and does not round`,
+    )
     .transform((n) => Math.round(n * MICRO_PER_CREDIT));
 }

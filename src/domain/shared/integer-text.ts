@@ -23,6 +23,10 @@ export function integerText(min: number, max: number) {
 export function integerTextOrNumber(min: number, max: number) {
   return z.preprocess(
     (v) => (typeof v === 'string' && DECIMAL_INTEGER.test(v) ? Number(v) : v),
-    z.number({ error: rule(min, max) }).int().min(min).max(max),
+    z
+      .number({ error: rule(min, max) })
+      .int()
+      .min(min)
+      .max(max),
   );
 }

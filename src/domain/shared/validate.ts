@@ -5,9 +5,7 @@ import { issueWords } from './issue-words';
 /** `['reference_image_urls', 2]` → `reference_image_urls[2]`: the `param` a client can act on. */
 export function paramOf(path: readonly PropertyKey[]): string | null {
   if (path.length === 0) return null;
-  return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-    .join('');
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 }
 
 /**
@@ -18,11 +16,11 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   assertStorableText(input);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const issue = result.error.issues[0];
   const param = paramOf(issue.path);
   let message = issueWords(issue);
   if (issue.code === 'unrecognized_keys') {
-    throw invalidRequest(`Unknown field '${issue.keys[0]}'.`, paramOf([...issue.path, issue.keys[0]!]));
+    throw invalidRequest(`Unknown field '${issue.keys[0]}'.`, paramOf([...issue.path, issue.keys[0]]));
   }
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
   throw invalidRequest(param ? `Invalid '${param}': ${message}` : message, param);

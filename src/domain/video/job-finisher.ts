@@ -22,9 +22,7 @@ export class JobFinisher {
   ) {}
 
   async complete(jobId: string, mediaId: string): Promise<VideoJob | undefined> {
-    return this.finish(jobId, async (tx, job) =>
-      this.jobs.finish(tx, job.id, { status: 'COMPLETED', mediaId, usedMicro: creditsToMicro(job.creditsCharged) }),
-    );
+    return this.finish(jobId, async (tx, job) => this.jobs.finish(tx, job.id, { status: 'COMPLETED', mediaId, usedMicro: creditsToMicro(job.creditsCharged) }));
   }
 
   async fail(jobId: string, reason: string): Promise<VideoJob | undefined> {
@@ -35,10 +33,7 @@ export class JobFinisher {
     });
   }
 
-  private async finish(
-    jobId: string,
-    transition: (tx: SqlExecutor, job: VideoJob) => Promise<VideoJob | undefined>,
-  ): Promise<VideoJob | undefined> {
+  private async finish(jobId: string, transition: (tx: SqlExecutor, job: VideoJob) => Promise<VideoJob | undefined>): Promise<VideoJob | undefined> {
     let webhook = false;
     const finished = await this.db.transaction(async (tx) => {
       const job = await this.jobs.get(tx, jobId, { forUpdate: true });

@@ -42,7 +42,7 @@ export class VideoJobRepository {
       kind: r.kind,
       provider: r.provider,
       routeId: r.route_id,
-      spec: typeof r.spec === 'string' ? JSON.parse(r.spec) : r.spec,
+      spec: typeof r.spec === 'string' ? (JSON.parse(r.spec) as VideoJobSpec) : r.spec,
       queueId: r.queue_id,
       status: r.status,
       creditsCharged: microToCredits(r.credits_charged_micro),
@@ -58,7 +58,18 @@ export class VideoJobRepository {
 
   async insert(
     tx: SqlExecutor,
-    j: { id: string; accountId: string; apiKeyId: string; testMode: boolean; model: string; kind: string; provider: string; spec: VideoJobSpec; chargedMicro: number; timeoutSeconds: number },
+    j: {
+      id: string;
+      accountId: string;
+      apiKeyId: string;
+      testMode: boolean;
+      model: string;
+      kind: string;
+      provider: string;
+      spec: VideoJobSpec;
+      chargedMicro: number;
+      timeoutSeconds: number;
+    },
   ): Promise<VideoJob> {
     const row = await tx.one<JobRow>(
       `insert into video_jobs (id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro, deadline_at)
@@ -79,13 +90,20 @@ export class VideoJobRepository {
    * as `timeout`.
    */
   async getWithTimeLeft(tx: SqlExecutor, id: string): Promise<{ job: VideoJob; secondsLeft: number } | undefined> {
-    const row = await tx.one<JobRow & { seconds_left: string | number }>(`select ${COLUMNS}, extract(epoch from (deadline_at - now())) as seconds_left from video_jobs where id = ?`, [id]);
+    const row = await tx.one<JobRow & { seconds_left: string | number }>(
+      `select ${COLUMNS}, extract(epoch from (deadline_at - now())) as seconds_left from video_jobs where id = ?`,
+      [id],
+    );
     return row ? { job: this.toJob(row), secondsLeft: Number(row.seconds_left) } : undefined;
   }
 
   /** The account's jobs changed at or after `since`, oldest change first (at most `limit`). */
   async changedSince(tx: SqlExecutor, accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
-    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [accountId, since, limit]);
+    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [
+      accountId,
+      since,
+      limit,
+    ]);
     return rows.map((r) => this.toJob(r));
   }
 
@@ -129,7 +147,10 @@ export class VideoJobRepository {
   async list(tx: SqlExecutor, accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]> {
     const params: unknown[] = [accountId];
     let where = 'account_id = ?';
-    if (opts.status) (where += ' and status = ?'), params.push(opts.status);
+    if (opts.status) {
+      where += ' and status = ?';
+      params.push(opts.status);
+    }
     if (opts.after) {
       where += ' and (created_at, id) < (select created_at, id from video_jobs where id = ? and account_id = ?)';
       params.push(opts.after, accountId);

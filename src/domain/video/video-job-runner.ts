@@ -101,7 +101,8 @@ export class VideoJobRunner {
     }
     const remaining = Math.max(0.05, left);
     await db.transaction(async (tx) => {
-      if (await jobs.setSubmitted(tx, job.id, submitted.queueId, submitted.routeId)) await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
+      if (await jobs.setSubmitted(tx, job.id, submitted.queueId, submitted.routeId))
+        await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
     });
   }
 }

@@ -21,10 +21,7 @@ export interface VideoJobSpec {
   characterOrientation?: 'image' | 'video';
 }
 
-export type VideoPollResult =
-  | { state: 'processing' }
-  | { state: 'completed'; video: GeneratedImage }
-  | { state: 'failed'; reason: string };
+export type VideoPollResult = { state: 'processing' } | { state: 'completed'; video: GeneratedImage } | { state: 'failed'; reason: string };
 
 export interface VideoProvider {
   /** Hands the job to the provider; returns the provider's queue id. */

@@ -69,7 +69,13 @@ export class VideoService {
       if (notTaken) throw notTaken;
       if (v.duration_seconds === undefined) throw invalidRequest("Invalid 'duration_seconds': is required for motion control.", 'duration_seconds');
       const credits = motionCredits(model, v.duration_seconds);
-      return { model: model.id, duration: `${v.duration_seconds}s`, resolution: DEFAULT_RESOLUTION, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
+      return {
+        model: model.id,
+        duration: `${v.duration_seconds}s`,
+        resolution: DEFAULT_RESOLUTION,
+        credits,
+        estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits),
+      };
     }
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
@@ -89,8 +95,10 @@ export class VideoService {
     if (model.input !== 'image' && !v.prompt) throw invalidRequest("Invalid 'prompt': is required for this model.", 'prompt');
     if (model.input === 'image' && !v.image_url) throw invalidRequest("Invalid 'image_url': is required for image-to-video models.", 'image_url');
     if (model.input !== 'image' && v.image_url) throw invalidRequest(`Invalid 'image_url': ${model.id} does not take an image.`, 'image_url');
-    if (model.input === 'reference' && !v.reference_image_urls) throw invalidRequest("Invalid 'reference_image_urls': 1 to 4 URLs are required for reference-to-video.", 'reference_image_urls');
-    if (model.input !== 'reference' && v.reference_image_urls) throw invalidRequest(`Invalid 'reference_image_urls': ${model.id} does not take reference images.`, 'reference_image_urls');
+    if (model.input === 'reference' && !v.reference_image_urls)
+      throw invalidRequest("Invalid 'reference_image_urls': 1 to 4 URLs are required for reference-to-video.", 'reference_image_urls');
+    if (model.input !== 'reference' && v.reference_image_urls)
+      throw invalidRequest(`Invalid 'reference_image_urls': ${model.id} does not take reference images.`, 'reference_image_urls');
     const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, 'image_url') : undefined;
     const referenceImageUrls = v.reference_image_urls
       ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, `reference_image_urls[${i}]`)))
@@ -133,7 +141,13 @@ export class VideoService {
    * claims the row submits the job upstream (VideoJobRunner), so there is one place that
    * submits and the client gets PROCESSING without waiting for the provider.
    */
-  private async accept(key: KeyPrincipal, model: VideoModel | MotionModel, partial: Omit<VideoJobSpec, 'jobId'>, credits: number, idempotent?: IdempotentCall): Promise<AcceptedJob> {
+  private async accept(
+    key: KeyPrincipal,
+    model: VideoModel | MotionModel,
+    partial: Omit<VideoJobSpec, 'jobId'>,
+    credits: number,
+    idempotent?: IdempotentCall,
+  ): Promise<AcceptedJob> {
     const id = idempotent ? `vid_${idempotent.id}` : newId('vid');
     // A retry that took over the claim of a run that queued (and charged) this job and left no
     // answer (its instance died) gets that job, before any limit: it is the answer the first
@@ -144,15 +158,33 @@ export class VideoService {
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
-    const commit = () => this.deps.db.transaction(async (tx) => {
-      if (key.mode === 'live') {
-        await ledger.charge(tx, { accountId: key.accountId, key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro }, amountMicro: chargedMicro, reference: id, model: model.id });
-      }
-      const inserted = await this.deps.jobs.insert(tx, { id, accountId: key.accountId, apiKeyId: key.keyId, testMode: key.mode === 'test', model: model.id, kind: partial.kind, provider, spec, chargedMicro, timeoutSeconds: this.deps.timeoutSeconds });
-      // Due now: the first run of the row submits the job.
-      await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
-      return inserted;
-    });
+    const commit = () =>
+      this.deps.db.transaction(async (tx) => {
+        if (key.mode === 'live') {
+          await ledger.charge(tx, {
+            accountId: key.accountId,
+            key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
+            amountMicro: chargedMicro,
+            reference: id,
+            model: model.id,
+          });
+        }
+        const inserted = await this.deps.jobs.insert(tx, {
+          id,
+          accountId: key.accountId,
+          apiKeyId: key.keyId,
+          testMode: key.mode === 'test',
+          model: model.id,
+          kind: partial.kind,
+          provider,
+          spec,
+          chargedMicro,
+          timeoutSeconds: this.deps.timeoutSeconds,
+        });
+        // Due now: the first run of the row submits the job.
+        await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
+        return inserted;
+      });
     const job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key, chargedMicro, commit) : await commit();
     this.deps.nudge();
     // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a

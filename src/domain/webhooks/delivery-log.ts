@@ -33,7 +33,17 @@ const toRecord = (r: Row): DeliveryRecord => ({
 
 export async function logAttempt(
   tx: SqlExecutor,
-  a: { deliveryId: string; eventId: string; keyId: string; accountId: string; jobId: string; attempt: number; statusCode: number | null; error: string | null; durationMs: number },
+  a: {
+    deliveryId: string;
+    eventId: string;
+    keyId: string;
+    accountId: string;
+    jobId: string;
+    attempt: number;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  },
 ): Promise<void> {
   await tx.run(
     `insert into webhook_deliveries (delivery_id, event_id, api_key_id, account_id, job_id, attempt, status_code, error, duration_ms)
@@ -43,12 +53,19 @@ export async function logAttempt(
 }
 
 /** Newest first, filtered by key (and account, for owners) and/or job (operators). */
-export async function listDeliveries(tx: SqlExecutor, filter: { keyId?: string; accountId?: string; jobId?: string; limit?: number }): Promise<DeliveryRecord[]> {
+export async function listDeliveries(
+  tx: SqlExecutor,
+  filter: { keyId?: string; accountId?: string; jobId?: string; limit?: number },
+): Promise<DeliveryRecord[]> {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (filter.keyId) (where.push('api_key_id = ?'), params.push(filter.keyId));
-  if (filter.accountId) (where.push('account_id = ?'), params.push(filter.accountId));
-  if (filter.jobId) (where.push('job_id = ?'), params.push(filter.jobId));
+  const and = (clause: string, value: unknown) => {
+    where.push(clause);
+    params.push(value);
+  };
+  if (filter.keyId) and('api_key_id = ?', filter.keyId);
+  if (filter.accountId) and('account_id = ?', filter.accountId);
+  if (filter.jobId) and('job_id = ?', filter.jobId);
   params.push(filter.limit ?? 100);
   const rows = await tx.all<Row>(
     `select event_id, delivery_id, attempt, status_code, error, duration_ms, created_at from webhook_deliveries

@@ -67,11 +67,19 @@ export class WebhookDeliverer {
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const durationMs = Math.round(monotonicMillis() - started);
     const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
-    this.onAttempt({ outcome: ok ? 'success' : 'failure', deliveryId: p.deliveryId, eventId: p.eventId, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
+    this.onAttempt({
+      outcome: ok ? 'success' : 'failure',
+      deliveryId: p.deliveryId,
+      eventId: p.eventId,
+      attempt: p.attempt,
+      statusCode: result.statusCode,
+      error,
+      durationMs,
+    });
     await this.db.transaction(async (tx) => {
       await logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
       if (ok || p.attempt >= this.maxAttempts) await this.queue.done(tx, item);
-      else await this.queue.retryLater(tx, item, this.retryDelaysSeconds[p.attempt - 1]!, { ...p, attempt: p.attempt + 1 });
+      else await this.queue.retryLater(tx, item, this.retryDelaysSeconds[p.attempt - 1], { ...p, attempt: p.attempt + 1 });
     });
   };
 }

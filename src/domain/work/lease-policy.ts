@@ -19,7 +19,10 @@ export interface LeasedCall {
 export function leaseProblems(leaseSeconds: number, calls: LeasedCall[]): string[] {
   return calls
     .filter((c) => c.seconds >= leaseSeconds)
-    .map((c) => `WORK_LEASE_SECONDS (${leaseSeconds}) must be longer than ${c.name} (${c.seconds}), a call made under a lease: raise it above ${c.seconds}, or unset it to have it derived`);
+    .map(
+      (c) =>
+        `WORK_LEASE_SECONDS (${leaseSeconds}) must be longer than ${c.name} (${c.seconds}), a call made under a lease: raise it above ${c.seconds}, or unset it to have it derived`,
+    );
 }
 
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -38,8 +41,12 @@ export function renewEveryMs(leaseSeconds: number): number {
 }
 
 /** The provider calls the worker makes under a lease: each upstream route of the video and motion-control models. */
-export function videoRouteCalls(catalog: { models: ReadonlyArray<{ id: string; group: string; routes: ReadonlyArray<{ id: string; provider: string; timeoutSeconds: number }> }> }): LeasedCall[] {
+export function videoRouteCalls(catalog: {
+  models: ReadonlyArray<{ id: string; group: string; routes: ReadonlyArray<{ id: string; provider: string; timeoutSeconds: number }> }>;
+}): LeasedCall[] {
   return catalog.models
     .filter((m) => m.group === 'video' || m.group === 'motion-control')
-    .flatMap((m) => m.routes.filter((r) => r.provider !== 'simulator').map((r) => ({ name: `the timeoutSeconds of ${m.id}'s route ${r.id}`, seconds: r.timeoutSeconds })));
+    .flatMap((m) =>
+      m.routes.filter((r) => r.provider !== 'simulator').map((r) => ({ name: `the timeoutSeconds of ${m.id}'s route ${r.id}`, seconds: r.timeoutSeconds })),
+    );
 }

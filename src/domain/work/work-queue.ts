@@ -109,7 +109,10 @@ export class WorkQueue {
   async release(items: WorkItem[]): Promise<void> {
     if (items.length === 0) return;
     const pairs = items.map(() => '(?, ?)').join(', ');
-    await this.db.run(`update work_items set locked_until = null where (id, attempts) in (${pairs})`, items.flatMap((i) => [i.id, i.attempts]));
+    await this.db.run(
+      `update work_items set locked_until = null where (id, attempts) in (${pairs})`,
+      items.flatMap((i) => [i.id, i.attempts]),
+    );
   }
 
   /** When the next item is due, to sleep until then (bounded by the caller). */

@@ -7,7 +7,9 @@ import { VideoQuoteInput, quoteBody } from '../types/inputs';
 /** GET /v1/models and POST /v1/video/quote: API-key powers, not counted by rate limits. */
 @Resolver()
 export class CatalogResolver {
-  @Query(() => [ModelType], { description: 'Every model: chat, image, image editing, video and motion control. Either credential: the owner picks key permissions from it.' })
+  @Query(() => [ModelType], {
+    description: 'Every model: chat, image, image editing, video and motion control. Either credential: the owner picks key permissions from it.',
+  })
   models(@Ctx() ctx: GraphQLContext): ModelType[] {
     requireAccountId(ctx);
     const { catalog } = ctx.services;

@@ -1,14 +1,6 @@
 import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
-import {
-  LedgerEntryConnection,
-  UsageGroupBy,
-  UsageType,
-  WebhookDeliveryType,
-  toDeliveryType,
-  toLedgerConnection,
-  toUsageType,
-} from '../types/history';
+import { LedgerEntryConnection, UsageGroupBy, UsageType, WebhookDeliveryType, toDeliveryType, toLedgerConnection, toUsageType } from '../types/history';
 import { DELIVERY_PAGE, LEDGER_PAGE, definedArgs } from '../page-args';
 import { namingArgument } from '../argument-names';
 
@@ -30,7 +22,6 @@ class DeliveriesArgs {
   @Field(() => ID) keyId!: string;
   @Field(() => Int, { nullable: true, description: '1 to 500 (default 100).' }) first?: number | null;
 }
-
 
 /** The account's past: the same AccountHistory calls as GET /account/usage, /account/ledger-entries and the delivery log. */
 @Resolver()

@@ -47,7 +47,7 @@ export function watchAccountJobs(ctx: GraphQLContext): JobStream {
 export class SubscriptionResolver {
   @Subscription(() => VideoJobType, {
     description: 'The current state at once, then each change; completes after COMPLETED or FAILED.',
-    subscribe: ({ args, context }) => watchJob(context as GraphQLContext, String(args.id)),
+    subscribe: ({ args, context }) => watchJob(context as GraphQLContext, String((args as { id: unknown }).id)),
   })
   videoJobUpdated(@Root() job: VideoJob, @Arg('id', () => ID) _id: string): VideoJobType {
     return toVideoJobType(job);

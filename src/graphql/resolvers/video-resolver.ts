@@ -7,7 +7,8 @@ import { IdempotencyService, type IdempotentCall } from '../../domain/idempotenc
 import { stableJson } from '../../domain/idempotency/stable-json';
 import type { VideoJob } from '../../domain/video/video-job';
 
-const IDEMPOTENCY_DOC = 'As the Idempotency-Key header of REST: the same key with the same input answers the same job, queued and charged once (24 hours, per API key).';
+const IDEMPOTENCY_DOC =
+  'As the Idempotency-Key header of REST: the same key with the same input answers the same job, queued and charged once (24 hours, per API key).';
 
 /** An ArgsType (not three @Arg) so the SDL lists the arguments in this order. */
 @ArgsType()
@@ -55,12 +56,20 @@ export class VideoResolver {
   ): Promise<VideoJobType> {
     const key = requireKey(ctx);
     const body = motionBody(input);
-    return toVideoJobType(await once(ctx, idempotencyKey, 'queueMotionControl', body, async (call) => (await ctx.services.video.motionControl(key, body, call)).job));
+    return toVideoJobType(
+      await once(ctx, idempotencyKey, 'queueMotionControl', body, async (call) => (await ctx.services.video.motionControl(key, body, call)).job),
+    );
   }
 }
 
 /** Queues once per idempotency key: a repeat answers the job the first call created, as it is now. */
-async function once(ctx: GraphQLContext, idempotencyKey: string | null | undefined, operation: string, body: object, queue: (call?: IdempotentCall) => Promise<VideoJob>): Promise<VideoJob> {
+async function once(
+  ctx: GraphQLContext,
+  idempotencyKey: string | null | undefined,
+  operation: string,
+  body: object,
+  queue: (call?: IdempotentCall) => Promise<VideoJob>,
+): Promise<VideoJob> {
   const key = requireKey(ctx);
   const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined, 'idempotencyKey');
   if (idem === undefined) return queue();

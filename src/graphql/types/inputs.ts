@@ -24,8 +24,7 @@ export class VideoQuoteInput {
   @Field(() => Int, { nullable: true, description: 'Motion control: 1 to 30' }) durationSeconds?: number | null;
 }
 
-export const quoteBody = (i: VideoQuoteInput) =>
-  body({ model: i.model, duration: i.duration, resolution: i.resolution, duration_seconds: i.durationSeconds });
+export const quoteBody = (i: VideoQuoteInput) => body({ model: i.model, duration: i.duration, resolution: i.resolution, duration_seconds: i.durationSeconds });
 
 @InputType('QueueVideoInput')
 export class QueueVideoInput {

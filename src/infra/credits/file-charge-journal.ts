@@ -140,8 +140,13 @@ function parseRow(line: string): ChargeRow | null {
   try {
     const r = JSON.parse(line) as Partial<ChargeRow>;
     const ok =
-      typeof r.requestId === 'string' && typeof r.leaseId === 'string' && typeof r.accountId === 'string' && typeof r.keyId === 'string' &&
-      (typeof r.model === 'string' || r.model === null) && Number.isSafeInteger(r.leaseMicro) && Number.isSafeInteger(r.excessMicro) &&
+      typeof r.requestId === 'string' &&
+      typeof r.leaseId === 'string' &&
+      typeof r.accountId === 'string' &&
+      typeof r.keyId === 'string' &&
+      (typeof r.model === 'string' || r.model === null) &&
+      Number.isSafeInteger(r.leaseMicro) &&
+      Number.isSafeInteger(r.excessMicro) &&
       (r.waivedMicro === undefined || Number.isSafeInteger(r.waivedMicro));
     return ok ? (r as ChargeRow) : null;
   } catch {

@@ -10,7 +10,12 @@ export type DatabaseState = 'up' | 'slow' | 'down';
  * either); `down` when it fails. `onNoAnswer` runs when it times out or fails (the probe's own
  * connection, say, to be dropped).
  */
-export async function stateWithin(health: DatabaseHealth, timeoutMs: number, selectOne: () => Promise<unknown>, onNoAnswer: () => void = () => undefined): Promise<DatabaseState> {
+export async function stateWithin(
+  health: DatabaseHealth,
+  timeoutMs: number,
+  selectOne: () => Promise<unknown>,
+  onNoAnswer: () => void = () => undefined,
+): Promise<DatabaseState> {
   let timer: NodeJS.Timeout | undefined;
   const slow = Symbol('slow');
   const timeout = new Promise<typeof slow>((resolve) => (timer = setTimeout(() => resolve(slow), timeoutMs)));

@@ -6,7 +6,8 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
-const MESSAGES = /connection terminated|timeout acquiring a connection|connection (is )?closed|client has encountered a connection error|terminating connection|server closed the connection|connect ECONNREFUSED|read ECONNRESET/i;
+const MESSAGES =
+  /connection terminated|timeout acquiring a connection|connection (is )?closed|client has encountered a connection error|terminating connection|server closed the connection|connect ECONNREFUSED|read ECONNRESET/i;
 
 /**
  * True when `err` says the database could not be reached (network, server shutting down, pool

@@ -25,7 +25,7 @@ class KnexExecutor implements SqlExecutor {
   }
 
   async all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const res = (await this.guarded(() => this.knex.raw(sql, params as Knex.RawBinding[]))) as RawResult;
+    const res = await this.guarded<RawResult>(() => this.knex.raw(sql, params as Knex.RawBinding[]));
     return (res.rows ?? []) as T[];
   }
 
@@ -35,7 +35,7 @@ class KnexExecutor implements SqlExecutor {
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    const res = (await this.guarded(() => this.knex.raw(sql, params as Knex.RawBinding[]))) as RawResult;
+    const res = await this.guarded<RawResult>(() => this.knex.raw(sql, params as Knex.RawBinding[]));
     // pg reports rowCount, the PGlite dialect affectedRows.
     return res.rowCount ?? res.affectedRows ?? 0;
   }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { AbstractSqlConnection, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { Client } from 'pg';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
@@ -54,7 +54,7 @@ export async function openDatabase(options: {
     // PGlite is imported dynamically (it is an ES module); the driver owns its lifecycle.
     orm = await MikroORM.init({
       ...common,
-      driver: PGliteDriver as unknown as Options['driver'],
+      driver: PGliteDriver as Options['driver'],
       dbName: 'postgres',
       driverOptions: {
         connection: {
@@ -63,10 +63,10 @@ export async function openDatabase(options: {
           },
         },
       },
-    } as Options);
+    });
   }
   await migrateOnce(orm, options.databaseUrl);
-  const connection = orm.em.getConnection() as unknown as AbstractSqlConnection;
+  const connection = orm.em.getConnection();
   if (options.onDriverWarning) routeKnexLog(connection.getKnex(), options.onDriverWarning);
   const health = new DatabaseHealth(options.onHealthChange);
   const db = new KnexDatabase(connection.getKnex(), options.databaseUrl ? 'postgresql' : 'pglite', health);

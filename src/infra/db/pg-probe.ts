@@ -30,7 +30,12 @@ export class PgProbe {
 
   probe(timeoutMs: number): Promise<DatabaseState> {
     const connection = this.connection(timeoutMs);
-    return stateWithin(this.health, timeoutMs, () => this.selectOne(connection), () => this.discard(connection));
+    return stateWithin(
+      this.health,
+      timeoutMs,
+      () => this.selectOne(connection),
+      () => this.discard(connection),
+    );
   }
 
   close(): Promise<void> {

@@ -79,7 +79,7 @@ export class BatchedFanout<E> {
     this.running = true;
     let budget = this.opts.batchSize;
     while (budget > 0 && this.queue.length > 0) {
-      const head = this.queue[0]!;
+      const head = this.queue[0];
       const next = head.listeners.next();
       if (next.done) {
         this.queue.shift();

@@ -18,7 +18,7 @@ function revive(raw: string): JobEvent | undefined {
   if (typeof parsed?.job !== 'object' || parsed.job === null) return undefined;
   const job = parsed.job as Record<string, unknown>;
   for (const k of ['submittedAt', 'deadlineAt', 'createdAt', 'updatedAt']) {
-    if (typeof job[k] === 'string') job[k] = new Date(job[k] as string);
+    if (typeof job[k] === 'string') job[k] = new Date(job[k]);
   }
   return { job: job as unknown as VideoJob };
 }

@@ -17,16 +17,7 @@ import { BlockList, isIP } from 'node:net';
 import { ipv6Groups } from './ipv6-groups';
 
 /** Why an address is forbidden; `null` from `classifyAddress` means it is allowed. */
-export type AddressCategory =
-  | 'invalid'
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'metadata'
-  | 'shared'
-  | 'multicast'
-  | 'reserved';
+export type AddressCategory = 'invalid' | 'unspecified' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'shared' | 'multicast' | 'reserved';
 
 type Table = Array<[AddressCategory, string[]]>;
 
@@ -97,7 +88,7 @@ const EMBEDDINGS: Array<(v4: number[], prefix: number) => [string, number]> = [
   // 64:ff9b::a.b.c.d (well-known NAT64 prefix): the NAT64 gateway forwards to the IPv4 address.
   (v4, p) => [`64:ff9b::${v4.join('.')}`, 96 + p],
   // 2002:AABB:CCDD::/48 (6to4): the relay forwards to AA.BB.CC.DD.
-  (v4, p) => [`2002:${hex16(v4[0]!, v4[1]!)}:${hex16(v4[2]!, v4[3]!)}::`, 16 + p],
+  (v4, p) => [`2002:${hex16(v4[0], v4[1])}:${hex16(v4[2], v4[3])}::`, 16 + p],
 ];
 
 const TEREDO = new BlockList();

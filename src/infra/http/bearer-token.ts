@@ -5,7 +5,7 @@ import { invalidRequest } from '../../domain/errors/domain-error';
 export function bearerToken(header: string | undefined): string | null {
   if (!header || header.length > 10_000) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1]! : null;
+  return m ? m[1] : null;
 }
 
 /**
@@ -28,7 +28,7 @@ export function singleHeader(req: IncomingMessage, name: string): string | undef
   const lower = name.toLowerCase();
   let seen = false;
   for (let i = 0; i < raw.length; i += 2) {
-    const given = raw[i]!;
+    const given = raw[i];
     if (given.length !== lower.length || given.toLowerCase() !== lower) continue;
     if (seen) throw invalidRequest(`The '${name}' header is given more than once; send exactly one.`, name, 'duplicate_header');
     seen = true;

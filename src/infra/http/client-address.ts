@@ -16,7 +16,7 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | s
     .filter((h) => h !== '');
   let client = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = hops[i]!;
+    const hop = hops[i];
     // Something that is not an address ends the walk: nothing left of it can be believed.
     if (!isIP(hop)) break;
     client = hop;
@@ -36,7 +36,7 @@ export function trustedProxies(ranges: readonly string[]): BlockList | null {
     if (!family || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) {
       throw new Error(`'${range}' is not an IP address or CIDR range`);
     }
-    list.addSubnet(net!, prefix, family === 6 ? 'ipv6' : 'ipv4');
+    list.addSubnet(net, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;
 }

@@ -14,9 +14,8 @@ export function jsonDepthExceeds(value: unknown, max = MAX_JSON_DEPTH): boolean 
   const stack: Array<{ node: object; depth: number }> = [{ node: value, depth: 1 }];
   for (let top = stack.pop(); top; top = stack.pop()) {
     if (top.depth > max) return true;
-    const children = Array.isArray(top.node) ? top.node : Object.values(top.node);
+    const children: unknown[] = Array.isArray(top.node) ? (top.node as unknown[]) : Object.values(top.node);
     for (const child of children) if (child !== null && typeof child === 'object') stack.push({ node: child, depth: top.depth + 1 });
   }
   return false;
 }
-

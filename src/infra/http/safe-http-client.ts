@@ -151,7 +151,7 @@ export class SafeHttpClient {
       const response = await this.agent.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
-        method: (options.method ?? 'GET').toUpperCase() as 'GET',
+        method: (options.method ?? 'GET').toUpperCase(),
         headers,
         body: options.body,
         signal: controller.signal,
@@ -171,13 +171,13 @@ export class SafeHttpClient {
 
       const chunks: Buffer[] = [];
       let received = 0;
-      for await (const chunk of response.body) {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
         received += chunk.length;
         if (received > maxBytes) {
           response.body.destroy();
           throw tooLarge(url, maxBytes);
         }
-        chunks.push(chunk as Buffer);
+        chunks.push(chunk);
       }
 
       return { status: response.statusCode, headers: flatten(response.headers), body: Buffer.concat(chunks) };

@@ -20,7 +20,14 @@ export class WebhookHttpSender implements WebhookSender {
 
   async post(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
     try {
-      const res = await this.client.request(url, { method: 'POST', headers, body, allowHttp: this.options.allowLocal, discardBodyAfter: 4 * 1024, discardWindowMs: 1_000 });
+      const res = await this.client.request(url, {
+        method: 'POST',
+        headers,
+        body,
+        allowHttp: this.options.allowLocal,
+        discardBodyAfter: 4 * 1024,
+        discardWindowMs: 1_000,
+      });
       return { statusCode: res.status, error: null };
     } catch (err) {
       const reason = err instanceof OutboundRequestError ? err.reason : 'network';

@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import type { BlobHandle, BlobStore } from '../../domain/ports/blob-store';
 import { DomainError } from '../../domain/errors/domain-error';
 
-
 /** What a call whose media could not be stored answers: 503 with Retry-After (nothing is charged: the charge comes after). */
 export function storageUnavailable(cause: unknown): DomainError {
-  return new DomainError('service_unavailable', 'Media storage is temporarily unavailable; retry shortly.', { code: 'storage_unavailable', retryAfterSeconds: 30, cause });
+  return new DomainError('service_unavailable', 'Media storage is temporarily unavailable; retry shortly.', {
+    code: 'storage_unavailable',
+    retryAfterSeconds: 30,
+    cause,
+  });
 }
 
 /** Media on disk under `<DATA_DIR>/media`, fanned out by a prefix; writes are atomic (tmp + rename). */

@@ -15,7 +15,14 @@ export function upstreamAttemptReporter(metrics: Metrics, logger: Logger) {
     report(a: AttemptReport): void {
       metrics.upstreamCalls.inc({ route: a.route, model: a.model, outcome: a.outcome });
       metrics.upstreamCallSeconds.observe({ route: a.route }, a.seconds);
-      const line = { route: a.route, model: a.model, outcome: a.outcome, durationMs: Math.round(a.seconds * 1000), retried: a.retried, ...(a.error ? { error: a.error } : {}) };
+      const line = {
+        route: a.route,
+        model: a.model,
+        outcome: a.outcome,
+        durationMs: Math.round(a.seconds * 1000),
+        retried: a.retried,
+        ...(a.error ? { error: a.error } : {}),
+      };
       // A success, or a call its client left, is routine (debug); a failure is what an operator looks for.
       if (a.outcome === 'ok' || a.outcome === 'cancelled') logger.debug(line, 'upstream attempt');
       else logger.warn(line, 'upstream attempt failed');

@@ -72,7 +72,12 @@ type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<n
 const resetSeconds = (counter: Counter): number => Math.max(1, Math.ceil((counter.endsAt - monotonicMillis()) / 1000));
 const refused = (limit: number, counter: Counter): RateDecision => ({ allowed: false, limit, remaining: 0, resetSeconds: resetSeconds(counter) });
 /** Admitted as request number `counted` of the window. */
-const admitted = (limit: number, counted: number, counter: Counter): RateDecision => ({ allowed: true, limit, remaining: limit - counted, resetSeconds: resetSeconds(counter) });
+const admitted = (limit: number, counted: number, counter: Counter): RateDecision => ({
+  allowed: true,
+  limit,
+  remaining: limit - counted,
+  resetSeconds: resetSeconds(counter),
+});
 
 /**
  * Requests per minute per key and group, in fixed windows that start with a key's first request
@@ -282,9 +287,6 @@ export class LocalFirstRateLimiter implements RateLimiter {
     const timer = setTimeout(() => fail(new Error(`Redis did not answer the rate-limit counts within ${SYNC_TIMEOUT_MS} ms`)), SYNC_TIMEOUT_MS);
     timer.unref();
     const keys = batch.map((q) => q.counter.redisKey);
-    this.incrEach!(keys.length, ...keys, WINDOW_MS).then(
-      (pairs) => settle(pairs.map(Number)),
-      fail,
-    );
+    this.incrEach!(keys.length, ...keys, WINDOW_MS).then((pairs) => settle(pairs.map(Number)), fail);
   }
 }

@@ -58,13 +58,16 @@ export function watchLiveness(connection: Redis, everyMs = 1_000, timeoutMs = 1_
     const deadline = setTimeout(() => {
       if (!answered) connection.disconnect(true);
     }, timeoutMs);
-    connection.ping().then(
-      () => (answered = true),
-      () => undefined,
-    ).finally(() => {
-      clearTimeout(deadline);
-      waiting = false;
-    });
+    connection
+      .ping()
+      .then(
+        () => (answered = true),
+        () => undefined,
+      )
+      .finally(() => {
+        clearTimeout(deadline);
+        waiting = false;
+      });
   }, everyMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -22,7 +22,11 @@ export class FalHttp {
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
 
-  constructor(apiKey: string | undefined, private readonly timeoutMs: number, dispatcher?: Dispatcher) {
+  constructor(
+    apiKey: string | undefined,
+    private readonly timeoutMs: number,
+    dispatcher?: Dispatcher,
+  ) {
     this.ownsDispatcher = dispatcher === undefined;
     this.dispatcher = dispatcher ?? new Agent({ keepAliveTimeout: 30_000 });
     // fal authenticates with `Key <secret>`, not `Bearer`.
@@ -69,4 +73,3 @@ export class FalHttp {
     }
   }
 }
-

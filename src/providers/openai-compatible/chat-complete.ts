@@ -33,7 +33,8 @@ export function resultFromCompletion(body: unknown): ChatResult {
       const toolCalls = toolCallsOf(c.message?.tool_calls);
       if (toolCalls) message.tool_calls = toolCalls;
       const annotations = c.message?.annotations;
-      if (Array.isArray(annotations) && annotations.length > 0 && annotations.every((a) => a !== null && typeof a === 'object')) message.annotations = annotations;
+      if (Array.isArray(annotations) && annotations.length > 0 && annotations.every((a) => a !== null && typeof a === 'object'))
+        message.annotations = annotations;
       return { index: typeof c.index === 'number' ? c.index : i, message, finishReason: finishReasonOf(c.finish_reason), logprobs: logprobsOf(c.logprobs) };
     }),
     // A compatible server that omits usage reports nothing; the caller decides how to bill that.

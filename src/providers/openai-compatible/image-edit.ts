@@ -11,11 +11,7 @@ import type { UpstreamHttp } from './upstream-http';
 
 const blobOf = (file: InputFile) => new Blob([file.data], { type: file.contentType });
 
-export async function editImages(
-  http: UpstreamHttp,
-  request: ImageEditRequest,
-  fetchMedia: FetchMedia | undefined,
-): Promise<GeneratedImages> {
+export async function editImages(http: UpstreamHttp, request: ImageEditRequest, fetchMedia: FetchMedia | undefined): Promise<GeneratedImages> {
   const form = new FormData();
   form.append('model', request.upstreamModel);
   form.append('prompt', request.prompt);

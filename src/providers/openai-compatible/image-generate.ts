@@ -4,11 +4,7 @@ import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
 import type { UpstreamHttp } from './upstream-http';
 
-export async function generateImages(
-  http: UpstreamHttp,
-  request: ImageGenerationRequest,
-  fetchMedia: FetchMedia | undefined,
-): Promise<GeneratedImages> {
+export async function generateImages(http: UpstreamHttp, request: ImageGenerationRequest, fetchMedia: FetchMedia | undefined): Promise<GeneratedImages> {
   const payload: Record<string, unknown> = {
     model: request.upstreamModel,
     prompt: request.prompt,

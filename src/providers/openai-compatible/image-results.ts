@@ -48,7 +48,11 @@ function usageOf(value: unknown): Record<string, unknown> | undefined {
   for (const [k, v] of Object.entries(value).slice(0, 16)) {
     if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
     else if (k.endsWith('_details') && v && typeof v === 'object' && !Array.isArray(v)) {
-      const details = Object.fromEntries(Object.entries(v).slice(0, 16).filter(([, n]) => typeof n === 'number' && Number.isFinite(n)));
+      const details = Object.fromEntries(
+        Object.entries(v as Record<string, unknown>)
+          .slice(0, 16)
+          .filter(([, n]) => typeof n === 'number' && Number.isFinite(n)),
+      );
       out[k] = details;
     }
   }
@@ -78,7 +82,7 @@ async function imageFromItem(item: UpstreamImage | null, fetchMedia?: FetchMedia
     try {
       return await fetchMedia(item.url);
     } catch (err) {
-      throw upstreamError('The model provider\'s image could not be downloaded.', err);
+      throw upstreamError("The model provider's image could not be downloaded.", err);
     }
   }
   throw upstreamError(undefined, new Error('Upstream image has neither b64_json nor url'));

@@ -61,7 +61,7 @@ export function collectedCall(
     const chunks: Buffer[] = [];
     const finish = () => {
       done();
-      resolve({ status, text: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'), retryAfter });
+      resolve({ status, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), retryAfter });
     };
     let size = 0;
     let status = 0;

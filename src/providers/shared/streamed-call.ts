@@ -13,6 +13,7 @@
 import type { Dispatcher } from 'undici';
 import { callerAbortReason } from './collected-call';
 import type { CallSignal } from '../../domain/shared/call-signal';
+import { causeText } from '../../domain/errors/domain-error';
 
 const HIGH_WATER = 32;
 
@@ -20,7 +21,7 @@ export class ChunkStream implements AsyncIterable<Buffer> {
   private readonly queue: Buffer[] = [];
   private waiter: { resolve: (r: IteratorResult<Buffer>) => void; reject: (err: unknown) => void } | undefined;
   private ended = false;
-  private failure: unknown;
+  private failure: Error | undefined;
   private paused = false;
   destroyed = false;
 
@@ -46,7 +47,7 @@ export class ChunkStream implements AsyncIterable<Buffer> {
   finish(err?: unknown): void {
     if (this.ended) return;
     this.ended = true;
-    this.failure = err;
+    this.failure = err === undefined || err instanceof Error ? err : new Error(causeText(err));
     const waiter = this.waiter;
     this.waiter = undefined;
     if (!waiter) return;
@@ -109,7 +110,7 @@ export function streamedCall(dispatcher: Dispatcher, options: Dispatcher.Dispatc
       },
       onResponseStart(c, statusCode, headers) {
         body = new ChunkStream(c);
-        resolve({ status: statusCode, headers: headers as StreamedResponse['headers'], body });
+        resolve({ status: statusCode, headers: headers, body });
       },
       onResponseData(_c, chunk) {
         body?.push(chunk);

@@ -70,7 +70,7 @@ function upstreamMessageOf(bodyText: string): { message?: string; param?: string
   }
   const error = parsed?.error ?? parsed?.detail ?? parsed;
   if (typeof error === 'string') return { message: error };
-  const first = Array.isArray(error) ? error[0] : error;
+  const first: unknown = Array.isArray(error) ? (error as unknown[])[0] : error;
   if (!first || typeof first !== 'object') return {};
   const { message, msg, param, loc, code } = first as Record<string, unknown>;
   const text = typeof message === 'string' ? message : typeof msg === 'string' ? msg : undefined;
@@ -115,9 +115,24 @@ export function retryAfterSecondsOf(value: string | undefined, now = Date.now())
  * its user to rotate a key or top up.
  */
 const GATEWAY_CODES = new Set([
-  'invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'daily_cap_exceeded', 'model_forbidden',
-  'key_limit_reached', 'permission_error', 'authentication_error', 'billing_hard_limit_reached', 'account_deactivated', 'idempotency_key_reused',
-  'idempotency_key_in_use', 'server_shutdown', 'database_unavailable', 'storage_unavailable', 'service_unavailable', 'internal_error',
+  'invalid_api_key',
+  'insufficient_quota',
+  'insufficient_credits',
+  'rate_limit_exceeded',
+  'daily_cap_exceeded',
+  'model_forbidden',
+  'key_limit_reached',
+  'permission_error',
+  'authentication_error',
+  'billing_hard_limit_reached',
+  'account_deactivated',
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
+  'server_shutdown',
+  'database_unavailable',
+  'storage_unavailable',
+  'service_unavailable',
+  'internal_error',
 ]);
 
 export function errorForStatus(status: number, bodyText: string, scrub?: ErrorScrub, retryAfter?: string): DomainError {
@@ -143,7 +158,8 @@ export function errorForStatus(status: number, bodyText: string, scrub?: ErrorSc
     // The provider's own code when it is a plain token (`context_length_exceeded`: agent
     // frameworks trim their history on it); one that could carry anything else (a name the
     // scrub would hide: the upstream's model, its key) is not passed on.
-    const safeCode = code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code && !GATEWAY_CODES.has(code) ? code : 'upstream_rejected';
+    const safeCode =
+      code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code && !GATEWAY_CODES.has(code) ? code : 'upstream_rejected';
     const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
     return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: safeCode, cause });
   }
@@ -153,7 +169,5 @@ export function errorForStatus(status: number, bodyText: string, scrub?: ErrorSc
 /** Wraps anything thrown while talking to the upstream; DomainErrors pass through unchanged. */
 export function asUpstreamError(err: unknown, timedOut = false): DomainError {
   if (err instanceof DomainError) return err;
-  return timedOut
-    ? upstreamError('The model provider did not answer in time.', err)
-    : upstreamError(undefined, err);
+  return timedOut ? upstreamError('The model provider did not answer in time.', err) : upstreamError(undefined, err);
 }

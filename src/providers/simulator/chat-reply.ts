@@ -43,7 +43,10 @@ export function conversationHash(upstreamModel: string, messages: readonly ChatM
 /** A short, single-line excerpt of a text. */
 export function excerpt(source: string, maxChars = MAX_ECHO_CHARS): string {
   // Slice before normalising, so a huge prompt costs no more than a short one.
-  let echo = source.slice(0, maxChars * 2).replace(WHITESPACE_RUN, ' ').trim();
+  let echo = source
+    .slice(0, maxChars * 2)
+    .replace(WHITESPACE_RUN, ' ')
+    .trim();
   if (echo.length > maxChars) echo = `${echo.slice(0, maxChars).trimEnd()}...`;
   return echo;
 }

@@ -79,16 +79,18 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
     if (first === undefined) throw invalidRequest('An image file is required.', 'image');
     const wanted = request.width !== undefined && request.height !== undefined ? { width: request.width, height: request.height } : undefined;
     // The output size: the one asked for, or the input's (its header, read by sharp; nothing decoded).
-    const size = wanted ?? (await reading('image', async () => {
-      const meta = await sharp(first.data, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
-      if (!meta.width || !meta.height) throw new Error('no size');
-      return { width: meta.width, height: meta.height };
-    }));
+    const size =
+      wanted ??
+      (await reading('image', async () => {
+        const meta = await sharp(first.data, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
+        if (!meta.width || !meta.height) throw new Error('no size');
+        return { width: meta.width, height: meta.height };
+      }));
 
     // Only the first image is drawn on, but every one must be an image a provider could read (a
     // truncated file as a second part was answered, and billed): each is decoded once, in turn.
     for (let i = 1; i < request.images.length; i++) {
-      const file = request.images[i]!;
+      const file = request.images[i];
       await mediaSlots.run(() => reading(`image[${i}]`, () => decoder(file).raw().toBuffer()));
     }
 

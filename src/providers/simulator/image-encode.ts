@@ -14,14 +14,22 @@ const CONTENT_TYPES = { png: PNG_CONTENT_TYPE, jpeg: 'image/jpeg', webp: 'image/
 /** A disc of 45% of the shorter side, centred; composited `dest-in` it clears the alpha outside it. */
 function disc(width: number, height: number): Buffer {
   const r = Math.min(width, height) * 0.45;
-  return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><circle cx="${width / 2}" cy="${height / 2}" r="${r}" fill="#000"/></svg>`);
+  return Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><circle cx="${width / 2}" cy="${height / 2}" r="${r}" fill="#000"/></svg>`,
+  );
 }
 
 /**
  * Finishes `pipeline` (an image of width x height) in the format the options ask for, with
  * the caller's `overlays` composited first (sharp keeps one composite list per pipeline).
  */
-export async function encodeImage(pipeline: Sharp, width: number, height: number, options: ImageOptions = {}, overlays: OverlayOptions[] = []): Promise<GeneratedImage> {
+export async function encodeImage(
+  pipeline: Sharp,
+  width: number,
+  height: number,
+  options: ImageOptions = {},
+  overlays: OverlayOptions[] = [],
+): Promise<GeneratedImage> {
   const layers = options.background === 'transparent' ? [...overlays, { input: disc(width, height), blend: 'dest-in' as const }] : overlays;
   if (layers.length > 0) pipeline = pipeline.composite(layers);
   const format = options.output_format ?? 'png';

@@ -24,15 +24,7 @@ export class SimulatorImageProvider implements ImageProvider {
     const images: GeneratedImage[] = [];
     for (let index = 0; index < request.n; index++) {
       request.signal?.throwIfAborted();
-      const seed = seedFromParts([
-        'image',
-        request.upstreamModel,
-        request.prompt,
-        request.negativePrompt,
-        request.seed,
-        request.stylePreset,
-        index,
-      ]);
+      const seed = seedFromParts(['image', request.upstreamModel, request.prompt, request.negativePrompt, request.seed, request.stylePreset, index]);
       const { width, height } = request;
       images.push(await mediaSlots.run(() => encodeImage(fromSvg(patternSvg(width, height, seed)), width, height, request.options)));
     }

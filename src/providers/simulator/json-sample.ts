@@ -164,7 +164,10 @@ export class JsonSampler {
       if (!this.spend(ref.length)) return undefined;
       if (ref === '#') s = this.root;
       else {
-        const path = ref.replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+        const path = ref
+          .replace(/^#\//, '')
+          .split('/')
+          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
         s = path.reduce<unknown>((node, p) => (node && typeof node === 'object' ? (node as Schema)[p] : undefined), this.root);
       }
     }

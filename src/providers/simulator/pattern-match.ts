@@ -35,7 +35,13 @@ export class PatternMatcher {
       return preferred;
     }
     const candidates = [preferred, 'a', 'A', '0', 'aaaa', 'AAAA', '0000', 'example', 'a1', 'A1'];
-    return this.firstAccepted(pattern, re, candidates.filter((c) => c.length >= min && c.length <= max)) ?? preferred;
+    return (
+      this.firstAccepted(
+        pattern,
+        re,
+        candidates.filter((c) => c.length >= min && c.length <= max),
+      ) ?? preferred
+    );
   }
 
   /**
@@ -48,7 +54,7 @@ export class PatternMatcher {
    */
   private firstAccepted(pattern: string, re: RegExp, texts: string[]): string | undefined {
     let results = this.results.get(pattern);
-    if (!results) this.results.set(pattern, (results = new Map()));
+    if (!results) this.results.set(pattern, (results = new Map<string, string | undefined>()));
     const key = texts.join('\0');
     if (results.has(key)) return results.get(key);
     let accepted: string | undefined;

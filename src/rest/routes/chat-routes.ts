@@ -9,7 +9,18 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
-import { callLifetime, cutBeforeAnswer, unlessCutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import {
+  callLifetime,
+  cutBeforeAnswer,
+  unlessCutBeforeAnswer,
+  endEventStream,
+  holdEvents,
+  sendEvent,
+  SHUTDOWN_STREAM_ERROR,
+  startEventStream,
+  writeEvent,
+  type StreamTerms,
+} from '../sse/sse-writer';
 import { chunkPrefix, chunkText, completionBody, usageChunkBody } from './chat-wire';
 
 /** An error after the headers are gone travels as an SSE event, in the same body shape as elsewhere. */
@@ -52,12 +63,16 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
       // A choice that begins with a tool call opens with `content: null`, as OpenAI's does: the
       // AI SDK makes an empty text part of `""`, which its UIs show before the call.
       const callsFirst = (index: number) => first?.choices.some((c) => c.index === index && c.delta.tool_calls !== undefined && !c.delta.content) === true;
-      const opening = Array.from({ length: info.choiceCount }, (_, index) => ({ index, delta: { role: 'assistant' as const, content: callsFirst(index) ? null : '' }, finishReason: null }));
+      const opening = Array.from({ length: info.choiceCount }, (_, index) => ({
+        index,
+        delta: { role: 'assistant' as const, content: callsFirst(index) ? null : '' },
+        finishReason: null,
+      }));
       // Queued, not written: it leaves with the headers and the first content events, in one write.
       // The provider's first chunk says what every chunk repeats (system fingerprint, service tier).
       const stamp = first?.stamp;
       const prefix = chunkPrefix(info, stamp);
-      writeEvent(res, chunkText(prefix, opening));
+      void writeEvent(res, chunkText(prefix, opening));
       let unfinishedChoices = info.choiceCount;
       // Iterated by hand, not with for-await over a wrapper: one generator hop less per event.
       for (; !next.done && !abort.signal.aborted; next = await rest.next()) {
@@ -72,9 +87,9 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
           continue;
         }
         // Queued: the usage and `[DONE]` leave with the end of the response (endEventStream).
-        if (info.includeUsage) writeEvent(res, usageChunkBody(info, item.usage, stamp));
+        if (info.includeUsage) void writeEvent(res, usageChunkBody(info, item.usage, stamp));
       }
-      if (!abort.signal.aborted) writeEvent(res, '[DONE]');
+      if (!abort.signal.aborted) void writeEvent(res, '[DONE]');
     } catch (err) {
       if (!abort.signal.aborted) await sendEvent(res, streamErrorBody(err));
     } finally {

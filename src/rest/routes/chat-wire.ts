@@ -3,7 +3,11 @@ import type { ChatCallInfo, ChatCompletionResult } from '../../domain/chat/chat-
 import type { ChatUsage, ChoiceDelta, StreamStamp } from '../../domain/chat/chat-port';
 
 export function usageBody(u: ChatUsage) {
-  const body: Record<string, unknown> = { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens };
+  const body: Record<string, unknown> = {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+  };
   if (u.promptDetails) body.prompt_tokens_details = u.promptDetails;
   if (u.completionDetails) body.completion_tokens_details = u.completionDetails;
   return body;
@@ -57,7 +61,7 @@ export function chunkPrefix(info: ChatCallInfo, stamp: StreamStamp = {}): string
 export function chunkText(prefix: string, choices: readonly ChoiceDelta[]): string {
   let text = `${prefix}[`;
   for (let i = 0; i < choices.length; i++) {
-    const c = choices[i]!;
+    const c = choices[i];
     text += `${i > 0 ? ',' : ''}{"index":${JSON.stringify(c.index)},"delta":${JSON.stringify(c.delta)},"logprobs":${JSON.stringify(c.logprobs ?? null)},"finish_reason":${JSON.stringify(c.finishReason)}}`;
   }
   return `${text}]}`;

@@ -51,7 +51,9 @@ export function consoleRoutes(deps: { signIn: ConsoleSignIn; publicBaseUrl: () =
   r.get('/console/config.json', (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const s = deps.signIn;
-    res.json(s.kind === 'oidc' ? { signIn: 'oidc', oidc: { issuer: s.issuer, clientId: s.clientId ?? null } } : { signIn: 'dev', devSignInUrl: '/dev-idp/sign-in' });
+    res.json(
+      s.kind === 'oidc' ? { signIn: 'oidc', oidc: { issuer: s.issuer, clientId: s.clientId ?? null } } : { signIn: 'dev', devSignInUrl: '/dev-idp/sign-in' },
+    );
   });
 
   r.use('/console', (_req, res, next) => {

@@ -73,12 +73,30 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
   };
   const toInput = (f: Express.Multer.File): InputFile => ({ data: f.buffer, filename: f.originalname, contentType: f.mimetype });
   const r = Router();
-  r.post('/images/edits', requireMultipart, admit, declaredSizeCap(MAX_MULTIPART_BODY_BYTES), ...(idempotency ? [idempotency] : []), parseUpload, async (req, res) => {
-    const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
-    const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
-    const mask = files['mask']?.[0];
-    const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-    sendImages(res, await images.edit(keyOf(res), multipartTextFields(req.body), input, res.locals.rateHeaders as Record<string, string> | undefined, callOf(res), leaveSignal(res)));
-  });
+  r.post(
+    '/images/edits',
+    requireMultipart,
+    admit,
+    declaredSizeCap(MAX_MULTIPART_BODY_BYTES),
+    ...(idempotency ? [idempotency] : []),
+    parseUpload,
+    async (req, res) => {
+      const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
+      const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
+      const mask = files['mask']?.[0];
+      const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
+      sendImages(
+        res,
+        await images.edit(
+          keyOf(res),
+          multipartTextFields(req.body),
+          input,
+          res.locals.rateHeaders as Record<string, string> | undefined,
+          callOf(res),
+          leaveSignal(res),
+        ),
+      );
+    },
+  );
   return r;
 }

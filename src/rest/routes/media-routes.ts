@@ -23,13 +23,13 @@ export function parseByteRange(header: string | undefined, size: number): { star
   let start: number;
   let end: number;
   if (m[1] === '') {
-    const suffix = position(m[2]!);
+    const suffix = position(m[2]);
     if (suffix === 0) return 'unsatisfiable';
     start = Math.max(0, size - suffix);
     end = size - 1;
   } else {
-    start = position(m[1]!);
-    const last = m[2] === '' ? Infinity : position(m[2]!);
+    start = position(m[1]);
+    const last = m[2] === '' ? Infinity : position(m[2]);
     if (last < start) return null;
     end = Math.min(last, size - 1);
   }
@@ -59,7 +59,11 @@ export function mediaRoutes(media: MediaLibrary): Router {
       // RFC 9110 makes this a 416 with the size in Content-Range; the body is the OpenAI error
       // body every other refusal carries, not an empty one. 416 is HTTP's, not a domain outcome with
       // a type of its own in the status table, so it is written here with the shared body.
-      const err = invalidRequest(`The Range '${String(req.headers.range).slice(0, 64)}' is outside the file's ${blob.size} bytes.`, 'Range', 'range_not_satisfiable');
+      const err = invalidRequest(
+        `The Range '${String(req.headers.range).slice(0, 64)}' is outside the file's ${blob.size} bytes.`,
+        'Range',
+        'range_not_satisfiable',
+      );
       sendJson(res, 416, { 'Content-Range': `bytes */${blob.size}`, 'Accept-Ranges': 'bytes' }, errorBody(err));
       return;
     }

@@ -24,7 +24,11 @@ export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; d
       return;
     }
     const state = deps.dependencies ? await deps.dependencies() : undefined;
-    if (state?.database === 'down') res.status(503).set('Retry-After', '5').json({ status: 'unavailable', ...state });
+    if (state?.database === 'down')
+      res
+        .status(503)
+        .set('Retry-After', '5')
+        .json({ status: 'unavailable', ...state });
     else res.json({ status: state?.redis === 'down' || state?.database === 'slow' ? 'degraded' : 'ok', ...state });
   });
   r.get('/metrics', async (_req, res) => {

@@ -7,7 +7,18 @@ import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
 import type { JsonPostHandler } from './chat-routes';
-import { callLifetime, cutBeforeAnswer, unlessCutBeforeAnswer, endEventStream, holdEvents, sendEvent, SHUTDOWN_STREAM_ERROR, startEventStream, writeEvent, type StreamTerms } from '../sse/sse-writer';
+import {
+  callLifetime,
+  cutBeforeAnswer,
+  unlessCutBeforeAnswer,
+  endEventStream,
+  holdEvents,
+  sendEvent,
+  SHUTDOWN_STREAM_ERROR,
+  startEventStream,
+  writeEvent,
+  type StreamTerms,
+} from '../sse/sse-writer';
 
 /** POST /v1/responses, JSON or the Responses event stream (served by the JSON lane and by Express alike). */
 export function createResponseHandler(responses: ResponsesService, terms: StreamTerms = {}): JsonPostHandler {

@@ -10,7 +10,12 @@ export interface StreamTerms {
   stallMs?: number;
 }
 
-const EVENT_STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
+const EVENT_STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
 
 /**
  * Commits the 200 and its headers. They are not flushed on their own: they leave with the first
@@ -119,7 +124,7 @@ export function holdEvents(res: ServerResponse): void {
 
 /** An event written now, after what is queued: for the few events of a stream's start and end. */
 export async function sendEvent(res: ServerResponse, data: unknown, event?: string): Promise<void> {
-  writeEvent(res, data, event);
+  void writeEvent(res, data, event);
   await release(res);
 }
 
@@ -176,10 +181,14 @@ export function callLifetime(res: ServerResponse, shutdownDeadline?: CallSignal)
  * ordinary 503 the client may retry, not a bare connection reset or an empty 200 stream.
  */
 export function cutBeforeAnswer(): DomainError {
-  return new DomainError('service_unavailable', 'The server is restarting and ended this call before the model answered; nothing was charged. Retry the request.', {
-    code: 'server_shutdown',
-    retryAfterSeconds: 1,
-  });
+  return new DomainError(
+    'service_unavailable',
+    'The server is restarting and ended this call before the model answered; nothing was charged. Retry the request.',
+    {
+      code: 'server_shutdown',
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
 /** A `.catch` for a call's answer: an error of a call the drain deadline cut becomes cutBeforeAnswer's 503. */

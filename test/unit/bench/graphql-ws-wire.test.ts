@@ -68,7 +68,7 @@ test('messages of every length form, sent together or in pieces, arrive whole an
   expect(c.messages.slice(0, 8).map((m) => [m.n, (m.pad as string).length])).toEqual([0, 10, 125, 126, 200, 65_535, 65_536, 300_000].map((n) => [n, n]));
   expect(c.messages[8]).toEqual({ type: 'fragmented', parts: 3 });
   // ws refuses unmasked client frames, so an answer read as JSON proves the masking.
-  expect(JSON.parse(received[0]!)).toEqual({ type: 'connection_init', payload: { authorization: 'Bearer k' } });
+  expect(JSON.parse(received[0])).toEqual({ type: 'connection_init', payload: { authorization: 'Bearer k' } });
   client.close();
   await c.until(() => c.closed !== undefined);
 });
@@ -100,7 +100,9 @@ test('a refused upgrade or a server without the subprotocol is an error, not a c
   const bare = new WebSocketServer({ server: noProtocol, handleProtocols: () => false });
   await new Promise<void>((ok) => noProtocol.listen(0, '127.0.0.1', ok));
   try {
-    await expect(WireClient.open(`ws://127.0.0.1:${(noProtocol.address() as AddressInfo).port}/graphql`, collector().handlers, Date.now)).rejects.toThrow('bad WebSocket handshake answer');
+    await expect(WireClient.open(`ws://127.0.0.1:${(noProtocol.address() as AddressInfo).port}/graphql`, collector().handlers, Date.now)).rejects.toThrow(
+      'bad WebSocket handshake answer',
+    );
   } finally {
     for (const c of bare.clients) c.terminate();
     await new Promise((ok) => bare.close(ok));
@@ -109,7 +111,9 @@ test('a refused upgrade or a server without the subprotocol is an error, not a c
   const plain = createServer((_req, res) => res.writeHead(404).end());
   await new Promise<void>((ok) => plain.listen(0, '127.0.0.1', ok));
   try {
-    await expect(WireClient.open(`ws://127.0.0.1:${(plain.address() as AddressInfo).port}/graphql`, collector().handlers, Date.now)).rejects.toThrow('upgrade answered 404');
+    await expect(WireClient.open(`ws://127.0.0.1:${(plain.address() as AddressInfo).port}/graphql`, collector().handlers, Date.now)).rejects.toThrow(
+      'upgrade answered 404',
+    );
   } finally {
     await new Promise((ok) => plain.close(ok));
   }

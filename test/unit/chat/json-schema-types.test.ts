@@ -21,13 +21,30 @@ function refusal(schema: Parameters<typeof parseInput>[0], input: unknown): Doma
 describe('an unknown JSON Schema type is a 400 naming where it is', () => {
   test.each([
     ['chat response_format', chatRequestSchema, withSchema(misspelt), 'response_format.json_schema.schema.properties.a.type'],
-    ['chat tool parameters', chatRequestSchema, chat({ tools: [{ type: 'function', function: { name: 'f', parameters: misspelt } }] }), 'tools[0].function.parameters.properties.a.type'],
-    ['responses text.format', responsesRequestSchema, responses({ text: { format: { type: 'json_schema', name: 's', schema: misspelt } } }), 'text.format.schema.properties.a.type'],
-    ['responses tool parameters', responsesRequestSchema, responses({ tools: [{ type: 'function', name: 'f', parameters: misspelt }] }), 'tools[0].parameters.properties.a.type'],
+    [
+      'chat tool parameters',
+      chatRequestSchema,
+      chat({ tools: [{ type: 'function', function: { name: 'f', parameters: misspelt } }] }),
+      'tools[0].function.parameters.properties.a.type',
+    ],
+    [
+      'responses text.format',
+      responsesRequestSchema,
+      responses({ text: { format: { type: 'json_schema', name: 's', schema: misspelt } } }),
+      'text.format.schema.properties.a.type',
+    ],
+    [
+      'responses tool parameters',
+      responsesRequestSchema,
+      responses({ tools: [{ type: 'function', name: 'f', parameters: misspelt }] }),
+      'tools[0].parameters.properties.a.type',
+    ],
   ])('%s', (_label, schema, body, param) => {
     const err = refusal(schema, body);
     expect(err).toMatchObject({ type: 'invalid_request_error', status: 400, param });
-    expect(err.message).toBe(`Invalid '${param}': 'strng' is not a JSON Schema type: use string, number, integer, boolean, object, array or null, or an array of these`);
+    expect(err.message).toBe(
+      `Invalid '${param}': 'strng' is not a JSON Schema type: use string, number, integer, boolean, object, array or null, or an array of these`,
+    );
   });
 
   test.each([
@@ -41,7 +58,11 @@ describe('an unknown JSON Schema type is a 400 naming where it is', () => {
     ['in $defs', { $defs: { node: { type: 'obj' } } }, ['$defs', 'node', 'type']],
     ['in definitions', { definitions: { node: { type: 'obj' } } }, ['definitions', 'node', 'type']],
     ['in additionalProperties', { type: 'object', additionalProperties: { type: 'any' } }, ['additionalProperties', 'type']],
-    ['deep down', { properties: { a: { properties: { b: { items: { properties: { c: { type: 'float' } } } } } } } }, ['properties', 'a', 'properties', 'b', 'items', 'properties', 'c', 'type']],
+    [
+      'deep down',
+      { properties: { a: { properties: { b: { items: { properties: { c: { type: 'float' } } } } } } } },
+      ['properties', 'a', 'properties', 'b', 'items', 'properties', 'c', 'type'],
+    ],
     ['the first in reading order', { properties: { a: { type: 'one' }, b: { type: 'two' } } }, ['properties', 'a', 'type']],
   ])('%s', (_label, schema, path) => {
     expect(unknownSchemaType(schema as Record<string, unknown>)?.path).toEqual(path);

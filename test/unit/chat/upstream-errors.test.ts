@@ -1,10 +1,19 @@
 import { errorForStatus, retryAfterSecondsOf, scrubUpstreamText } from '../../../src/providers/shared/upstream-errors';
 
-const scrub = { secrets: ['https://api.upstream.example/v1', 'api.upstream.example', 'sk-live-upstream-secret'], model: { upstream: 'gpt-4o-2024-08-06', public: 'svc-chat-1' } };
+const scrub = {
+  secrets: ['https://api.upstream.example/v1', 'api.upstream.example', 'sk-live-upstream-secret'],
+  model: { upstream: 'gpt-4o-2024-08-06', public: 'svc-chat-1' },
+};
 
 describe('upstream errors', () => {
   test('a 400 blaming the request is a readable 400 with the upstream param, scrubbed', () => {
-    const body = JSON.stringify({ error: { message: "Invalid schema for 'gpt-4o-2024-08-06' at https://api.upstream.example/v1/x (key sk-live-upstream-secret; Bearer abc.def)", param: 'response_format', code: 'bad' } });
+    const body = JSON.stringify({
+      error: {
+        message: "Invalid schema for 'gpt-4o-2024-08-06' at https://api.upstream.example/v1/x (key sk-live-upstream-secret; Bearer abc.def)",
+        param: 'response_format',
+        code: 'bad',
+      },
+    });
     const err = errorForStatus(400, body, scrub);
     expect(err).toMatchObject({ type: 'invalid_request_error', status: 400, param: 'response_format', code: 'bad' });
     expect(err.message).toContain("Invalid schema for 'svc-chat-1'");
@@ -15,9 +24,11 @@ describe('upstream errors', () => {
     const withCode = (code: unknown) => errorForStatus(400, JSON.stringify({ error: { message: 'm', code } }), scrub).code;
     expect(withCode('context_length_exceeded')).toBe('context_length_exceeded');
     expect(withCode('INVALID_ARGUMENT')).toBe('INVALID_ARGUMENT');
-    for (const odd of [undefined, null, 42, '', 'x y', '<script>', 'sk-live-upstream-secret', 'gpt-4o-2024-08-06', 'a'.repeat(65), '_leading']) expect(withCode(odd)).toBe('upstream_rejected');
+    for (const odd of [undefined, null, 42, '', 'x y', '<script>', 'sk-live-upstream-secret', 'gpt-4o-2024-08-06', 'a'.repeat(65), '_leading'])
+      expect(withCode(odd)).toBe('upstream_rejected');
     // A code that would speak of the caller's own key, balance or limits here is the provider's business.
-    for (const ours of ['invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'model_forbidden']) expect(withCode(ours)).toBe('upstream_rejected');
+    for (const ours of ['invalid_api_key', 'insufficient_quota', 'insufficient_credits', 'rate_limit_exceeded', 'model_forbidden'])
+      expect(withCode(ours)).toBe('upstream_rejected');
   });
 
   test('404 is not_found, 422 is a 400, FastAPI detail lists are read', () => {
@@ -28,7 +39,10 @@ describe('upstream errors', () => {
 
   test('auth failures, rate limits, 5xx and garbage stay 502, and a param that is not a name is dropped', () => {
     for (const status of [401, 403, 429, 500, 503]) expect(errorForStatus(status, '{"error":{"message":"x"}}', scrub).status).toBe(502);
-    expect(errorForStatus(400, 'not json', scrub)).toMatchObject({ status: 400, message: 'The model provider rejected the request: The model provider rejected the request.' });
+    expect(errorForStatus(400, 'not json', scrub)).toMatchObject({
+      status: 400,
+      message: 'The model provider rejected the request: The model provider rejected the request.',
+    });
     expect(errorForStatus(400, '{"error":{"message":"m","param":"a b; drop table"}}', scrub).param).toBeNull();
   });
 
@@ -43,7 +57,12 @@ describe('upstream errors', () => {
 
 describe('an upstream that says when to come back (429, 503)', () => {
   test('stays a 502 upstream_error (the provider failed) with its own code and the Retry-After it gave, within 1–60 s', () => {
-    expect(errorForStatus(429, '{}', undefined, '7')).toMatchObject({ status: 502, type: 'upstream_error', code: 'upstream_rate_limited', retryAfterSeconds: 7 });
+    expect(errorForStatus(429, '{}', undefined, '7')).toMatchObject({
+      status: 502,
+      type: 'upstream_error',
+      code: 'upstream_rate_limited',
+      retryAfterSeconds: 7,
+    });
     expect(errorForStatus(503, '{}', undefined, '3600')).toMatchObject({ status: 502, code: 'upstream_unavailable', retryAfterSeconds: 60 });
     expect(errorForStatus(429, '{}', undefined, '0').retryAfterSeconds).toBe(1);
     expect(errorForStatus(429, '{}').retryAfterSeconds).toBeUndefined();

@@ -43,7 +43,10 @@ test("another instance's lease that comes back on the recall serves the request"
 test('no room once the lease is back: the cap spent by committed charges is the real refusal; room held by calls in progress is the 429 to retry', async () => {
   let open = 1;
   let capSpent = true;
-  const { p } = parties(() => open, () => capSpent);
+  const { p } = parties(
+    () => open,
+    () => capSpent,
+  );
   setTimeout(() => (open = 0), 40);
   const spent = async () => Promise.reject(shortfall);
   await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
@@ -53,12 +56,18 @@ test('no room once the lease is back: the cap spent by committed charges is the 
 });
 
 test('no lease open anywhere: short whatever settles is the refusal at once; otherwise the room came back and the request is tried again', async () => {
-  const { p, asked } = parties(() => 0, () => true);
+  const { p, asked } = parties(
+    () => 0,
+    () => true,
+  );
   let tries = 0;
   const spent = async () => (tries++, Promise.reject(shortfall));
   await expect(afterShortfall(p, { accountId: 'a' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
   expect([tries, asked.shortWhateverSettles]).toEqual([0, 1]);
-  const roomy = parties(() => 0, () => false);
+  const roomy = parties(
+    () => 0,
+    () => false,
+  );
   await expect(afterShortfall(roomy.p, { accountId: 'a' }, ASKED, async () => 'granted', shortfall)).resolves.toBe('granted');
 });
 
@@ -66,7 +75,9 @@ test('a lease that does not come back: the 429 to retry in a second, after the w
   const { p, asked } = parties(() => 1);
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: 50 }, () => afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => e)),
+    Array.from({ length: 50 }, () =>
+      afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => e),
+    ),
   );
   expect(performance.now() - started).toBeGreaterThanOrEqual(RECALL_WAIT_MS - 20);
   for (const err of outcomes) expect(err).toMatchObject(inFlight);

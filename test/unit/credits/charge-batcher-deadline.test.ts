@@ -5,7 +5,15 @@
 import { ChargeBatcher } from '../../../src/domain/credits/charge-batcher';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from '../../../src/domain/credits/lease-store';
 
-const row = (n: number): ChargeRow => ({ requestId: `chatcmpl-${n}`, leaseId: 'lease_a', accountId: 'acct_1', keyId: 'key_1', model: null, leaseMicro: n, excessMicro: 0 });
+const row = (n: number): ChargeRow => ({
+  requestId: `chatcmpl-${n}`,
+  leaseId: 'lease_a',
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  model: null,
+  leaseMicro: n,
+  excessMicro: 0,
+});
 
 /** A store whose transactions hang while `stalled`, and answer at once otherwise. */
 function store() {

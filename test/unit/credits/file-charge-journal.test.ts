@@ -15,7 +15,15 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const row = (n: number, leaseId = 'lease_a'): ChargeRow => ({ requestId: `chatcmpl-${n}`, leaseId, accountId: 'acct_1', keyId: 'key_1', model: 'svc-chat-1', leaseMicro: 100 * n, excessMicro: n });
+const row = (n: number, leaseId = 'lease_a'): ChargeRow => ({
+  requestId: `chatcmpl-${n}`,
+  leaseId,
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  model: 'svc-chat-1',
+  leaseMicro: 100 * n,
+  excessMicro: n,
+});
 
 /** A recorder that keeps what it was given and answers as the database does (status 0 each). */
 function recorder() {
@@ -88,7 +96,7 @@ test('a file a crashed instance had claimed (renamed, not yet recorded) is taken
   await journal('inst_b').replay(record);
   expect(seen).toEqual([]);
   // Claimed two minutes ago and still there: its instance is gone.
-  rmSync(join(dir, readdirSync(dir)[0]!));
+  rmSync(join(dir, readdirSync(dir)[0]));
   writeFileSync(join(dir, `inst_gone.3.claimed-${Date.now() - 120_000}`), `${JSON.stringify(row(3))}\n`);
   const j = journal('inst_b');
   await j.replay(record);
@@ -128,7 +136,7 @@ test('two live instances on one directory do not pass a file back and forth: the
   expect(claimed).toMatch(/^inst_a\.\d+\.claimed-\d+$/);
   // An old modification time (the rename kept the one of the last append) does not make it abandoned.
   const old = (Date.now() - 120_000) / 1000;
-  utimesSync(join(dir, claimed!), old, old);
+  utimesSync(join(dir, claimed), old, old);
   const fromB = recorder();
   expect(await b.replay(fromB.record)).toBe(0);
   expect(readdirSync(dir)).toEqual([claimed]);

@@ -6,7 +6,15 @@ import { KeptCharges } from '../../../src/domain/credits/kept-charges';
 import type { ChargeJournal } from '../../../src/domain/credits/charge-journal';
 import type { ChargeOutcome, ChargeRow } from '../../../src/domain/credits/lease-store';
 
-const row = (n: number): ChargeRow => ({ requestId: `chatcmpl-${n}`, leaseId: 'lease_a', accountId: 'acct_1', keyId: 'key_1', model: null, leaseMicro: n, excessMicro: 0 });
+const row = (n: number): ChargeRow => ({
+  requestId: `chatcmpl-${n}`,
+  leaseId: 'lease_a',
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  model: null,
+  leaseMicro: n,
+  excessMicro: 0,
+});
 
 /** A database that is away until `up` is set, and answers each charge as recorded (or refused). */
 function database() {

@@ -22,5 +22,6 @@ test.each([
 
 test('TRUSTED_PROXIES entries must be addresses or CIDR ranges', () => {
   expect(trustedProxies([])).toBeNull();
-  for (const bad of ['10.0.0.0/33', 'fd00::/129', 'proxy.local', '10.0.0.0/8/1', '10.0.0.0/x']) expect(() => trustedProxies([bad])).toThrow(/not an IP address or CIDR range/);
+  for (const bad of ['10.0.0.0/33', 'fd00::/129', 'proxy.local', '10.0.0.0/8/1', '10.0.0.0/x'])
+    expect(() => trustedProxies([bad])).toThrow(/not an IP address or CIDR range/);
 });

@@ -119,9 +119,7 @@ describe('SafeHttpClient', () => {
     net.setDefaultAutoSelectFamily(false);
     try {
       const refused = client({ allowLocal: false, lookup: loopbackLookup });
-      expect((await failure(refused.request(`http://media.example.test:${port}/ok`, { allowHttp: true }))).reason).toBe(
-        'forbidden_address',
-      );
+      expect((await failure(refused.request(`http://media.example.test:${port}/ok`, { allowHttp: true }))).reason).toBe('forbidden_address');
       const allowed = client({ allowLocal: true, lookup: loopbackLookup });
       expect((await allowed.request(`http://media.example.test:${port}/ok`)).status).toBe(200);
     } finally {

@@ -6,8 +6,10 @@ const notFound: HostLookup = async (host) => {
   err.code = 'ENOTFOUND';
   throw err;
 };
-const resolvesTo = (...addresses: string[]): HostLookup => async () =>
-  addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolvesTo =
+  (...addresses: string[]): HostLookup =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 const media = { param: 'image_url', allowHttp: true, allowLocal: false, lookup: notFound };
 const webhook = { param: 'url', allowHttp: false, allowLocal: false, lookup: notFound };
@@ -98,9 +100,7 @@ describe('checkCallerUrl', () => {
 
   it('accepts a name that resolves to public addresses', async () => {
     const lookup = jest.fn(resolvesTo('93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'));
-    await expect(checkCallerUrl('https://Media.Example.com/a.png', { ...media, lookup })).resolves.toBe(
-      'https://media.example.com/a.png',
-    );
+    await expect(checkCallerUrl('https://Media.Example.com/a.png', { ...media, lookup })).resolves.toBe('https://media.example.com/a.png');
     expect(lookup).toHaveBeenCalledWith('media.example.com');
   });
 
@@ -109,20 +109,14 @@ describe('checkCallerUrl', () => {
     const eagain: HostLookup = async () => {
       throw Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' });
     };
-    await expect(checkCallerUrl('https://flaky.example.test/', { ...media, lookup: eagain })).resolves.toBe(
-      'https://flaky.example.test/',
-    );
-    await expect(checkCallerUrl('https://empty.example.test/', { ...media, lookup: resolvesTo() })).resolves.toBe(
-      'https://empty.example.test/',
-    );
+    await expect(checkCallerUrl('https://flaky.example.test/', { ...media, lookup: eagain })).resolves.toBe('https://flaky.example.test/');
+    await expect(checkCallerUrl('https://empty.example.test/', { ...media, lookup: resolvesTo() })).resolves.toBe('https://empty.example.test/');
   });
 
   it('accepts when resolution is slower than the lookup timeout', async () => {
     const hang: HostLookup = () => new Promise(() => undefined);
     const started = Date.now();
-    await expect(checkCallerUrl('https://slow.example.test/', { ...media, lookup: hang, lookupTimeoutMs: 50 })).resolves.toBe(
-      'https://slow.example.test/',
-    );
+    await expect(checkCallerUrl('https://slow.example.test/', { ...media, lookup: hang, lookupTimeoutMs: 50 })).resolves.toBe('https://slow.example.test/');
     expect(Date.now() - started).toBeLessThan(1000);
   });
 

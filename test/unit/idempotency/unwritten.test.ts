@@ -20,7 +20,11 @@ function flakyDatabase() {
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());
 
-const response = (text: string, bytes = 0) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from(text), Buffer.alloc(bytes)]) });
+const response = (text: string, bytes = 0) => ({
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.concat([Buffer.from(text), Buffer.alloc(bytes)]),
+});
 
 test('a response and a release the database refused are written once it answers, in order, and not again', async () => {
   const { db, state } = flakyDatabase();
@@ -38,7 +42,7 @@ test('a response and a release the database refused are written once it answers,
     ['response', 'k1'],
     ['release', 'k2'],
   ]);
-  expect(Buffer.from(String(state.writes[0]!.params[2]), 'base64').toString()).toBe('{"id":1}');
+  expect(Buffer.from(String(state.writes[0].params[2]), 'base64').toString()).toBe('{"id":1}');
   await jest.advanceTimersByTimeAsync(10 * RETRY_UNWRITTEN_MS);
   expect(state.writes).toHaveLength(2);
 });

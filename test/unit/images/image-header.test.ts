@@ -38,7 +38,9 @@ describe('readImageHeader', () => {
 
 describe('checkInputImage / checkOutputImages', () => {
   it('refuses by declared size, naming the field, and takes the bound itself', async () => {
-    expect(() => checkInputImage(input(pngBomb(20000)), 'image')).toThrow(expect.objectContaining({ type: 'invalid_request_error', param: 'image', code: 'image_too_large' }));
+    expect(() => checkInputImage(input(pngBomb(20000)), 'image')).toThrow(
+      expect.objectContaining({ type: 'invalid_request_error', param: 'image', code: 'image_too_large' }),
+    );
     expect(() => checkInputImage(input(pngHeaderOnly(4096, 4096)), 'mask')).toThrow(expect.objectContaining({ param: 'mask' }));
     expect(() => checkInputImage(input(pngHeaderOnly(2049, 16)), 'image')).toThrow(expect.objectContaining({ param: 'image' }));
     expect(() => checkInputImage(input(Buffer.from('hello')), 'image')).toThrow(expect.objectContaining({ code: 'invalid_image_format' }));
@@ -48,6 +50,8 @@ describe('checkInputImage / checkOutputImages', () => {
   it('holds provider outputs to the same bound (502)', async () => {
     const ok = { data: await make(64, 64).png().toBuffer(), contentType: 'image/png' };
     expect(() => checkOutputImages([ok])).not.toThrow();
-    expect(() => checkOutputImages([ok, { data: pngHeaderOnly(4096, 4096), contentType: 'image/png' }])).toThrow(expect.objectContaining({ type: 'upstream_error' }));
+    expect(() => checkOutputImages([ok, { data: pngHeaderOnly(4096, 4096), contentType: 'image/png' }])).toThrow(
+      expect.objectContaining({ type: 'upstream_error' }),
+    );
   });
 });

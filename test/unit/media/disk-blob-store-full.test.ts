@@ -30,7 +30,10 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => e.name);
 
 test.each(['ENOSPC', 'EDQUOT', 'EROFS', 'ENOENT', 'EIO'])('%s: 503 storage_unavailable with Retry-After, and no tmp file left', async (code) => {
   const store = new DiskBlobStore(root);

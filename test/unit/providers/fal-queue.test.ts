@@ -119,9 +119,13 @@ describe('FalQueueVideoProvider', () => {
   });
 
   it("keeps a provider's file paths, addresses and links out of a failure reason, and its words in", () => {
-    const reason = reasonFromUpstreamError({ message: 'worker crashed; see http://10.0.0.5/logs?token=SECRET123 at /opt/fal/worker.py line 3 (C:\\fal\\run.py) from 10.0.0.5:8080, out of memory 1/2' });
+    const reason = reasonFromUpstreamError({
+      message: 'worker crashed; see http://10.0.0.5/logs?token=SECRET123 at /opt/fal/worker.py line 3 (C:\\fal\\run.py) from 10.0.0.5:8080, out of memory 1/2',
+    });
     expect(reason).toBe('The provider could not generate the video: worker crashed; see [url] at [path] line 3 ([path] from [address], out of memory 1/2');
-    const more = reasonFromUpstreamError('node gpu-node-17.internal:8080 lost its cache at [fd00::1]:6379 (fe80::1ff:fe23); key sk-live-ABCDEF0123456789 rejected at 10:30');
+    const more = reasonFromUpstreamError(
+      'node gpu-node-17.internal:8080 lost its cache at [fd00::1]:6379 (fe80::1ff:fe23); key sk-live-ABCDEF0123456789 rejected at 10:30',
+    );
     expect(more).toBe('The provider could not generate the video: node [host] lost its cache at [address] ([address]); key [redacted] rejected at 10:30');
   });
 

@@ -1,12 +1,7 @@
 import OpenAI from 'openai';
 import { OpenAICompatibleProvider } from '../../../src/providers/openai-compatible';
 import type { ChatRequest, ChatStreamEvent } from '../../../src/providers/ports';
-import {
-  FAKE_CHAT_DELTAS,
-  FAKE_CHAT_REPLY,
-  type FakeOpenAIUpstream,
-  startFakeOpenAIUpstream,
-} from '../../support/fake-openai-upstream';
+import { FAKE_CHAT_DELTAS, FAKE_CHAT_REPLY, type FakeOpenAIUpstream, startFakeOpenAIUpstream } from '../../support/fake-openai-upstream';
 
 const API_KEY = 'sk-upstream-secret-123';
 

@@ -6,7 +6,15 @@ import { type FakeOpenAIMode, type FakeOpenAIUpstream, startFakeOpenAIUpstream }
 const API_KEY = 'sk-upstream-secret-789';
 const TIMEOUT_MS = 300;
 
-const chat: ChatRequest = { upstreamModel: 'up-chat', publicModel: 'svc-chat-1', messages: [{ role: 'user', content: 'Hi' }], maxTokens: 20, maxTokensParam: 'max_tokens', n: 1, options: {} };
+const chat: ChatRequest = {
+  upstreamModel: 'up-chat',
+  publicModel: 'svc-chat-1',
+  messages: [{ role: 'user', content: 'Hi' }],
+  maxTokens: 20,
+  maxTokensParam: 'max_tokens',
+  n: 1,
+  options: {},
+};
 const delta = (text: string) => ({ type: 'chunk', choices: [{ index: 0, delta: { content: text }, finishReason: null }] });
 const image = { upstreamModel: 'up-image', prompt: 'x', n: 1, width: 8, height: 8, creative: false };
 const edit = {
@@ -113,10 +121,7 @@ describe('OpenAICompatibleProvider failures', () => {
   it('ends a stream whose connection dies mid-answer with upstream_error after the deltas sent', async () => {
     upstream.setMode('die-mid-stream');
     const { events, error } = await drain(provider.stream(chat));
-    expect(events).toEqual([
-      delta('Hel'),
-      delta('lo'),
-    ]);
+    expect(events).toEqual([delta('Hel'), delta('lo')]);
     expectClean(error, 'upstream_error');
   });
 

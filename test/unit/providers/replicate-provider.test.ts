@@ -129,10 +129,20 @@ describe('ReplicateProvider', () => {
     it('keeps polling through transient failures', async () => {
       fake.setScript({ maxWaitMs: 10, finishAfterPolls: Infinity });
       const generation = provider.generate(image({ n: 1 }));
-      await pollUntil(async () => fake.predictions.get('p1')?.polls ?? 0, (n) => n >= 1, 5000, 10);
+      await pollUntil(
+        async () => fake.predictions.get('p1')?.polls ?? 0,
+        (n) => n >= 1,
+        5000,
+        10,
+      );
       await fake.setMode('500');
       const errorsSeen = fake.requests.length;
-      await pollUntil(async () => fake.requests.length, (n) => n >= errorsSeen + 2, 5000, 10);
+      await pollUntil(
+        async () => fake.requests.length,
+        (n) => n >= errorsSeen + 2,
+        5000,
+        10,
+      );
       await fake.setMode('ok');
       fake.complete('p1');
       expect(await generation).toHaveLength(1);
@@ -171,17 +181,32 @@ describe('ReplicateProvider', () => {
       expect(classifyAttemptFailure(error)).toMatchObject({ retryable: true, surelyNotAccepted: false });
       // Under two seconds of timeout leaves no room for a sync wait.
       expect(api()[0].headers.prefer).toBeUndefined();
-      await pollUntil(async () => fake.predictions.get('p1')?.status, (s) => s === 'canceled', 5000, 10);
+      await pollUntil(
+        async () => fake.predictions.get('p1')?.status,
+        (s) => s === 'canceled',
+        5000,
+        10,
+      );
     });
 
     it('cancels the prediction when the caller aborts', async () => {
       fake.setScript({ maxWaitMs: 10, finishAfterPolls: Infinity });
       const abort = new AbortController();
       const generation = provider.generate(image({ signal: abort.signal }));
-      await pollUntil(async () => fake.predictions.get('p1')?.polls ?? 0, (n) => n >= 1, 5000, 10);
+      await pollUntil(
+        async () => fake.predictions.get('p1')?.polls ?? 0,
+        (n) => n >= 1,
+        5000,
+        10,
+      );
       abort.abort();
       expectClean(await rejection(generation), 'upstream_error');
-      await pollUntil(async () => fake.predictions.get('p1')?.status, (s) => s === 'canceled', 5000, 10);
+      await pollUntil(
+        async () => fake.predictions.get('p1')?.status,
+        (s) => s === 'canceled',
+        5000,
+        10,
+      );
       expect(api().some((r) => r.method === 'POST' && r.path === '/v1/predictions/p1/cancel')).toBe(true);
     });
 

@@ -54,16 +54,18 @@ test('the lowest priority first; a retryable failure goes on to the next route a
 test('weights share one priority within a tolerance over 1,000 calls', async () => {
   const { deps } = setup();
   const counts: Record<string, number> = { a: 0, b: 0 };
-  for (let i = 0; i < 1000; i++) await attemptRoutes(deps, model([route('a', 0, 3), route('b', 0, 1)]), undefined, async (r) => counts[r.id]!++);
+  for (let i = 0; i < 1000; i++) await attemptRoutes(deps, model([route('a', 0, 3), route('b', 0, 1)]), undefined, async (r) => counts[r.id]++);
   expect(counts.a).toBeGreaterThan(680);
   expect(counts.a).toBeLessThan(820);
   expect(counts.a + counts.b).toBe(1000);
 });
 
-test("one route: a Retry-After that fits in the budget is waited, one that does not ends the attempts", async () => {
+test('one route: a Retry-After that fits in the budget is waited, one that does not ends the attempts', async () => {
   const fits = setup();
   let calls = 0;
-  await expect(attemptRoutes(fits.deps, model([route('a')]), undefined, async () => (++calls === 1 ? Promise.reject(retryable(7)) : 'second'))).resolves.toBe('second');
+  await expect(attemptRoutes(fits.deps, model([route('a')]), undefined, async () => (++calls === 1 ? Promise.reject(retryable(7)) : 'second'))).resolves.toBe(
+    'second',
+  );
   expect(fits.slept).toEqual([7000]);
 
   const tooLong = setup();

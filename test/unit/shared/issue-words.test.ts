@@ -28,5 +28,7 @@ test.each([
 });
 
 test('a message the schema wrote itself is kept as written', () => {
-  expect(refusal(z.object({ url: z.string().max(10, 'url must be at most 10 characters long') }), { url: 'x'.repeat(11) })).toBe("Invalid 'url': url must be at most 10 characters long");
+  expect(refusal(z.object({ url: z.string().max(10, 'url must be at most 10 characters long') }), { url: 'x'.repeat(11) })).toBe(
+    "Invalid 'url': url must be at most 10 characters long",
+  );
 });

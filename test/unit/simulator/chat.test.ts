@@ -27,7 +27,7 @@ function request({ seed, stop, ...overrides }: Overrides = {}): ChatRequest {
 /** The first choice's text and finish reason, as the old single-choice shape. */
 async function answer(req: ChatRequest) {
   const result = await provider.complete(req);
-  return { content: result.choices[0]!.message.content ?? '', finishReason: result.choices[0]!.finishReason, usage: result.usage };
+  return { content: result.choices[0].message.content ?? '', finishReason: result.choices[0].finishReason, usage: result.usage };
 }
 
 const textOf = (e: ChatStreamEvent) => (e.type === 'chunk' ? e.choices.map((c) => c.delta.content ?? '').join('') : '');
@@ -51,7 +51,7 @@ describe('SimulatorChatProvider.complete', () => {
     const req = request();
     const result = await provider.complete(req);
     expect(result.usage.promptTokens).toBe(estimatePromptTokens(req.messages, req.options));
-    expect(result.usage.completionTokens).toBe(countTokens(result.choices[0]!.message.content ?? ""));
+    expect(result.usage.completionTokens).toBe(countTokens(result.choices[0].message.content ?? ''));
     expect(result.usage.completionTokens).toBeGreaterThan(10);
   });
 
@@ -142,7 +142,10 @@ describe('the simulator has an output limit, as a model does', () => {
     options: {
       logprobs: true,
       top_logprobs: 20,
-      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'array', minItems: 100_000, items: { type: 'string', minLength: 100_000 } } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'x', schema: { type: 'array', minItems: 100_000, items: { type: 'string', minLength: 100_000 } } },
+      },
     },
   });
 

@@ -99,9 +99,7 @@ describe('SimulatorImageEditProvider', () => {
   it('edits only the transparent part of a mask', async () => {
     const mask = new PNG({ width: 40, height: 30 });
     for (let i = 0; i < mask.data.length; i += 4) mask.data[i + 3] = i < mask.data.length / 2 ? 0 : 255;
-    const [image] = await edits.edit(
-      editRequest({ mask: { data: PNG.sync.write(mask), filename: 'mask.png', contentType: 'image/png' } }),
-    );
+    const [image] = await edits.edit(editRequest({ mask: { data: PNG.sync.write(mask), filename: 'mask.png', contentType: 'image/png' } }));
     const decoded = PNG.sync.read(image.data);
     const lastPixel = decoded.data.length - 4;
     expect(Array.from(decoded.data.subarray(0, 3))).not.toEqual([200, 100, 50]);
@@ -119,7 +117,8 @@ describe('SimulatorImageEditProvider', () => {
 
   it('takes JPEG and WebP inputs too', async () => {
     for (const format of ['jpeg', 'webp'] as const) {
-      const data = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c86432' } })[format]().toBuffer();
+      const input = sharp({ create: { width: 48, height: 32, channels: 3, background: '#c86432' } });
+      const data = await input[format]().toBuffer();
       const [image] = await edits.edit(editRequest({ images: [{ data, filename: `in.${format}`, contentType: `image/${format}` }] }));
       expect(PNG.sync.read(image.data).width).toBe(48);
     }
@@ -127,7 +126,9 @@ describe('SimulatorImageEditProvider', () => {
 
   it('refuses to decode past the pixel bound even when the domain check was skipped (limitInputPixels)', async () => {
     // A real 4096x1100 PNG (4.5 M pixels > 2048 x 2048), a few kB compressed.
-    const data = await sharp({ create: { width: 4096, height: 1100, channels: 4, background: '#000000' } }).png().toBuffer();
+    const data = await sharp({ create: { width: 4096, height: 1100, channels: 4, background: '#000000' } })
+      .png()
+      .toBuffer();
     await expect(edits.edit(editRequest({ images: [{ data, filename: 'x.png', contentType: 'image/png' }] }))).rejects.toMatchObject({
       type: 'invalid_request_error',
       param: 'image',

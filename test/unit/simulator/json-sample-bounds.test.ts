@@ -47,7 +47,9 @@ const HOSTILE: Record<string, Schema> = {
   'parameters nested 100,000 deep': nested(100_000),
   '100,000 required properties': wide(100_000, true),
   '100,000 optional properties under minItems 1e8': { type: 'array', minItems: 100_000_000, items: wide(100_000, false) },
-  'allOf of 100,000 parts': { allOf: Array.from({ length: 100_000 }, (_, i) => ({ type: 'object', properties: { [`p${i}`]: { type: 'string' } }, required: [`p${i}`] })) },
+  'allOf of 100,000 parts': {
+    allOf: Array.from({ length: 100_000 }, (_, i) => ({ type: 'object', properties: { [`p${i}`]: { type: 'string' } }, required: [`p${i}`] })),
+  },
   'a required list of 200,000 names in allOf': { allOf: [{ type: 'object', required: Array.from({ length: 200_000 }, (_, i) => `n${i}`) }] },
   'a union of 100,000 null variants': { type: 'array', minItems: 100_000_000, items: { anyOf: Array.from({ length: 100_000 }, () => ({ type: 'null' })) } },
   'a backtracking pattern': { type: 'array', minItems: 1000, items: { type: 'string', pattern: '^(a+)+$', minLength: 30 } },

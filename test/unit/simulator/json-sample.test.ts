@@ -27,7 +27,7 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
       literal: z.literal('fixed'),
       union: z.union([z.number(), z.string()]),
     }),
-  ) as Record<string, unknown>,
+  ),
   'OpenAI strict-mode style with $defs and a recursive $ref': {
     type: 'object',
     properties: { root: { $ref: '#/$defs/node' } },
@@ -46,7 +46,12 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
     type: 'object',
     properties: {
       maybeNumber: { type: ['null', 'number'], minimum: 3 },
-      merged: { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'integer' } }, required: ['b'] }] },
+      merged: {
+        allOf: [
+          { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+          { type: 'object', properties: { b: { type: 'integer' } }, required: ['b'] },
+        ],
+      },
       code: { type: 'string', pattern: '^[A-Z]{4}$' },
       pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2 },
       empty: { type: 'array', maxItems: 0 },

@@ -57,7 +57,7 @@ export interface InputItemsPage {
 /** Items without an id (the caller's input, history stored before items carried ids) get one, as OpenAI names them: `msg_…`, `fc_…`, `rs_…`. */
 export function withItemIds(items: readonly ResponsesInputItem[]): ResponsesInputItem[] {
   const prefix = (item: ResponsesInputItem) => (item.type === 'function_call' ? 'fc' : item.type === 'reasoning' ? 'rs' : 'msg');
-  return items.map((item) => ('id' in item && item.id ? item : ({ ...item, id: newItemId(prefix(item)) } as ResponsesInputItem)));
+  return items.map((item) => ('id' in item && item.id ? item : { ...item, id: newItemId(prefix(item)) }));
 }
 
 /** A stored item as OpenAI lists it: a message's text content becomes a typed part. */
@@ -65,7 +65,10 @@ function listed(item: ResponsesInputItem, fallbackId: string): Record<string, un
   const id = ('id' in item && item.id) || fallbackId;
   if ('role' in item) {
     const kind = item.role === 'assistant' ? 'output_text' : 'input_text';
-    const content = typeof item.content === 'string' ? [kind === 'output_text' ? { type: kind, text: item.content, annotations: [] } : { type: kind, text: item.content }] : item.content;
+    const content =
+      typeof item.content === 'string'
+        ? [kind === 'output_text' ? { type: kind, text: item.content, annotations: [] } : { type: kind, text: item.content }]
+        : item.content;
     return { id, type: 'message', role: item.role, status: item.status ?? 'completed', content };
   }
   return { ...item, id, status: ('status' in item && item.status) || 'completed' };

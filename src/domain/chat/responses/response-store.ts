@@ -31,7 +31,12 @@ export class ResponseStore {
         JSON.stringify(response),
       ]);
       for (const item of outputItems) {
-        await tx.run(`insert into stored_response_items (id, account_id, response_id, item) values (?, ?, ?, ?::jsonb)`, [item.id, accountId, id, JSON.stringify(item)]);
+        await tx.run(`insert into stored_response_items (id, account_id, response_id, item) values (?, ?, ?, ?::jsonb)`, [
+          item.id,
+          accountId,
+          id,
+          JSON.stringify(item),
+        ]);
       }
     });
   }

@@ -30,7 +30,12 @@ const inputAudio = z.strictObject({
   type: z.literal('input_audio'),
   input_audio: z.strictObject({ data: z.string().max(20_000_000), format: z.enum(['wav', 'mp3']) }),
 });
-const outputText = z.strictObject({ type: z.literal('output_text'), text, annotations: z.array(z.unknown()).max(1000).optional(), logprobs: z.array(z.unknown()).optional() });
+const outputText = z.strictObject({
+  type: z.literal('output_text'),
+  text,
+  annotations: z.array(z.unknown()).max(1000).optional(),
+  logprobs: z.array(z.unknown()).optional(),
+});
 const refusal = z.strictObject({ type: z.literal('refusal'), refusal: text });
 
 export const inputPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile, inputAudio, outputText, refusal]);
@@ -142,7 +147,11 @@ export const responsesRequestSchema = z.strictObject({
   // reasoning.encrypted_content is what SDKs ask for with store: false on reasoning models: no
   // reasoning items come back (the calls run as chat completions), so there is nothing to include.
   include: z
-    .array(z.enum(['message.output_text.logprobs', 'reasoning.encrypted_content'], { message: 'only message.output_text.logprobs and reasoning.encrypted_content can be included' }))
+    .array(
+      z.enum(['message.output_text.logprobs', 'reasoning.encrypted_content'], {
+        message: 'only message.output_text.logprobs and reasoning.encrypted_content can be included',
+      }),
+    )
     .max(2)
     .nullable()
     .optional(),

@@ -49,7 +49,7 @@ export class ResponsesService {
   async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall): Promise<ResponsesResult> {
     const p = await this.prepare(key, input);
     const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, idempotent));
-    const choice = out.choices[0]!;
+    const choice = out.choices[0];
     const output = outputItemsOf(choice);
     const response = responseObject(p.frame, { ...completionStatus(choice.finishReason), output, usage: out.usage });
     await this.keep(key, p, output, response);
@@ -65,11 +65,16 @@ export class ResponsesService {
     key: KeyPrincipal,
     input: unknown,
     signal: CallSignal,
-  ): Promise<{ headers: Record<string, string>; first: IteratorResult<ResponsesEvent>; events: AsyncGenerator<ResponsesEvent>; translator: ResponseStreamTranslator }> {
+  ): Promise<{
+    headers: Record<string, string>;
+    first: IteratorResult<ResponsesEvent>;
+    events: AsyncGenerator<ResponsesEvent>;
+    translator: ResponseStreamTranslator;
+  }> {
     const p = await this.prepare(key, input);
     const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
     const translator = new ResponseStreamTranslator(p.frame);
-    const events = translateStream(translator, items, (response) => this.keep(key, p, response.output as OutputItem[], response));
+    const events = translateStream(translator, items, (response) => this.keep(key, p, response.output, response));
     const first = await this.inChatTerms(p, () => events.next());
     return { headers: info.headers, first, events, translator };
   }
@@ -90,7 +95,11 @@ export class ResponsesService {
   /** Only a background response can be cancelled, and this gateway makes none: a stored response is already complete. */
   async cancel(key: KeyPrincipal, id: string): Promise<never> {
     await this.stored(key, id);
-    throw invalidRequest('Only responses created with background=true can be cancelled; this one has already finished.', 'response_id', 'response_not_cancellable');
+    throw invalidRequest(
+      'Only responses created with background=true can be cancelled; this one has already finished.',
+      'response_id',
+      'response_not_cancellable',
+    );
   }
 
   /**
@@ -123,7 +132,13 @@ export class ResponsesService {
     const resolved = await this.resolveReferences(key, items);
     checkConversationSize(history, resolved);
     const { body, origins } = responsesToChat(request, history, resolved);
-    const frame: ResponseFrame = { id: newItemId('resp'), createdAt: Math.floor(Date.now() / 1000), model: request.model, request, store: request.store !== false };
+    const frame: ResponseFrame = {
+      id: newItemId('resp'),
+      createdAt: Math.floor(Date.now() / 1000),
+      model: request.model,
+      request,
+      store: request.store !== false,
+    };
     // Every item kept with an id, as OpenAI's are (GET …/input_items lists them by it).
     return { request, frame, conversation: withItemIds([...history, ...resolved]), chatBody: body, origins };
   }
@@ -158,7 +173,10 @@ export class ResponsesService {
       if (!(err instanceof DomainError) || !err.param) throw err;
       const param = responsesParam(err.param, p.origins);
       // Quoted or not (a URL check says "messages[0]…url must not…"): the client never wrote a chat name.
-      const message = err.message.split(err.param).join(param).replace(/\bmax_(?:completion_)?tokens\b/g, 'max_output_tokens');
+      const message = err.message
+        .split(err.param)
+        .join(param)
+        .replace(/\bmax_(?:completion_)?tokens\b/g, 'max_output_tokens');
       if (err.type === 'invalid_request_error') throw invalidRequest(message, param, err.code);
       throw new DomainError(err.type, message, { param, code: err.code, headers: err.headers, retryAfterSeconds: err.retryAfterSeconds, cause: err });
     }
@@ -182,5 +200,9 @@ function checkConversationSize(history: readonly ResponsesInputItem[], input: re
   const size = JSON.stringify(history).length + JSON.stringify(input).length;
   if (size <= MAX_CONVERSATION_CHARS) return;
   const param = history.length > 0 ? 'previous_response_id' : 'input';
-  throw invalidRequest(`The conversation (previous turns and this input) is larger than ${MAX_CONVERSATION_CHARS / (1024 * 1024)} MB; start a new one or send less.`, param, 'context_length_exceeded');
+  throw invalidRequest(
+    `The conversation (previous turns and this input) is larger than ${MAX_CONVERSATION_CHARS / (1024 * 1024)} MB; start a new one or send less.`,
+    param,
+    'context_length_exceeded',
+  );
 }

@@ -49,7 +49,10 @@ function toolOutputToChat(output: string | ResponsesInputPart[], param: string):
   return output.map((part, j) => {
     if (part.type === 'input_text' || part.type === 'output_text') return { type: 'text', text: part.text };
     const at = `${param}[${j}]`;
-    throw invalidRequest(`Invalid '${at}': a function call's output may carry text only here (it reaches the model as a chat tool message); send the ${part.type} in a user message.`, at);
+    throw invalidRequest(
+      `Invalid '${at}': a function call's output may carry text only here (it reaches the model as a chat tool message); send the ${part.type} in a user message.`,
+      at,
+    );
   });
 }
 
@@ -110,7 +113,12 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
   if (format?.type === 'json_schema') {
     body.response_format = {
       type: 'json_schema',
-      json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) },
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
     };
   } else if (format) body.response_format = { type: format.type };
   if (request.max_output_tokens != null) body.max_completion_tokens = request.max_output_tokens;
