@@ -92,9 +92,16 @@ export function serveGraphQLWs<P extends ConnectionInitMessage['payload'], E ext
           }),
         close: (code, reason) => socket.close(code, reason),
         // The listener's promise settles when the message is handled (message-turns.ts waits on it).
+        // The listener's promise settles when the message is handled: message-turns.ts calls the
+        // listeners itself and waits on what they return (so an async listener is the point here).
         onMessage: (cb) =>
-          socket.on('message', (data: RawData) => {
-            cb(rawText(data)).catch((err: unknown) => failed(socket, data, err));
+          // eslint-disable-next-line @typescript-eslint/no-misused-promises
+          socket.on('message', async (data: RawData) => {
+            try {
+              await cb(rawText(data));
+            } catch (err) {
+              failed(socket, data, err);
+            }
           }),
       },
       { socket, request } as Extra & Partial<E>,
