@@ -153,7 +153,7 @@ const pollUntilSomeCameBack = (parties: ShortfallParties, scope: LeaseScope, bus
  * are retired (each closes once its calls settle), the other instances are asked over the recall
  * feed, and this waits, up to `withinMs`, until the database holds no open lease of the account.
  * An operator's removal of credits runs it after taking the balance: each lease, as it closes,
- * gives the removal what it noted on it (migration 20261202000000).
+ * gives the removal what it noted on it (svc_remove_credits, svc_close_lease).
  */
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
   parties.recall({ accountId });

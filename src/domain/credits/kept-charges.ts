@@ -51,7 +51,7 @@ export class KeptCharges {
    * stream's row is still there), and the usage kept here could then only add to that. Not past
    * HOLD_LEASE_FOR_JOURNAL_MS: a charge the database keeps refusing must not hold the lease's
    * credits away from the account for good (a close from elsewhere is made exact by the
-   * recording's refund anyway, migration 20261203000000).
+   * recording's refund anyway, svc_record_charges).
    */
   holdsChargeOn(leaseId: string): boolean {
     const since = this.unrecordedLeases.get(leaseId);

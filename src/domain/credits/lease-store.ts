@@ -1,7 +1,7 @@
 /**
  * The database side of credit leases: each call is one round trip to a SQL function, where the
- * money rules live (take and close: migration 20261122000500; record charges: 20261123000000,
- * 20261130000000), but for the one statement that records a lone plain charge (below).
+ * money rules live (svc_take_lease, svc_close_lease, svc_record_charges: src/infra/db/functions),
+ * but for the one statement that records a lone plain charge (below).
  */
 import type { Database, SqlExecutor } from '../ports/database';
 import { insufficientCredits } from '../errors/domain-error';
@@ -50,7 +50,7 @@ export interface ChargeOutcome {
 }
 
 /**
- * One charge within an open lease, as `svc_record_charges` records it (migration 20261130000000):
+ * One charge within an open lease, as `svc_record_charges` records it:
  * the lease row key-share-locked, so a close (which locks it for update and then sums its charges)
  * either counts this charge or makes it find the lease closed; one insert; nothing when the
  * lease is closed, unknown, of another account, or the call was recorded before.
@@ -72,7 +72,7 @@ export class LeaseStore {
 
   /**
    * A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. It
-   * counts on the database's day (migration 20261204000000), whatever `day` this instance's clock
+   * counts on the database's day, whatever `day` this instance's clock
    * gave, which only names the day in this instance's memory (its lease is retired at its midnight).
    */
   async take(input: {

@@ -4,7 +4,7 @@ import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
 
 /**
  * The only code that touches balances, by calling the SQL functions where the money rules live
- * (migrations 20261122000100, 000500 and 000600): every change is a ledger entry written in the
+ * (src/infra/db/functions): every change is a ledger entry written in the
  * same transaction as a conditional balance UPDATE, so the balance always equals the sum of the
  * entries and can never go below zero, however many requests race.
  *
@@ -43,7 +43,7 @@ export interface ChargeInput {
 
 /**
  * Charges in full (videos, motion control), in the caller's transaction; one round trip
- * (svc_charge). The day it counts on is the database's (migration 20261204000000): the day sent
+ * (svc_charge). The day it counts on is the database's: the day sent
  * is not read, and `now` only dates the 429's Retry-After.
  */
 export async function charge(tx: SqlExecutor, input: ChargeInput): Promise<void> {
@@ -82,7 +82,7 @@ export async function grant(tx: SqlExecutor, input: { accountId: string; amountM
 /**
  * An operator's removal of `amountMicro` (positive): what the balance holds is taken at once, and
  * what that leaves of the amount is taken from the account's open credit leases as each closes
- * (svc_remove_credits and svc_close_lease, migration 20261202000000). Answers what was taken now
+ * (svc_remove_credits and svc_close_lease). Answers what was taken now
  * and what is still waiting on leases.
  */
 export async function removeCredits(
@@ -104,7 +104,7 @@ export const HOLD_EXPIRY_SECONDS = 15 * 60;
  * Reserves `amountMicro` before a call whose price is known only afterwards (chat, images). The
  * hold is a real debit, so concurrent requests can never together overdraw the balance; it also
  * schedules the `hold_expiry` work row that releases it if nobody settles it. One round trip:
- * the SQL function svc_place_hold (migration 20261122000100) does it atomically.
+ * the SQL function svc_place_hold does it atomically.
  */
 export async function placeHold(tx: SqlExecutor, input: ChargeInput): Promise<void> {
   const now = input.now ?? new Date();

@@ -4,7 +4,7 @@
  * lost machine) before the stream settles, the lease it came from is closed by another instance
  * after the grace and, without a record of the stream, goes back whole: the answered part of the
  * call is free. With one, the close charges the stream what it owed when last written: its
- * prompt and what it had relayed (migration 20261126000000), as a client that left is charged.
+ * prompt and what it had relayed (svc_close_lease), as a client that left is charged.
  *
  * Writing a row per stream would cost the hot path a statement per call, so a stream is written
  * only once it has run for `writeAfterMs` (default 50 ms; the ticks come every half of that),

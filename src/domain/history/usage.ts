@@ -85,7 +85,7 @@ export async function usageHistory(db: SqlExecutor, accountId: string, input: un
               where r.account_id = ? and r.kind = 'refund' and r.created_at >= ?::timestamptz
                 and coalesce(c.created_at, r.created_at) >= ?::timestamptz and coalesce(c.created_at, r.created_at) < ?::timestamptz
              union all
-             -- Calls paid from credit leases: each is a charge of its lease (see migration 20261122000500).
+             -- Calls paid from credit leases: each is a charge of its lease (see lease_charges).
              select created_at, api_key_id, model, -amount_micro from lease_charges
               where account_id = ? and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
       group by 1, 2, 3 order by 1, 2, 3`,

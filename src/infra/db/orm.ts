@@ -11,6 +11,7 @@ import { DatabaseHealth } from './db-unavailable';
 import { PgDirectExecutor } from './pg-direct';
 import { PgProbe } from './pg-probe';
 import { migrationsList } from './migrations';
+import { applyDatabaseFunctions } from './database-functions';
 
 // mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
 // TypeScript (module Node16) refuses a static import from this CommonJS file.
@@ -102,15 +103,21 @@ function routeKnexLog(knex: unknown, write: (message: string) => void): void {
  * constraint pg_type_typname_nsp_index"). PGlite has one process.
  */
 async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<void> {
-  if (!databaseUrl) {
+  // The schema, then the functions over it (database-functions.ts), in one turn of the lock.
+  const migrate = async () => {
     await orm.getMigrator().up();
+    const connection = orm.em.getConnection();
+    await applyDatabaseFunctions((sql, params) => connection.execute(sql, params ?? []));
+  };
+  if (!databaseUrl) {
+    await migrate();
     return;
   }
   const lock = new Client({ connectionString: databaseUrl });
   await lock.connect();
   try {
     await lock.query(`select pg_advisory_lock(hashtext('svc-gateway:migrations'))`);
-    await orm.getMigrator().up();
+    await migrate();
   } finally {
     // Ending the session releases the lock, whatever happened above.
     await lock.end().catch(() => undefined);

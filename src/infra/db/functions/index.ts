@@ -1,0 +1,33 @@
+/**
+ * Every database function, one current definition each. The migration runner applies them after
+ * the migrations (database-functions.ts): a function whose text changed since it was last applied
+ * is created again; migrations carry schema changes only.
+ */
+import { SVC_CHARGE } from './svc-charge';
+import { SVC_CLOSE_LEASE } from './svc-close-lease';
+import { SVC_GRANT } from './svc-grant';
+import { SVC_PLACE_HOLD } from './svc-place-hold';
+import { SVC_RECORD_CHARGES } from './svc-record-charges';
+import { SVC_REFUND_ONCE } from './svc-refund-once';
+import { SVC_REMOVE_CREDITS } from './svc-remove-credits';
+import { SVC_SETTLE_HOLD } from './svc-settle-hold';
+import { SVC_SHOWN_BALANCE } from './svc-shown-balance';
+import { SVC_TAKE_LEASE } from './svc-take-lease';
+
+export interface DatabaseFunction {
+  name: string;
+  sql: string;
+}
+
+export const DATABASE_FUNCTIONS: readonly DatabaseFunction[] = [
+  SVC_CHARGE,
+  SVC_CLOSE_LEASE,
+  SVC_GRANT,
+  SVC_PLACE_HOLD,
+  SVC_RECORD_CHARGES,
+  SVC_REFUND_ONCE,
+  SVC_REMOVE_CREDITS,
+  SVC_SETTLE_HOLD,
+  SVC_SHOWN_BALANCE,
+  SVC_TAKE_LEASE,
+];

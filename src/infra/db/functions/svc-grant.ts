@@ -1,0 +1,24 @@
+/**
+ * An operator's grant, or a removal of what the balance holds (never below zero): the balance and
+ * its ledger entry together. Answers what was applied.
+ */
+export const SVC_GRANT = {
+  name: 'svc_grant',
+  sql: `create or replace function svc_grant(p_account text, p_amount bigint, p_reason text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+      declare
+        v_applied bigint := p_amount;
+        v_balance bigint;
+      begin
+        if v_applied < 0 then
+          select balance_micro into v_balance from accounts where id = p_account for update;
+          v_applied := -least(-v_applied, coalesce(v_balance, 0));
+        end if;
+        if v_applied = 0 then return 0; end if;
+        update accounts set balance_micro = balance_micro + v_applied where id = p_account;
+        insert into ledger_entries (account_id, amount_micro, kind, reason) values (p_account, v_applied, 'grant', p_reason);
+        return v_applied;
+      end $function$`,
+};

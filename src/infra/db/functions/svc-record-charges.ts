@@ -1,0 +1,146 @@
+/**
+ * Records a batch of charges (lease_charges.request_id is unique: a call is charged once). Charges
+ * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
+ * locking for update, counts them or makes them find it closed); the rest one by one: what lies
+ * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
+ * daily cap go, the rest recorded as uncollected.
+ */
+export const SVC_RECORD_CHARGES = {
+  name: 'svc_record_charges',
+  sql: `create or replace function svc_record_charges(p_items jsonb)
+ RETURNS TABLE(request_id text, status integer, charged bigint)
+ LANGUAGE plpgsql
+AS $function$
+  declare
+    it record;
+    v_debit bigint;
+    v_balance bigint;
+    v_done text[];
+    v_from_lease bigint;
+    v_excess bigint;
+    v_converted bigint;
+    v_day date;
+    v_cap bigint;
+    v_spent bigint;
+    v_reason text;
+  begin
+    -- Charges within open leases (all but a rare few): one insert, the leases key-share-locked in id order.
+    with items as (
+        select y.request_id, y.lease_id, y.account_id, y.api_key_id, y.model, y.lease_micro
+          from (select x.*, count(*) over (partition by x.request_id) as copies
+                  from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
+                                                        lease_micro bigint, excess_micro bigint, waived_micro bigint)) y
+         where y.excess_micro = 0 and coalesce(y.waived_micro, 0) = 0 and y.copies = 1
+    ), open_leases as (
+        -- Each lease looked up by its key, in id order: written as a join of the leases with
+        -- the items, the plan cached for the session (made when the table was small) read
+        -- every open lease through the open-lease index, 6,000 of them a call in the bench.
+        select l.id, l.account_id
+          from (select distinct i.lease_id from items i order by 1) wanted
+          cross join lateral (select c.id, c.account_id from credit_leases c
+                               where c.id = wanted.lease_id and c.closed_at is null for key share) l
+    ), recorded as (
+        insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+        select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
+          from items i join open_leases o on o.id = i.lease_id and o.account_id = i.account_id
+        on conflict on constraint lease_charges_pkey do nothing
+        returning lease_charges.request_id
+    )
+    select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
+    return query
+      select x.request_id, 0, x.lease_micro
+        from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
+       where x.request_id = any(v_done);
+    if cardinality(v_done) = jsonb_array_length(p_items) then
+      return;
+    end if;
+
+    -- The rest, one by one: a charge beyond its lease, one recorded before, one on a closed lease.
+    for it in
+      select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
+             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived
+        from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
+                                               lease_micro bigint, excess_micro bigint, waived_micro bigint)
+       where not (x.request_id = any(v_done))
+       order by x.lease_id, x.request_id
+    loop
+      v_converted := null;
+      if exists (select 1 from lease_charges c where c.request_id = it.rid) then
+        -- Recorded before: a no-op, unless it is a stream whose lease was closed while it ran
+        -- (its instance looked dead) and charged its prompt then: what the answer cost beyond
+        -- that is charged now, from the balance, as a late charge is.
+        delete from stream_starts s where s.request_id = it.rid and s.converted_micro is not null
+          returning s.converted_micro into v_converted;
+        if v_converted is null then
+          request_id := it.rid; status := 0; charged := 0; return next; continue;
+        end if;
+        v_from_lease := 0;
+        v_excess := greatest(0, it.lease_part + it.excess - v_converted);
+        charged := 0;
+        -- The estimate charged at the close was more than the usage: the rest goes back, once.
+        if v_converted > it.lease_part + it.excess then
+          insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model)
+            values (it.aid, v_converted - (it.lease_part + it.excess), 'refund', it.rid, it.kid,
+                    'usage below the estimate charged when its lease closed', it.mdl)
+            on conflict do nothing;
+          if found then
+            select l.day into v_day from credit_leases l where l.id = it.lid;
+            update key_daily_spend set spent_micro = greatest(0, spent_micro - (v_converted - (it.lease_part + it.excess)))
+             where api_key_id = it.kid and day = v_day;
+            update accounts set balance_micro = balance_micro + (v_converted - (it.lease_part + it.excess)) where id = it.aid;
+          end if;
+        end if;
+      else
+        v_from_lease := it.lease_part;
+        v_excess := it.excess;
+        perform 1 from credit_leases where id = it.lid and account_id = it.aid and closed_at is null for key share;
+        if not found then
+          if not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
+            request_id := it.rid; status := 1; charged := 0; return next; continue;
+          end if;
+          -- Closed (its unused part already back in the balance): the call was answered, so all
+          -- of it is charged from the balance, as an excess is.
+          v_from_lease := 0;
+          v_excess := it.lease_part + it.excess;
+        end if;
+        insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+          values (it.rid, it.lid, it.aid, it.kid, it.mdl, v_from_lease);
+        charged := v_from_lease;
+      end if;
+      if v_excess > 0 then
+        -- The key's day (its lease's) locked before the balance, in svc_take_lease's order.
+        select l.day into v_day from credit_leases l where l.id = it.lid;
+        select k.daily_spend_cap_micro into v_cap from api_keys k where k.id = it.kid;
+        insert into key_daily_spend (api_key_id, day, spent_micro) values (it.kid, v_day, 0) on conflict do nothing;
+        select s.spent_micro into v_spent from key_daily_spend s where s.api_key_id = it.kid and s.day = v_day for update;
+        select balance_micro into v_balance from accounts where id = it.aid for update;
+        v_debit := least(v_excess, greatest(v_balance, 0));
+        v_reason := 'balance';
+        -- Nor past the key's daily cap: what the cap leaves out is the operator's, as what the balance cannot cover is.
+        if v_cap is not null and v_cap - v_spent < v_debit then
+          v_debit := greatest(v_cap - v_spent, 0);
+          v_reason := 'daily_cap';
+        end if;
+        if v_debit > 0 then
+          update accounts set balance_micro = balance_micro - v_debit where id = it.aid;
+          insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, model)
+            values (it.aid, -v_debit, 'charge', it.rid, it.kid, it.mdl);
+          -- What the key spent beyond its lease counts on its day too (the lease's day).
+          update key_daily_spend set spent_micro = spent_micro + v_debit where api_key_id = it.kid and day = v_day;
+          charged := charged + v_debit;
+        end if;
+        if v_excess > v_debit then
+          insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
+            values (it.rid, it.aid, it.kid, it.mdl, v_excess - v_debit, v_reason);
+        end if;
+      end if;
+      -- A call answered while the database was away, charged what its lease held: the rest, never promised, is the operator's.
+      if it.waived > 0 and v_converted is null then
+        insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
+          values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
+          on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
+      end if;
+      request_id := it.rid; status := 0; return next;
+    end loop;
+  end $function$`,
+};

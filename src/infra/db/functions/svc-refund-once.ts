@@ -1,0 +1,30 @@
+/**
+ * Gives a charge back exactly once (a failed job's; the refund entry is unique per reference), to
+ * the balance and to the day of its charge's spend. True when this call refunded it.
+ */
+export const SVC_REFUND_ONCE = {
+  name: 'svc_refund_once',
+  sql: `create or replace function svc_refund_once(p_account text, p_reference text, p_reason text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+      declare
+        v_amount bigint;
+        v_key text;
+        v_day date;
+        v_model text;
+      begin
+        select -sum(amount_micro), max(api_key_id), (min(created_at) at time zone 'UTC')::date, max(model)
+          into v_amount, v_key, v_day, v_model
+          from ledger_entries where kind = 'charge' and reference = p_reference and account_id = p_account;
+        if v_amount is null or v_amount <= 0 then return false; end if;
+        insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model)
+          values (p_account, v_amount, 'refund', p_reference, v_key, p_reason, v_model) on conflict do nothing;
+        if not found then return false; end if;
+        if v_key is not null then
+          update key_daily_spend set spent_micro = greatest(0, spent_micro - v_amount) where api_key_id = v_key and day = v_day;
+        end if;
+        update accounts set balance_micro = balance_micro + v_amount where id = p_account;
+        return true;
+      end $function$`,
+};
