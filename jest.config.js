@@ -9,4 +9,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-build.js',
   testTimeout: 60000,
   maxWorkers: 2,
+  // The run's last lines say which files skipped tests, and what they need (test/support/skipped-reporter.js).
+  reporters: ['default', '<rootDir>/test/support/skipped-reporter.js'],
 };
