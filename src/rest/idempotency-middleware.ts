@@ -3,7 +3,6 @@ import type { RequestHandler, Response } from 'express';
 import { IDEMPOTENCY_HEADER, IdempotencyService, type IdempotentCall, type StoredResponse } from '../domain/idempotency/idempotency-service';
 import { singleHeader } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
-import { stableJson } from '../domain/idempotency/stable-json';
 import { keyOf } from './auth';
 import { readAndReplayBody, withoutBoundary } from './raw-body';
 import { MAX_MULTIPART_BODY_BYTES } from './upload-cap';
@@ -35,10 +34,10 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     let fingerprint: string;
     if (multipart) {
       const body = await readAndReplayBody(req, MAX_MULTIPART_BODY_BYTES);
-      fingerprint = IdempotencyService.fingerprint(['POST', req.path, withoutBoundary(body, req.get('content-type'))]);
+      fingerprint = IdempotencyService.fingerprint('POST', req.path, withoutBoundary(body, req.get('content-type')));
     } else {
       if ((req.body as { stream?: unknown } | undefined)?.stream === true) return next();
-      fingerprint = IdempotencyService.fingerprint(['POST', req.path, stableJson(req.body)]);
+      fingerprint = IdempotencyService.fingerprint('POST', req.path, req.body);
     }
     // A client that left before its request was read to here (authentication waited on a
     // stalled database, say) takes no claim and runs nothing: its retry runs instead.

@@ -5,7 +5,6 @@
  */
 import OpenAI, { toFile } from 'openai';
 import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
-import { stableJson } from '../../src/domain/idempotency/stable-json';
 import { makePng } from '../support/fake-openai-upstream';
 import { startDroppingProxy, type DroppingProxy } from '../support/dropping-proxy';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
@@ -159,7 +158,7 @@ test('a 4xx first answer is replayed; a bad key is a 400 naming the header; a ke
   expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'Idempotency-Key' });
 
   // A first request in flight (its row claimed, no response yet), as another instance would hold it.
-  const fp = IdempotencyService.fingerprint(['POST', '/video/queue', stableJson(VIDEO)]);
+  const fp = IdempotencyService.fingerprint('POST', '/video/queue', VIDEO);
   await gw.gateway.database.db.run(
     `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, expires_at) values (?, 'busy-1', ?, now() + interval '1 day')`,
     [key.id, fp],

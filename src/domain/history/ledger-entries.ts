@@ -1,3 +1,4 @@
+import { PageRule } from '../shared/page-rule';
 import { z } from 'zod';
 import type { SqlExecutor } from '../ports/database';
 import type { EntryKind } from '../credits/ledger';
@@ -25,6 +26,8 @@ export interface LedgerPage {
 
 export const MAX_LEDGER_PAGE = 100;
 export const DEFAULT_LEDGER_PAGE = 20;
+/** The ledger's page bounds (its own schema checks REST's query; GraphQL weighs its cost by them). */
+export const LEDGER_PAGE = new PageRule(MAX_LEDGER_PAGE, DEFAULT_LEDGER_PAGE);
 
 const pageSchema = z
   .object({

@@ -4,6 +4,7 @@ import { DomainError, databaseTooSlow, invalidRequest, type ErrorType } from '..
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
+import { stableJson } from './stable-json';
 import { monotonicMillis } from '../shared/time';
 
 /** The response a first request produced, as a retry replays it. */
@@ -113,10 +114,15 @@ export class IdempotencyService {
     return raw;
   }
 
-  /** A stable hash of what makes two requests the same request. */
-  static fingerprint(parts: Array<string | Buffer>): string {
+  /**
+   * What makes two requests the same request, hashed (SHA-256): the door (`POST` for REST,
+   * `graphql`), the operation (the path, or the mutation's name) and the body: a JSON body in a
+   * stable key order, or the raw bytes (a multipart body without its boundary). One rule for both
+   * doors, so a retry is recognised whichever way it came.
+   */
+  static fingerprint(door: 'POST' | 'graphql', operation: string, body: unknown): string {
     const h = createHash('sha256');
-    for (const p of parts) h.update(typeof p === 'string' ? Buffer.from(p) : p).update('\0');
+    for (const p of [door, operation, Buffer.isBuffer(body) ? body : stableJson(body)]) h.update(typeof p === 'string' ? Buffer.from(p) : p).update('\0');
     return h.digest('hex');
   }
 

@@ -1,3 +1,4 @@
+import { PageRule } from '../shared/page-rule';
 import type { IdempotentCall } from '../idempotency/idempotency-service';
 import type { Catalog } from '../catalog/catalog';
 import type { MotionModel, VideoModel } from '../catalog/model';
@@ -38,6 +39,9 @@ export interface AcceptedJob {
 /** Quote, queue, motion control, retrieve and list: the asynchronous video API. */
 /** Changes an account-wide subscription re-reads after an outage, at most (the oldest first). */
 const MAX_RESYNCED_JOBS = 500;
+
+/** A job list's page: 20 by default, 100 at most; the cursor is a job id (`vid_…`). */
+export const VIDEO_JOB_PAGE = new PageRule(100, 20, { pattern: /^vid_[A-Za-z0-9]{1,64}$/, of: 'a job' });
 
 export class VideoService {
   private readonly changedReads = new Map<string, Promise<VideoJob[]>>();
@@ -221,7 +225,7 @@ export class VideoService {
   }
 
   async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
-    const first = Math.min(Math.max(opts.first ?? 20, 1), 100);
+    const first = VIDEO_JOB_PAGE.size(opts.first);
     const rows = await this.deps.jobs.list(this.deps.db, accountId, { first: first + 1, after: opts.after, status: opts.status });
     // A cursor that names no job of the account (mistyped, stale, another account's) read as
     // the end of the list; looked up only when the page is empty, so paging costs nothing more.

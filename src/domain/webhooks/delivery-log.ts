@@ -1,3 +1,4 @@
+import { PageRule } from '../shared/page-rule';
 import type { SqlExecutor } from '../ports/database';
 import { unixSeconds } from '../shared/time';
 
@@ -52,6 +53,8 @@ export async function logAttempt(
   );
 }
 
+/** A delivery log's page: 100 newest by default, 500 at most (no cursor). */
+export const DELIVERY_PAGE = new PageRule(500, 100);
 /** Newest first, filtered by key (and account, for owners) and/or job (operators). */
 export async function listDeliveries(
   tx: SqlExecutor,
@@ -66,7 +69,7 @@ export async function listDeliveries(
   if (filter.keyId) and('api_key_id = ?', filter.keyId);
   if (filter.accountId) and('account_id = ?', filter.accountId);
   if (filter.jobId) and('job_id = ?', filter.jobId);
-  params.push(filter.limit ?? 100);
+  params.push(filter.limit ?? DELIVERY_PAGE.byDefault);
   const rows = await tx.all<Row>(
     `select event_id, delivery_id, attempt, status_code, error, duration_ms, created_at from webhook_deliveries
      ${where.length ? `where ${where.join(' and ')}` : ''} order by id desc limit ?`,

@@ -1,7 +1,7 @@
 import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { LedgerEntryConnection, UsageGroupBy, UsageType, WebhookDeliveryType, toDeliveryType, toLedgerConnection, toUsageType } from '../types/history';
-import { DELIVERY_PAGE, LEDGER_PAGE, definedArgs } from '../page-args';
+import { DELIVERY_PAGE, LEDGER_PAGE, checkedPage, definedArgs } from '../page-args';
 import { namingArgument } from '../argument-names';
 
 @ArgsType()
@@ -48,7 +48,7 @@ export class HistoryResolver {
   async webhookDeliveries(@Args(() => DeliveriesArgs) { keyId, first }: DeliveriesArgs, @Ctx() ctx: GraphQLContext): Promise<WebhookDeliveryType[]> {
     const accountId = requireAccount(ctx).accountId;
     // Checked here so a refusal names the argument (`first`), not the domain's `limit`.
-    const page = DELIVERY_PAGE.check({ first });
+    const page = checkedPage(DELIVERY_PAGE, { first });
     return (await namingArgument(ctx.services.history.deliveries(accountId, keyId, { limit: page.first }), 'id', 'keyId')).map(toDeliveryType);
   }
 }

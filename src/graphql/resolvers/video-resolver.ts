@@ -1,10 +1,9 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccountId, requireKey, type GraphQLContext } from '../context';
 import { VideoJobConnection, VideoJobStatus, VideoJobType, toConnection, toVideoJobType } from '../types/video-job';
-import { VIDEO_JOB_PAGE } from '../page-args';
+import { VIDEO_JOB_PAGE, checkedPage } from '../page-args';
 import { MotionControlInput, QueueVideoInput, motionBody, queueBody } from '../types/inputs';
 import { IdempotencyService, type IdempotentCall } from '../../domain/idempotency/idempotency-service';
-import { stableJson } from '../../domain/idempotency/stable-json';
 import type { VideoJob } from '../../domain/video/video-job';
 
 const IDEMPOTENCY_DOC =
@@ -33,7 +32,7 @@ export class VideoResolver {
   })
   async videoJobs(@Args(() => VideoJobsArgs) { first, after, status }: VideoJobsArgs, @Ctx() ctx: GraphQLContext): Promise<VideoJobConnection> {
     const accountId = requireAccountId(ctx);
-    const page = await ctx.services.video.list(accountId, { ...VIDEO_JOB_PAGE.check({ first, after }), status: status ?? undefined });
+    const page = await ctx.services.video.list(accountId, { ...checkedPage(VIDEO_JOB_PAGE, { first, after }), status: status ?? undefined });
     return toConnection(page);
   }
 
@@ -73,7 +72,7 @@ async function once(
   const key = requireKey(ctx);
   const idem = IdempotencyService.parseKey(idempotencyKey ?? undefined, 'idempotencyKey');
   if (idem === undefined) return queue();
-  const fingerprint = IdempotencyService.fingerprint(['graphql', operation, stableJson(body)]);
+  const fingerprint = IdempotencyService.fingerprint('graphql', operation, body);
   return ctx.services.idempotency.once(key.keyId, idem, fingerprint, queue, {
     encode: (job) => ({ jobId: job.id }),
     decode: (stored: { jobId: string }) => ctx.services.video.get(key.accountId, stored.jobId),

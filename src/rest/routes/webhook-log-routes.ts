@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Router } from 'express';
 import type { Database } from '../../domain/ports/database';
 import type { AccountHistory } from '../../domain/history/account-history';
-import { listDeliveries } from '../../domain/webhooks/delivery-log';
+import { DELIVERY_PAGE, listDeliveries } from '../../domain/webhooks/delivery-log';
 import { accountIdOf } from '../auth';
 import { parseInput } from '../../domain/shared/validate';
 
@@ -22,7 +22,7 @@ export function adminDeliveryRoutes(db: Database): Router {
   r.get('/admin/webhook-deliveries', async (req, res) => {
     // Strict as /account's queries are: a misspelt filter (`keyid=`) listed every delivery.
     const q = parseInput(adminQuery, { ...req.query });
-    res.json({ object: 'list', data: await listDeliveries(db, { keyId: q.keyId || undefined, jobId: q.jobId || undefined, limit: 500 }) });
+    res.json({ object: 'list', data: await listDeliveries(db, { keyId: q.keyId || undefined, jobId: q.jobId || undefined, limit: DELIVERY_PAGE.max }) });
   });
   return r;
 }
