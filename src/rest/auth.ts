@@ -1,5 +1,6 @@
 import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
 import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { notFound, unauthenticated } from '../domain/errors/domain-error';
 import type { KeyPrincipal } from '../domain/keys/principal';
@@ -15,14 +16,19 @@ export function accountIdOf(res: Response): string {
   return res.locals.accountId as string;
 }
 
+/** The API key of a /v1 request's Authorization header, or the 401: one rule for Express's routes and the JSON lane. */
+export function authenticateApiKey(keys: KeyAuthenticator, req: IncomingMessage): Promise<KeyPrincipal> {
+  const token = bearerToken(authorizationHeader(req));
+  if (!token) return Promise.reject(unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".'));
+  return keys.authenticate(token);
+}
+
 /** /v1: an API key. The same KeyAuthenticator serves the GraphQL door. */
 export function requireApiKey(keys: KeyAuthenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     // Mounted before the multipart routers and again before the JSON ones: authenticate once.
     if (res.locals.key) return next();
-    const token = bearerToken(authorizationHeader(req));
-    if (!token) return next(unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".'));
-    keys.authenticate(token).then((key) => {
+    authenticateApiKey(keys, req).then((key) => {
       res.locals.key = key;
       next();
     }, next);

@@ -11,7 +11,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { DomainError } from '../domain/errors/domain-error';
-import { bodyTooLarge, charsetNotUtf8, unsupportedContentType } from './error-middleware';
+import { bodyNotJson, bodyTooLarge, charsetNotUtf8, unsupportedContentType } from './error-middleware';
 import { clientGone } from './abandoned-answer';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
 import { jsonElementsExceed, MAX_JSON_ELEMENTS } from '../infra/http/json-elements';
@@ -65,9 +65,6 @@ export function isJsonObject(body: unknown): boolean {
 /** The charset parameter of a Content-Type, quoted or not. */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
-/** Marks body-parser's verify failures as ours (it wraps whatever verify throws as a 403). */
-const REFUSAL = Symbol('refusal');
-
 /** A POST, PUT or PATCH that carries bytes (a GET's or DELETE's body is never read). */
 function sendsBody(req: { method: string; headers: { 'content-length'?: string; 'transfer-encoding'?: string } }): boolean {
   if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return false;
@@ -81,15 +78,9 @@ function sendsBody(req: { method: string; headers: { 'content-length'?: string; 
  * route running on its defaults (`{"mode":"test"}` sent as text/plain would create a live key).
  */
 export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
-  const parse = express.json({
-    limit,
-    // Any JSON value parses; what is not an object is then refused in our words (bodyNotObject).
-    strict: false,
-    verify: (_req, _res, bytes) => {
-      if (!isUtf8(bytes)) throw Object.assign(new Error('not utf-8'), { [REFUSAL]: bodyNotUtf8() });
-      if (jsonElementsExceed(bytes)) throw Object.assign(new Error('too complex'), { [REFUSAL]: bodyTooComplex() });
-    },
-  });
+  // body-parser reads the bytes (up to the limit, inflating a Content-Encoding); parseJsonBody,
+  // the JSON lane's reading too, decides what they are.
+  const read = express.raw({ type: () => true, limit });
   return (req, res, next) => {
     // body-parser skips a request whose socket has closed and leaves `req.body` undefined: the
     // route would run (and charge) on its defaults for a client that left while it waited (a
@@ -106,11 +97,37 @@ export function jsonBody(limit: number = JSON_BODY_LIMIT): RequestHandler {
       res.setHeader('Connection', 'close');
       return next(bodyTooLarge());
     }
-    parse(req, res, (err?: unknown) => {
-      if (err) return next((err as { [REFUSAL]?: DomainError })[REFUSAL] ?? err);
-      // undefined: no body was sent (the route reads its defaults).
-      if (req.body !== undefined && !isJsonObject(req.body)) return next(bodyNotObject());
-      next(jsonDepthExceeds(req.body) ? bodyTooDeep() : undefined);
+    read(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      try {
+        // undefined: no body was sent (the route reads its defaults).
+        req.body = Buffer.isBuffer(req.body) ? parseJsonBody(req.body) : undefined;
+      } catch (refusal) {
+        return next(refusal);
+      }
+      next();
     });
   };
+}
+
+/**
+ * The one reading of a JSON body's bytes, for both lanes: UTF-8, not too many values, a leading
+ * BOM ignored, a JSON object no deeper than MAX_JSON_DEPTH. An empty body is undefined (the route
+ * reads its defaults).
+ */
+export function parseJsonBody(raw: Buffer): Record<string, unknown> | undefined {
+  if (!isUtf8(raw)) throw bodyNotUtf8();
+  if (jsonElementsExceed(raw)) throw bodyTooComplex();
+  let text = raw.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw bodyNotJson();
+  }
+  if (!isJsonObject(body)) throw bodyNotObject();
+  if (jsonDepthExceeds(body)) throw bodyTooDeep();
+  return body as Record<string, unknown>;
 }

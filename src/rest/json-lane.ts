@@ -8,19 +8,17 @@
  * path, a query string, an Idempotency-Key, a content type other than plain `application/json`,
  * or a Content-Encoding. Express keeps the same routes, so both ways answer alike.
  */
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { unauthenticated } from '../domain/errors/domain-error';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
-import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import { IDEMPOTENCY_HEADER } from '../domain/idempotency/idempotency-service';
-import { answerFailure, bodyNotJson, bodyTooLarge } from './error-middleware';
+import { answerFailure, bodyTooLarge } from './error-middleware';
 import { clientGone } from './abandoned-answer';
 import { NO_STORE } from './http-app';
 import { observeRequest } from './request-metrics';
-import { bodyNotObject, bodyNotUtf8, bodyTooComplex, bodyTooDeep, isJsonObject, jsonDepthExceeds, jsonElementsExceed } from './json-body';
+import { parseJsonBody } from './json-body';
+import { authenticateApiKey } from './auth';
 import type { JsonPostHandler } from './routes/chat-routes';
 
 export interface JsonLaneRoute {
@@ -56,10 +54,8 @@ async function serve(deps: { keys: KeyAuthenticator }, route: JsonLaneRoute, req
   // As every /v1 answer on the Express side (http-app.ts, noStore).
   res.setHeader('Cache-Control', NO_STORE);
   // Authenticated before the body is read, as on the Express side: a stranger cannot make us read 25 MB.
-  const token = bearerToken(authorizationHeader(req));
-  if (!token) throw unauthenticated('Missing or malformed Authorization header; expected "Bearer <API key>".');
-  const key = await deps.keys.authenticate(token);
-  const body = parseJsonBody(await readBody(req, res, route.limitBytes));
+  const key = await authenticateApiKey(deps.keys, req);
+  const body = parseJsonBody(await readBody(req, res, route.limitBytes)) ?? {};
   await route.handle(key, body, res);
 }
 
@@ -99,22 +95,4 @@ function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Pro
     // A client that leaves mid-upload: nothing to answer (the response closes with the socket).
     req.on('error', reject);
   });
-}
-
-/** As jsonBody reads a body on the Express side: a JSON object, a leading BOM ignored, an empty body is {}, not too many values. */
-function parseJsonBody(raw: Buffer): unknown {
-  if (!isUtf8(raw)) throw bodyNotUtf8();
-  if (jsonElementsExceed(raw)) throw bodyTooComplex();
-  let text = raw.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (text.length === 0) return {};
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw bodyNotJson();
-  }
-  if (!isJsonObject(body)) throw bodyNotObject();
-  if (jsonDepthExceeds(body)) throw bodyTooDeep();
-  return body;
 }
