@@ -89,7 +89,8 @@ test('a worker stopped before its handler finishes gives the lease back at once'
   await db.run(`delete from work_items where ref = 'lease-return'`);
 });
 
-test('unset, the work lease is derived from the routes: a video route of 60 s starts, and its work rows are leased for 70 s', async () => {
+/** A MODELS_FILE (in a directory of its own) whose text-to-video model has a fal route with a 60 s call timeout. */
+function videoRouteOf60Seconds(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gw-lease-'));
   const catalog = {
     ...BUILTIN_CATALOG,
@@ -100,6 +101,11 @@ test('unset, the work lease is derived from the routes: a video route of 60 s st
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  return dir;
+}
+
+test('unset, the work lease is derived from the routes: a video route of 60 s starts, and its work rows are leased for 70 s', async () => {
+  const dir = videoRouteOf60Seconds();
   const started = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), WORK_LEASE_SECONDS: undefined });
   try {
     expect((await started.api('GET', '/healthz')).status).toBe(200);
@@ -111,16 +117,7 @@ test('unset, the work lease is derived from the routes: a video route of 60 s st
 });
 
 test('a video upstream whose call timeout is not shorter than the lease is refused at start-up', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-lease-'));
-  const catalog = {
-    ...BUILTIN_CATALOG,
-    models: BUILTIN_CATALOG.models.map((m) =>
-      m.id === 'svc-2.5-preview-text-to-video'
-        ? { ...m, route: { provider: 'fal-queue', upstreamModel: 'x/y', baseUrl: 'https://fal.example', timeoutSeconds: 60 } }
-        : m,
-    ),
-  };
-  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
+  const dir = videoRouteOf60Seconds();
   try {
     await expect(startTestGateway({ MODELS_FILE: join(dir, 'models.json'), WORK_LEASE_SECONDS: '30' })).rejects.toThrow(
       /WORK_LEASE_SECONDS \(30\) must be longer than the timeoutSeconds of svc-2.5-preview-text-to-video's route fal-queue-0 \(60\)[^\n]*raise it above 60, or unset it/,

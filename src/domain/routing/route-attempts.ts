@@ -17,7 +17,7 @@
  */
 import { DomainError } from '../errors/domain-error';
 import type { RetryPolicy } from '../catalog/model';
-import type { CallSignal } from '../shared/call-signal';
+import { pause, type CallSignal } from '../shared/call-signal';
 import type { CircuitBreakers } from './circuit-breaker';
 
 export interface RoutedAttemptFailure {
@@ -61,17 +61,6 @@ export const allRoutesOpen = (retryAfterSeconds: number) =>
     retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
   });
 
-const defaultSleep = (ms: number, signal?: CallSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 /** The next route to try: the first priority with an available route, a weighted draw among those, untried ones first. */
 export function pickRoute<R extends RouteLike>(
   routes: readonly R[],
@@ -102,7 +91,7 @@ export async function attemptRoutes<R extends RouteLike, T>(
 ): Promise<T> {
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
-  const sleep = deps.sleep ?? defaultSleep;
+  const sleep = deps.sleep ?? pause;
   const deadline = now() + model.retry.budgetSeconds * 1000;
   const tried = new Set<string>();
   let lastError: unknown;

@@ -61,3 +61,16 @@ export class CallAbort implements CallSignal {
     if (failure) throw failure.error;
   }
 }
+
+/** Waits `ms`, or less when the caller's signal aborts first; never rejects. */
+export function pause(ms: number, signal?: CallSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -5,7 +5,7 @@
  * best-effort, so it stops running and being billed.
  */
 import { contentPolicyViolation, upstreamError } from '../../domain/errors/domain-error';
-import type { CallSignal } from '../../domain/shared/call-signal';
+import { pause } from '../../domain/shared/call-signal';
 import { CallTimedOut, callerAbortReason } from '../shared/collected-call';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
 import { sniffImageType } from '../openai-compatible/image-results';
@@ -85,17 +85,4 @@ async function settle(prediction: Prediction, request: ImageGenerationRequest, s
 
 function isTransient(status: number): boolean {
   return status >= 500 || status === 408 || status === 429;
-}
-
-/** Waits `ms`, or less when the caller aborts first; never rejects. */
-function pause(ms: number, signal: CallSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
