@@ -113,6 +113,7 @@ test('a directory that may be stale (its feed down) asks the database: a key it 
     live: false,
     publish: async () => undefined,
     subscribe: () => () => undefined,
+    caughtUp: async () => false,
     onGap: () => () => undefined,
     close: async () => undefined,
   };
@@ -125,5 +126,42 @@ test('a directory that may be stale (its feed down) asks the database: a key it 
     expect(reads.keys).toBe(1);
   } finally {
     directory.stop();
+  }
+});
+
+test('a key created on one instance whose announcement reaches the other late is still accepted there: a refusal waits for the feed to catch up', async () => {
+  const acct = await gw.newAccount();
+  // Messages reach the listeners 100 ms after they are published, in order; caughtUp answers once
+  // those published before it are delivered, as a PING on Redis's subscriber connection does.
+  const listeners = new Set<(id: string) => void>();
+  let pending = Promise.resolve();
+  const slow: TopicFeed = {
+    live: true,
+    publish: async (id) => {
+      pending = pending.then(() => new Promise<void>((r) => setTimeout(r, 100))).then(() => listeners.forEach((l) => l(id)));
+    },
+    subscribe: (l) => (listeners.add(l), () => listeners.delete(l)),
+    caughtUp: () => pending.then(() => true),
+    onGap: () => () => undefined,
+    close: async () => undefined,
+  };
+  const a = await instance(slow);
+  const b = await instance(slow);
+  try {
+    const { key, secret } = await a.keys.create(acct.id, {});
+    await expect(b.keys.authenticate(secret)).resolves.toMatchObject({ keyId: key.id });
+    // And a stranger's id is still refused, without a read of the keys table.
+    await pollUntil(
+      async () => b.directory.unsettled,
+      (n) => n === 0,
+      5_000,
+      10,
+    );
+    b.reads.keys = 0;
+    expect(await refusal(b.keys.authenticate(`svc_live_${randomBase62(16)}_${randomBase62(40)}`))).toBe(401);
+    expect(b.reads.keys).toBe(0);
+  } finally {
+    a.directory.stop();
+    b.directory.stop();
   }
 });

@@ -61,6 +61,11 @@ export class KeyDirectory {
     this.loaded = true;
   }
 
+  /** True once every key change announced before the call has been heard here (see TopicFeed.caughtUp). */
+  caughtUp(): Promise<boolean> {
+    return this.feed.caughtUp();
+  }
+
   lookup(keyId: string): DirectoryAnswer {
     if (!this.loaded) this.reloadNowAndThen();
     if (!this.loaded || !this.feed.live || this.pending.has(keyId)) return ASK;

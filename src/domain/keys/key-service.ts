@@ -18,12 +18,6 @@ import { monotonicMillis } from '../shared/time';
 export const MAX_ACTIVE_KEYS = 10;
 /** The hash an unknown key id's secret is compared against: 32 bytes no SHA-256 of a secret is (in any practical sense). */
 const NO_SECRET_HAS = randomBytes(32);
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-/** A refusal answered one turn later, as the directory's are (directoryLetsThrough): its time does not tell which it was. */
-async function refuseAfterATurn(): Promise<never> {
-  await nextTurn();
-  throw unauthenticated('Invalid API key.');
-}
 /** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** How long a key's lastUsed waits for others to be written with it. */
@@ -191,14 +185,15 @@ export class KeyService {
   /**
    * Bearer-key authentication for /v1 and GraphQL; any failure is the same 401. A wrong secret is
    * refused from memory whether its key id exists or not (the key cache, else the key
-   * directory), with the same work: a hash, a constant-time compare, one turn of the event loop.
+   * directory), with the same work: a hash, a constant-time compare, and a wait until the key
+   * feed has caught up (a turn of the event loop in one process, a PING over Redis).
    */
   async authenticate(secret: string): Promise<KeyPrincipal> {
     const keyId = keyIdOfSecret(secret);
     if (!keyId) throw unauthenticated('Invalid API key.');
     const cached = this.cache?.get(keyId);
     if (cached) {
-      if (!secretMatchesHash(secret, cached.secretHash)) return refuseAfterATurn();
+      if (!secretMatchesHash(secret, cached.secretHash)) return this.refuseCaughtUp();
       this.touchLastUsed(keyId);
       this.refresher?.used(keyId, cached);
       return cached.principal;
@@ -216,14 +211,24 @@ export class KeyService {
   }
 
   /**
+   * A cached key's wrong secret, refused once the key feed has caught up, as the directory's
+   * refusals are (directoryLetsThrough): the same wait, so its time does not tell which it was.
+   */
+  private async refuseCaughtUp(): Promise<never> {
+    if (this.directory) await this.directory.caughtUp();
+    throw unauthenticated('Invalid API key.');
+  }
+
+  /**
    * Whether the database must be asked: the directory knows the key and the secret matches, or it
    * cannot tell. An id no active key has is compared against a hash no secret has, so its
-   * refusal does the work a wrong secret's does. Looked up after a turn of the event loop, the
-   * turn every refusal takes: a creation announced on the feed whose message arrived with this
-   * request has been seen by then.
+   * refusal does the work a wrong secret's does. Looked up once the key feed has caught up (the
+   * wait every refusal takes): a key created on another instance before this request arrived has
+   * been announced here by then, and is read from the database.
    */
   private async directoryLetsThrough(keyId: string, secret: string): Promise<boolean> {
-    await nextTurn();
+    // A key created on another instance just before this request must not be refused unheard of.
+    if (!(await this.directory!.caughtUp())) return true;
     const answer = this.directory!.lookup(keyId);
     if (answer.kind === 'ask') return true;
     const matches = secretMatchesHash(secret, answer.kind === 'known' ? answer.secretHash : NO_SECRET_HAS);

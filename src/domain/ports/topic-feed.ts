@@ -11,6 +11,11 @@ export interface TopicFeed {
    * cache must not answer from memory then.
    */
   readonly live: boolean;
+  /**
+   * Resolves true once every message published before the call has reached this instance's
+   * listeners; false when that cannot be known (the feed is down, or did not answer in time).
+   */
+  caughtUp(): Promise<boolean>;
   /** Called when the feed goes down and when it is back: what was cached may be stale. */
   onGap(listener: () => void): () => void;
   close(): Promise<void>;

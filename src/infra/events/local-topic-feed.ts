@@ -14,6 +14,11 @@ export class LocalTopicFeed implements TopicFeed {
     return () => this.listeners.delete(listener);
   }
 
+  /** Delivery is synchronous: everything published is heard; answered a turn later, as Redis's feed would be. */
+  caughtUp(): Promise<boolean> {
+    return new Promise((resolve) => setImmediate(() => resolve(true)));
+  }
+
   onGap(): () => void {
     return () => undefined;
   }

@@ -8,11 +8,24 @@ import type { TopicFeed } from '../../domain/ports/topic-feed';
  * read the database instead, and they are flushed at both ends of the gap. A publish that fails
  * (Redis away) loses nothing: every other instance is then in a gap and reads the database too.
  */
+/** How long a caught-up check waits for Redis before it answers "cannot tell". */
+const CAUGHT_UP_WITHIN_MS = 250;
+
+const withinMs = (check: Promise<boolean>, ms: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void check.then((ok) => {
+      clearTimeout(timer);
+      resolve(ok);
+    });
+  });
+
 export class RedisTopicFeed implements TopicFeed {
   private readonly subscriber: Redis;
   private readonly listeners = new Set<(id: string) => void>();
   private readonly gapListeners = new Set<() => void>();
   private subscribed = false;
+  private barrier: Promise<boolean> | undefined;
   private readonly stopWatching: () => void;
 
   constructor(
@@ -44,6 +57,27 @@ export class RedisTopicFeed implements TopicFeed {
     if (this.subscribed === value) return;
     this.subscribed = value;
     for (const l of this.gapListeners) l();
+  }
+
+  /**
+   * A PING on the subscriber's connection: Redis answers it after every message it sent that
+   * connection before, so its PONG means those messages have been heard. The calls of one turn
+   * share one PING (sent after each of them began).
+   */
+  caughtUp(): Promise<boolean> {
+    if (!this.subscribed) return Promise.resolve(false);
+    if (!this.barrier) {
+      this.barrier = withinMs(
+        this.subscriber.ping().then(
+          () => true,
+          () => false,
+        ),
+        CAUGHT_UP_WITHIN_MS,
+      );
+      // Shared by this turn's calls only: a PING sent before a later call began proves nothing to it.
+      setImmediate(() => (this.barrier = undefined));
+    }
+    return this.barrier;
   }
 
   async publish(id: string): Promise<void> {
