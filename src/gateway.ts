@@ -31,6 +31,7 @@ import { HttpDrain } from './infra/http/http-drain';
 import { answerRequestTimeouts } from './rest/request-timeout';
 import { continueWhenRead } from './rest/expect-continue';
 import type { CallSignal } from './domain/shared/call-signal';
+import type { Clock } from './domain/ports/clock';
 import { monotonicMillis } from './domain/shared/time';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
@@ -62,7 +63,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function createGateway(config: Config, options: { logger?: Logger } = {}): Promise<Gateway> {
+export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
   const warn = throttledWarn(logger);
@@ -91,7 +92,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   let services: Services | undefined;
   let graphql: Awaited<ReturnType<typeof createGraphQLDoor>>;
   try {
-    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl });
+    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl, clock: options.clock });
     graphql = await createGraphQLDoor({
       services,
       logger,

@@ -5,7 +5,8 @@ import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline'
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
 import { stableJson } from './stable-json';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 /** The response a first request produced, as a retry replays it. */
 export interface StoredResponse {
@@ -94,17 +95,26 @@ export class IdempotencyService {
    * most: a request that never ended (a handler that never answered) frees its key then, as before.
    */
   private readonly running = new Map<string, number>();
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: TimerHandle | null = null;
   private readonly instanceId: string;
   private readonly graceSeconds: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly db: Database,
-    options: { instanceId: string; graceSeconds: number; onDropped?: (count: number) => void },
+    /** `clock`: what the heartbeats, deadlines and retries are timed on (the system's by default). */
+    options: { instanceId: string; graceSeconds: number; onDropped?: (count: number) => void; clock?: Clock },
   ) {
     this.instanceId = options.instanceId;
     this.graceSeconds = options.graceSeconds;
-    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, options.onDropped ?? (() => undefined), DATABASE_ANSWER_DEADLINE_MS);
+    this.clock = options.clock ?? systemClock;
+    this.unwritten = new UnwrittenWrites(
+      RETRY_UNWRITTEN_MS,
+      MAX_UNWRITTEN_BYTES,
+      options.onDropped ?? (() => undefined),
+      DATABASE_ANSWER_DEADLINE_MS,
+      this.clock,
+    );
   }
 
   /** The key checked: 1–255 printable ASCII characters; a refusal names it `name` (the header, or GraphQL's argument). */
@@ -150,7 +160,7 @@ export class IdempotencyService {
        returning call_id`,
       [apiKeyId, key, fingerprint, KEEP_SECONDS, this.instanceId, proposed, ABANDONED_AFTER_SECONDS, this.graceSeconds],
     );
-    const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow).catch((err: unknown) => {
+    const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock).catch((err: unknown) => {
       // Past the deadline (a stalled database): the caller gets a 503 now, and a claim that lands
       // when the database wakes is freed at once, as a 5xx frees it, so the retry runs instead of
       // meeting a 409. (A claim that failed outright has nothing to free.)
@@ -168,6 +178,7 @@ export class IdempotencyService {
       ]),
       DATABASE_ANSWER_DEADLINE_MS,
       databaseTooSlow,
+      this.clock,
     );
     // Gone in between (purged past its 24 hours): claim it again.
     if (!row) return this.start(apiKeyId, key, fingerprint);
@@ -256,7 +267,7 @@ export class IdempotencyService {
 
   /** Shutdown: no more heartbeats (an instance that stops has answered or released its claims, or keeps them in memory no longer). */
   stop(): void {
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.clock.clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
   }
 
@@ -273,9 +284,9 @@ export class IdempotencyService {
   }
 
   private hold(apiKeyId: string, key: string): void {
-    this.running.set(claimId(apiKeyId, key), monotonicMillis());
+    this.running.set(claimId(apiKeyId, key), this.clock.monotonic());
     // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
-    this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
+    this.heartbeatTimer ??= this.clock.setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
   }
 
   /**
@@ -284,11 +295,11 @@ export class IdempotencyService {
    * comes in a sixth of the grace.
    */
   private async heartbeat(): Promise<void> {
-    const oldest = monotonicMillis() - ABANDONED_AFTER_SECONDS * 1000;
+    const oldest = this.clock.monotonic() - ABANDONED_AFTER_SECONDS * 1000;
     for (const [id, at] of this.running) if (at < oldest) this.running.delete(id);
     const ids = [...this.running.keys(), ...this.unwritten.ids()];
     if (ids.length === 0) {
-      clearInterval(this.heartbeatTimer!);
+      this.clock.clearInterval(this.heartbeatTimer);
       this.heartbeatTimer = null;
       return;
     }
@@ -306,8 +317,8 @@ export class IdempotencyService {
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
   private async purgeNowAndThen(): Promise<void> {
-    if (monotonicMillis() - this.lastPurge < 10 * 60_000) return;
-    this.lastPurge = monotonicMillis();
+    if (this.clock.monotonic() - this.lastPurge < 10 * 60_000) return;
+    this.lastPurge = this.clock.monotonic();
     await this.db.run(`delete from idempotency_keys where expires_at < now()`).catch(() => undefined);
   }
 }

@@ -1,7 +1,9 @@
 import type { Database } from '../ports/database';
 import type { WebhookSender } from '../ports/webhook-sender';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
-import { monotonicMillis, unixSeconds } from '../shared/time';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
+import { unixSeconds } from '../shared/time';
 import { signWebhook } from './webhook-signature';
 import { logAttempt } from './delivery-log';
 import type { DeliveryPayload } from './webhook-events';
@@ -32,6 +34,8 @@ export class WebhookDeliverer {
     private readonly sender: WebhookSender,
     private readonly retryDelaysSeconds: number[],
     private readonly onAttempt: (attempt: DeliveryAttempt) => void = () => undefined,
+    /** What an attempt's duration and its signature's timestamp are read from. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get maxAttempts(): number {
@@ -50,14 +54,14 @@ export class WebhookDeliverer {
     }
     // Moved since the event: this attempt and the next go to the new URL, with the secret given with it.
     const p: DeliveryPayload = key.webhook_url === stored.url ? stored : { ...stored, url: key.webhook_url, secret: key.webhook_secret };
-    const started = monotonicMillis();
+    const started = this.clock.monotonic();
     const result = await this.sender.post(
       p.url,
       {
         'Content-Type': 'application/json',
         'User-Agent': 'Svc-Webhook/1.0',
         'X-Svc-Event': p.event,
-        'X-Svc-Signature': signWebhook(p.secret, unixSeconds(), p.body),
+        'X-Svc-Signature': signWebhook(p.secret, unixSeconds(new Date(this.clock.now())), p.body),
         'X-Svc-Delivery-Id': p.deliveryId,
         'X-Svc-Delivery-Attempt': String(p.attempt),
       },
@@ -65,7 +69,7 @@ export class WebhookDeliverer {
     );
     // Any 2xx is a delivery, whatever the body; a 3xx is a failure (redirects are not followed).
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const durationMs = Math.round(monotonicMillis() - started);
+    const durationMs = Math.round(this.clock.monotonic() - started);
     const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
     this.onAttempt({
       outcome: ok ? 'success' : 'failure',
