@@ -147,6 +147,7 @@ export async function buildServices(deps: {
       dir: join(config.dataDir, 'charge-journal'),
       instanceId,
       adoptAfterMs: config.creditLeases.graceSeconds * 1000,
+      clock,
       onUnreadable: (file, lines) => logger.error({ file, lines }, 'charge journal: unreadable lines skipped'),
     }),
     onJournal: (event, detail) =>
