@@ -40,7 +40,9 @@ function collector() {
       message: (m: Record<string, unknown>) => (messages.push(m), wake()),
       closed: (code: number, reason: string) => ((closed = { code, reason }), wake()),
     },
-    /** Until `ok()` holds, looked at again on each message and on the close. */
+    /** Looks at what `until` waits for again (the server side received something). */
+    wake,
+    /** Until `ok()` holds, looked at again on each message, on the close, and on each `wake`. */
     until: async (ok: () => boolean) => {
       while (!ok()) await new Promise<void>((r) => waiters.push(r));
     },
@@ -49,8 +51,9 @@ function collector() {
 
 test('messages of every length form, sent together or in pieces, arrive whole and in order; the client masks what it sends', async () => {
   const received: string[] = [];
+  const c = collector();
   onConnection = (socket) => {
-    socket.on('message', (data) => received.push(String(data)));
+    socket.on('message', (data) => (received.push(String(data)), c.wake()));
     const sizes = [0, 10, 125, 126, 200, 65_535, 65_536, 300_000];
     for (const n of sizes) socket.send(JSON.stringify({ type: 'next', n, pad: 'x'.repeat(n) }));
     // One message in three fragments.
@@ -58,7 +61,6 @@ test('messages of every length form, sent together or in pieces, arrive whole an
     socket.send('mented","part', { fin: false });
     socket.send('s":3}', { fin: true });
   };
-  const c = collector();
   const client = await WireClient.open(url, c.handlers, Date.now);
   client.send({ type: 'connection_init', payload: { authorization: 'Bearer k' } });
   await c.until(() => c.messages.length === 9 && received.length === 1);
