@@ -63,6 +63,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** `clock`: what the services keep time with (the system's; a test's fake clock, to step time). */
 export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import type { Clock } from '../../src/domain/ports/clock';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -36,7 +37,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(env: Record<string, string | undefined> = {}): Promise<TestGateway> {
+/** `clock`: what the gateway's services keep time with (a fake clock the test steps; the system's by default). */
+export async function startTestGateway(env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const baseDbUrl = process.env.DATABASE_URL;
   // With DATABASE_URL set (CI's second run) every gateway gets a database of its own.
@@ -52,7 +54,7 @@ export async function startTestGateway(env: Record<string, string | undefined> =
     REDIS_URL: process.env.REDIS_URL,
     ...env,
   });
-  const gateway = await createGateway(config);
+  const gateway = await createGateway(config, { clock: options.clock });
   const url = await gateway.listen();
 
   const api: TestGateway['api'] = async (method, path, opts = {}) => {
