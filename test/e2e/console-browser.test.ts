@@ -188,7 +188,10 @@ test('motion control from the page: the quote is the REST one, a refusal names i
     5_000,
     20,
   );
-  await page.waitForTimeout(300);
+  // A request the page sends after the clicks: once it is seen, so is any the second click sent.
+  const after = page.waitForRequest((r) => r.url().endsWith('/healthz?after-the-clicks'));
+  await page.evaluate(`void fetch('/healthz?after-the-clicks')`);
+  await after;
   expect(await submit.isDisabled()).toBe(true);
   expect(mutations).toHaveLength(3);
   expect(mutations[2]).toEqual({

@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { devSignIn, withChromium, openPage, type ConsolePage } from '../support/browser';
+import { pollUntil } from '../support/poll';
 
 /**
  * The console while the gateway is out of reach and after: errors go once the same request
@@ -66,8 +67,12 @@ test('Overview opened while the gateway is away: the message says so, and no "Lo
   await page.route('**/graphql', (route) => route.abort('failed'));
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('alert').filter({ hasText: 'The gateway could not be reached.' }).waitFor();
-  await page.waitForTimeout(500);
-  expect(await page.getByText('Loading…').count()).toBe(0);
+  await pollUntil(
+    () => page.getByText('Loading…').count(),
+    (n) => n === 0,
+    10_000,
+    50,
+  );
   await page.unroute('**/graphql');
   const aborted = cp.errors.filter((e) => /ERR_FAILED/.test(e));
   cp.errors.splice(0, cp.errors.length, ...cp.errors.filter((e) => !aborted.includes(e)));
@@ -151,7 +156,12 @@ test('Jobs reads its first page once on opening; after a reconnection every load
   await socket.drop();
   socket.restore();
   // The reconnection reads the first page again (its jobs may have changed meanwhile)...
-  for (let i = 0; i < 300 && firstPageReads.length < 2; i++) await page.waitForTimeout(100);
+  await pollUntil(
+    async () => firstPageReads.length,
+    (n) => n >= 2,
+    30_000,
+    100,
+  );
   expect(firstPageReads).toHaveLength(2);
   expect(socket.connections()).toBeGreaterThan(0);
   expect(before).toBeGreaterThan(0);

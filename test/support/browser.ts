@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { pollUntil } from './poll';
 
 /** Debian's Chromium (`apt-get install chromium`); Playwright's own browser download is not used. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -95,12 +96,13 @@ export async function videoPlays(page: Page, jobId: string): Promise<number> {
   const sel = JSON.stringify(`li[data-job-id="${jobId}"] video`);
   // Polled from here with one-shot evaluations: waitForFunction polls a string predicate inside
   // the page, which the console's CSP (no unsafe-eval) refuses once it has to poll (a slow machine).
-  const deadline = Date.now() + 30_000;
   // Pressed play, as a viewer would: the page preloads only the metadata.
   await page.evaluate(`(() => { const v = document.querySelector(${sel}); if (v) { v.muted = true; void v.play().catch(() => undefined); } })()`);
-  while (((await page.evaluate(`document.querySelector(${sel})?.readyState ?? 0`)) as number) < 2) {
-    if (Date.now() > deadline) throw new Error(`the video of ${jobId} decoded no frame in 30 s`);
-    await page.waitForTimeout(100);
-  }
+  await pollUntil(
+    async () => (await page.evaluate(`document.querySelector(${sel})?.readyState ?? 0`)) as number,
+    (readyState) => readyState >= 2,
+    30_000,
+    100,
+  );
   return page.evaluate(`document.querySelector(${sel}).videoWidth`);
 }
