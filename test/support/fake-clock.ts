@@ -22,8 +22,6 @@ export interface FakeClock extends Clock {
    * callbacks they start run between them (fake-timers' tickAsync).
    */
   tickAsync(ms: number): Promise<void>;
-  /** Steps time to the next armed timer and runs it; answers the fake milliseconds stepped. */
-  nextAsync(): Promise<number>;
   /** The timers armed now, soonest first. */
   armed(): ArmedTimer[];
   /** Resolves once a timer is armed that `matches` (at once if one is armed already). */
@@ -88,11 +86,6 @@ export function fakeClock(): FakeClock {
     },
     async tickAsync(ms) {
       await clock.tickAsync(ms);
-    },
-    async nextAsync() {
-      const before = clock.now;
-      await clock.nextAsync();
-      return clock.now - before;
     },
     armed: () => [...entries.values()].map(view).sort((a, b) => a.dueInMs - b.dueInMs),
     whenArmed(matches) {
