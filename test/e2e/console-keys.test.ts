@@ -52,10 +52,17 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   expect(queued.status).toBe(200);
   await edited.getByRole('button', { name: 'Show delivery log' }).click();
   const log = edited.getByRole('list', { name: 'Webhook deliveries of hooked and capped' });
-  for (let i = 0; i < 50 && !(await log.getByText(`wh_${queued.body.id}_completed`).count()); i++) {
-    await page.waitForTimeout(200);
-    await edited.getByRole('button', { name: /delivery log/ }).click();
-  }
+  // Read again until the delivery is in it.
+  await pollUntil(
+    async () => {
+      const shown = await log.getByText(`wh_${queued.body.id}_completed`).count();
+      if (!shown) await edited.getByRole('button', { name: /delivery log/ }).click();
+      return shown;
+    },
+    (shown) => shown > 0,
+    10_000,
+    200,
+  );
   await log.getByText(`wh_${queued.body.id}_completed`).waitFor();
   await expect(log.textContent()).resolves.toContain('attempt 1 · 200');
   expect(receiver.received.at(-1)?.verifiedWith).toBe(secret);
@@ -67,8 +74,12 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
   const regenerated = edited.getByLabel('Webhook secret of hooked and capped', { exact: true });
   // Polled from here: a string predicate of waitForFunction is evaluated in the page, which the
   // console's CSP (no unsafe-eval) refuses once Playwright has to poll it (a slow machine).
-  for (let i = 0; i < 50 && (await regenerated.inputValue()) === secret; i++) await page.waitForTimeout(100);
-  expect(await regenerated.inputValue()).not.toBe(secret);
+  await pollUntil(
+    () => regenerated.inputValue(),
+    (shown) => shown !== secret,
+    5_000,
+    100,
+  );
 
   await edited.getByRole('button', { name: 'Clear webhook' }).click();
   await edited.getByRole('button', { name: 'Confirm clear webhook' }).click();
@@ -203,7 +214,7 @@ test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank n
   await card.getByLabel('Webhook URL (https)').fill(receiver.url);
   await card.getByRole('button', { name: 'Save webhook' }).dblclick();
   const secret = await card.getByLabel('Webhook secret of capped', { exact: true }).inputValue();
-  await page.waitForTimeout(300);
+  await pageSentAll(page);
   expect(setWebhooks).toHaveLength(1);
   expect(secret.length).toBeGreaterThan(20);
 
@@ -220,6 +231,14 @@ test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank n
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 });
+
+/** Until a request the page sends now has been seen: any request it sent before has been seen too. */
+async function pageSentAll(page: import('playwright-core').Page): Promise<void> {
+  const marker = `/healthz?marker=${Math.random().toString(36).slice(2)}`;
+  const seen = page.waitForRequest((r) => r.url().endsWith(marker));
+  await page.evaluate(`void fetch(${JSON.stringify(marker)})`);
+  await seen;
+}
 
 /** `read()` once it answers `expected` (focus and title change in effects, after the render); the wait fails naming what it read last. */
 const settled = (read: () => Promise<string>, expected: string): Promise<string> => pollUntil(read, (now) => now === expected, 5_000, 50);
@@ -305,13 +324,17 @@ test('opening the Keys view puts no destructive button under the keyboard: Enter
   await page.getByRole('listitem', { name: 'Key first' }).waitFor();
   await page.reload();
   await page.getByRole('listitem', { name: 'Key first' }).waitFor();
-  // Let every effect of the first renders run before looking.
-  await page.waitForTimeout(300);
+  // Every effect of the first renders run before looking: the page's reads are over, and two frames painted.
+  await page.waitForLoadState('networkidle');
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(undefined))))');
   const active = await page.evaluate('(() => { const e = document.activeElement; return `${e.tagName}:${(e.textContent || "").trim().slice(0, 40)}`; })()');
   expect(active).not.toMatch(/Revoke|Clear webhook|Regenerate/);
+  const mutations: string[] = [];
+  page.on('request', (r) => r.url().endsWith('/graphql') && (r.postData() ?? '').includes('mutation') && mutations.push(r.postData()!));
   await page.keyboard.press('Enter');
   await page.keyboard.press('Enter');
-  await page.waitForTimeout(300);
+  await pageSentAll(page);
+  expect(mutations).toEqual([]);
   expect((await gw.api('GET', '/account/api-keys', { token: acct.idToken })).body.data).toHaveLength(2);
   expect(cp.errors).toEqual([]);
   await cp.context.close();

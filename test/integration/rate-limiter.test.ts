@@ -104,7 +104,7 @@ maybe('local-first rate limits on a shared Redis', () => {
     const [one, two] = [new LocalFirstRateLimiter(a, LIMITS), new LocalFirstRateLimiter(b, LIMITS)];
     const id = freshKey();
     for (let i = 0; i < 5; i++) expect((await one.consume(id, 'video')).allowed).toBe(true);
-    // Until Redis holds the five (a fixed 20 ms sleep stood in for it).
+    // Until Redis holds the five.
     await pollUntil(
       async () => Number(await a.get(`rl:video:${id}`)),
       (n) => n >= 5,
@@ -137,7 +137,7 @@ maybe('local-first rate limits on a shared Redis', () => {
     const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
     for (let round = 0; round < 5; round++) for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
     // The last increments wait DEFERRED_SYNC_MS (10 ms) for company: until Redis counts all six of
-    // every key (a fixed 50 ms sleep was short on a loaded machine); none lost, none extra.
+    // every key; none lost, none extra.
     const counts = async () => (await redis.mget(...ids.map((id) => `rl:chat:${id}`))).map(Number);
     await pollUntil(counts, (c) => c.every((n) => n >= 6), 2_000, 10);
     expect(await counts()).toEqual(ids.map(() => 6));

@@ -34,7 +34,7 @@ maybe('job events over Redis', () => {
   const event = (id: string, status: VideoJob['status']): JobEvent => ({
     job: { id, accountId: 'acct_events', status, createdAt: new Date('2026-11-23T00:00:00Z'), updatedAt: new Date() } as unknown as VideoJob,
   });
-  /** Until Redis counts every bus made so far on the channel: a fixed sleep was short on a loaded machine. */
+  /** Until Redis counts every bus made so far on the channel. */
   const allSubscribed = async () => {
     const redis = client();
     await ready(redis);
