@@ -69,13 +69,13 @@ export class AccountService {
     const row = await tx.one<AccountRow>(`select id, issuer, subject, member, created_at, svc_shown_balance(id) as balance_micro from accounts where id = ?`, [
       accountId,
     ]);
-    if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
+    if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
     return toAccount(row);
   }
 
   async setMember(accountId: string, member: boolean): Promise<Account> {
     const touched = await this.db.run(`update accounts set member = ? where id = ?`, [member, accountId]);
-    if (touched === 0) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
+    if (touched === 0) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
     return this.get(accountId);
   }
 
@@ -105,7 +105,7 @@ export class AccountService {
       if (after.balanceMicro > Number.MAX_SAFE_INTEGER) {
         throw invalidRequest(
           `This grant would take the balance past ${Math.floor(Number.MAX_SAFE_INTEGER / 1e6)} credits, the most an account may hold.`,
-          'credits',
+          ['credits'],
           'balance_too_large',
         );
       }

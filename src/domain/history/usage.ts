@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SqlExecutor } from '../ports/database';
-import { invalidRequest } from '../errors/domain-error';
+import { invalidField } from '../errors/domain-error';
 import { microToCredits } from '../shared/money';
 import { utcDay } from '../shared/time';
 import { parseInput } from '../shared/validate';
@@ -55,8 +55,8 @@ export function parseUsageQuery(input: unknown, now = new Date()): { from: strin
   const defaultFrom = utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
   const from = v.from ?? (defaultFrom < FIRST_DAY ? FIRST_DAY : defaultFrom);
   const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
-  if (span < 1) throw invalidRequest("Invalid 'from': must not be after 'to'.", 'from');
-  if (span > MAX_USAGE_DAYS) throw invalidRequest(`Invalid 'from': the range is at most ${MAX_USAGE_DAYS} days.`, 'from');
+  if (span < 1) throw invalidField(['from'], "must not be after 'to'.");
+  if (span > MAX_USAGE_DAYS) throw invalidField(['from'], `the range is at most ${MAX_USAGE_DAYS} days.`);
   return { from, to, groupBy: v.group_by };
 }
 

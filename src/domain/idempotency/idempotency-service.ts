@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../ports/database';
-import { DomainError, databaseTooSlow, invalidRequest, type ErrorType } from '../errors/domain-error';
+import { DomainError, databaseTooSlow, invalidField } from '../errors/domain-error';
+import { asWritten } from '../errors/field-path';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { UnwrittenWrites } from './unwritten-writes';
 import { randomBase62 } from '../shared/ids';
 import { stableJson } from './stable-json';
+import { fromStored, storedError, type StoredError } from './stored-error';
 import { monotonicMillis } from '../shared/time';
 
 /** The response a first request produced, as a retry replays it. */
@@ -110,7 +112,7 @@ export class IdempotencyService {
   /** The key checked: 1–255 printable ASCII characters; a refusal names it `name` (the header, or GraphQL's argument). */
   static parseKey(raw: string | undefined, name: string = IDEMPOTENCY_HEADER): string | undefined {
     if (raw === undefined) return undefined;
-    if (!PRINTABLE.test(raw)) throw invalidRequest(`Invalid '${name}': must be 1 to 255 printable ASCII characters.`, name);
+    if (!PRINTABLE.test(raw)) throw invalidField([asWritten(name)], 'must be 1 to 255 printable ASCII characters.');
     return raw;
   }
 
@@ -173,13 +175,13 @@ export class IdempotencyService {
     if (!row) return this.start(apiKeyId, key, fingerprint);
     if (row.fingerprint !== fingerprint) {
       throw new DomainError('idempotency_error', `This ${IDEMPOTENCY_HEADER} was already used with a different request.`, {
-        param: IDEMPOTENCY_HEADER,
+        fieldPath: [asWritten(IDEMPOTENCY_HEADER)],
         code: 'idempotency_key_reused',
       });
     }
     if (row.status_code === null) {
       throw new DomainError('idempotency_error', `A request with this ${IDEMPOTENCY_HEADER} is still running; retry after it finishes.`, {
-        param: IDEMPOTENCY_HEADER,
+        fieldPath: [asWritten(IDEMPOTENCY_HEADER)],
         code: 'idempotency_key_in_use',
         retryAfterSeconds: RETRY_AFTER_SECONDS,
       });
@@ -202,10 +204,8 @@ export class IdempotencyService {
   ): Promise<T> {
     const start = await this.start(apiKeyId, key, fingerprint);
     if (start.kind === 'replay') {
-      const stored = JSON.parse(start.response.body.toString('utf8')) as {
-        error: { type: ErrorType; message: string; code?: string | null; param?: string | null };
-      };
-      if (start.response.status >= 400) throw new DomainError(stored.error.type, stored.error.message, { code: stored.error.code, param: stored.error.param });
+      const stored = JSON.parse(start.response.body.toString('utf8')) as { error: StoredError };
+      if (start.response.status >= 400) throw fromStored(stored.error);
       return codec.decode(stored);
     }
     let result: T;
@@ -213,7 +213,7 @@ export class IdempotencyService {
       result = await work(start.call);
     } catch (err) {
       if (err instanceof DomainError && isReplayable(err.status)) {
-        const error = { type: err.type, message: err.message, code: err.code, param: err.param };
+        const error = storedError(err);
         await this.complete(apiKeyId, key, { status: err.status, headers: {}, body: Buffer.from(JSON.stringify({ error })) });
       } else await this.abandon(apiKeyId, key).catch(() => undefined);
       throw err;

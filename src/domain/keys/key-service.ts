@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
-import { DomainError, databaseTooSlow, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
+import { DomainError, databaseTooSlow, invalidField, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
+import { asWritten, FIELD, words } from '../errors/field-path';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { assertStorableText, oneLineLabel, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
@@ -112,7 +113,7 @@ export class KeyService {
   /** One active key of the account; another account's key answers 404 like a missing one. */
   async get(accountId: string, keyId: string): Promise<ApiKey> {
     const row = await this.db.one<ApiKeyRow>(`select ${KEY_COLUMNS} from api_keys where id = ? and account_id = ? and revoked_at is null`, [keyId, accountId]);
-    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
     return toApiKey(row);
   }
 
@@ -134,7 +135,7 @@ export class KeyService {
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
       [...params, keyId, accountId],
     );
-    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
     await this.cache?.invalidate(keyId);
     return toApiKey(row);
   }
@@ -145,7 +146,7 @@ export class KeyService {
        where id = ? and account_id = ? and revoked_at is null`,
       [keyId, accountId],
     );
-    if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
     await this.cache?.invalidate(keyId);
   }
 
@@ -158,28 +159,27 @@ export class KeyService {
     if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object.');
     assertStorableText(body);
     const unknownField = Object.keys(body).find((k) => k !== 'url' && k !== 'regenerateSecret');
-    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, unknownField);
+    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, [asWritten(unknownField)]);
     const current = await this.get(accountId, keyId);
     if ('url' in body && body.url === null) {
       await this.db.run(`update api_keys set webhook_url = null, webhook_secret = null where id = ? and account_id = ?`, [keyId, accountId]);
       return { url: null };
     }
     if ('url' in body) {
-      const url = await this.urls.checkWebhookUrl(body.url, 'url');
+      const url = await this.urls.checkWebhookUrl(body.url, ['url']);
       const secret = `whsec_${randomBase62(32)}`;
       await this.db.run(`update api_keys set webhook_url = ?, webhook_secret = ? where id = ? and account_id = ?`, [url, secret, keyId, accountId]);
       return { url, secret };
     }
     if (body.regenerateSecret === true) {
-      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', 'regenerateSecret');
+      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', ['regenerateSecret']);
       const secret = `whsec_${randomBase62(32)}`;
       await this.db.run(`update api_keys set webhook_secret = ? where id = ? and account_id = ?`, [secret, keyId, accountId]);
       return { url: current.webhookUrl, secret };
     }
     // `regenerateSecret: false` (or any value but true) is a field sent wrong, named as such.
-    if ('regenerateSecret' in body)
-      throw invalidRequest("Invalid 'regenerateSecret': must be true (send 'url': null to remove the webhook).", 'regenerateSecret');
-    throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
+    if ('regenerateSecret' in body) throw invalidField(['regenerateSecret'], "must be true (send 'url': null to remove the webhook).");
+    throw invalidRequest(words`The body must carry '${FIELD}' (a URL or null) or 'regenerateSecret': true.`, ['url']);
   }
 
   /**

@@ -11,7 +11,7 @@ import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
 import * as ledger from '../credits/ledger';
-import { invalidRequest, notFound } from '../errors/domain-error';
+import { invalidField, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { newId } from '../shared/ids';
@@ -71,7 +71,7 @@ export class VideoService {
       assertModelAllowed(key, model.id);
       const notTaken = fieldNotTaken('motion-control', model.id, v);
       if (notTaken) throw notTaken;
-      if (v.duration_seconds === undefined) throw invalidRequest("Invalid 'duration_seconds': is required for motion control.", 'duration_seconds');
+      if (v.duration_seconds === undefined) throw invalidField(['duration_seconds'], 'is required for motion control.');
       const credits = motionCredits(model, v.duration_seconds);
       return {
         model: model.id,
@@ -96,16 +96,15 @@ export class VideoService {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
-    if (model.input !== 'image' && !v.prompt) throw invalidRequest("Invalid 'prompt': is required for this model.", 'prompt');
-    if (model.input === 'image' && !v.image_url) throw invalidRequest("Invalid 'image_url': is required for image-to-video models.", 'image_url');
-    if (model.input !== 'image' && v.image_url) throw invalidRequest(`Invalid 'image_url': ${model.id} does not take an image.`, 'image_url');
+    if (model.input !== 'image' && !v.prompt) throw invalidField(['prompt'], 'is required for this model.');
+    if (model.input === 'image' && !v.image_url) throw invalidField(['image_url'], 'is required for image-to-video models.');
+    if (model.input !== 'image' && v.image_url) throw invalidField(['image_url'], `${model.id} does not take an image.`);
     if (model.input === 'reference' && !v.reference_image_urls)
-      throw invalidRequest("Invalid 'reference_image_urls': 1 to 4 URLs are required for reference-to-video.", 'reference_image_urls');
-    if (model.input !== 'reference' && v.reference_image_urls)
-      throw invalidRequest(`Invalid 'reference_image_urls': ${model.id} does not take reference images.`, 'reference_image_urls');
-    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, 'image_url') : undefined;
+      throw invalidField(['reference_image_urls'], '1 to 4 URLs are required for reference-to-video.');
+    if (model.input !== 'reference' && v.reference_image_urls) throw invalidField(['reference_image_urls'], `${model.id} does not take reference images.`);
+    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']) : undefined;
     const referenceImageUrls = v.reference_image_urls
-      ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, `reference_image_urls[${i}]`)))
+      ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, ['reference_image_urls', i])))
       : undefined;
     const spec: Omit<VideoJobSpec, 'jobId'> = {
       upstreamModel: model.route.upstreamModel,
@@ -125,8 +124,8 @@ export class VideoService {
     const v = parseInput(motionSchema, input);
     const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
     assertModelAllowed(key, model.id);
-    const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, 'image_url');
-    const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, 'video_url');
+    const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']);
+    const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, ['video_url']);
     const spec: Omit<VideoJobSpec, 'jobId'> = {
       upstreamModel: model.route.upstreamModel,
       kind: 'motion-control',
@@ -200,7 +199,7 @@ export class VideoService {
   /** A job of the caller's account (any of its keys); another account's job answers 404. */
   async get(accountId: string, jobId: string): Promise<VideoJob> {
     const job = await this.deps.jobs.getOwned(this.deps.db, jobId, accountId);
-    if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', 'id');
+    if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', ['id']);
     return job;
   }
 
@@ -230,7 +229,7 @@ export class VideoService {
     // A cursor that names no job of the account (mistyped, stale, another account's) read as
     // the end of the list; looked up only when the page is empty, so paging costs nothing more.
     if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(this.deps.db, opts.after, accountId))) {
-      throw invalidRequest("Invalid 'after': it is not the cursor of a job of this account.", 'after');
+      throw invalidField(['after'], 'it is not the cursor of a job of this account.');
     }
     return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };
   }
