@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { postgresTemplate, seedDataDir } from './database-template';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -39,8 +40,10 @@ export interface TestGateway {
 export async function startTestGateway(env: Record<string, string | undefined> = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const baseDbUrl = process.env.DATABASE_URL;
-  // With DATABASE_URL set (CI's second run) every gateway gets a database of its own.
-  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test') : undefined;
+  // Each gateway gets a database of its own, a copy of the run's migrated one: with DATABASE_URL
+  // set (CI's second run) beside it on PostgreSQL, else PGlite's files in its DATA_DIR.
+  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test', postgresTemplate()) : undefined;
+  if (!db && env.DATA_DIR === undefined) seedDataDir(dataDir);
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
