@@ -55,6 +55,7 @@ import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
+import { SqlMediaRecords } from './infra/db/repositories/sql-media-records';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -109,7 +110,7 @@ export async function buildServices(deps: {
     fetchMedia: (url) => outbound.fetchMedia(url),
     routing: { breakers, report: (a) => attempts.report(a) },
   });
-  const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
+  const media = await MediaLibrary.open(new SqlMediaRecords(db), new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
