@@ -32,7 +32,6 @@ import type { TopicFeed } from './domain/ports/topic-feed';
 import { LocalTopicFeed } from './infra/events/local-topic-feed';
 import { RedisTopicFeed } from './infra/events/redis-topic-feed';
 import { ResponsesService } from './domain/chat/responses/responses-service';
-import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
 import { VideoService } from './domain/video/video-service';
 import { IdempotencyService } from './domain/idempotency/idempotency-service';
@@ -56,6 +55,7 @@ import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
 import { SqlMediaRecords } from './infra/db/repositories/sql-media-records';
+import { SqlResponseStore } from './infra/db/repositories/sql-response-store';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -164,7 +164,7 @@ export async function buildServices(deps: {
       logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
   const chat = new ChatService(catalog, providers, billing, limiter, urls);
-  const responses = new ResponsesService(chat, new ResponseStore(db));
+  const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
   const queue = new WorkQueue(db, workLeaseSeconds);
