@@ -32,14 +32,11 @@ import type { TopicFeed } from './domain/ports/topic-feed';
 import { LocalTopicFeed } from './infra/events/local-topic-feed';
 import { RedisTopicFeed } from './infra/events/redis-topic-feed';
 import { ResponsesService } from './domain/chat/responses/responses-service';
-import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
 import { VideoService } from './domain/video/video-service';
 import { IdempotencyService } from './domain/idempotency/idempotency-service';
-import { VideoJobRepository } from './domain/video/video-job-repository';
 import { JobFinisher } from './domain/video/job-finisher';
 import { VideoJobRunner } from './domain/video/video-job-runner';
-import { WorkQueue } from './domain/work/work-queue';
 import { TestKeyBudget } from './domain/ratelimit/test-key-budget';
 import { Worker } from './domain/work/worker';
 import { WebhookDeliverer } from './domain/webhooks/webhook-deliverer';
@@ -55,6 +52,12 @@ import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
+import { SqlHistoryRepository } from './infra/db/repositories/sql-history';
+import { SqlMediaRecords } from './infra/db/repositories/sql-media-records';
+import { SqlResponseStore } from './infra/db/repositories/sql-response-store';
+import { SqlVideoJobRepository } from './infra/db/repositories/sql-video-jobs';
+import { SqlWebhookRepository } from './infra/db/repositories/sql-webhooks';
+import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -109,7 +112,7 @@ export async function buildServices(deps: {
     fetchMedia: (url) => outbound.fetchMedia(url),
     routing: { breakers, report: (a) => attempts.report(a) },
   });
-  const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
+  const media = await MediaLibrary.open(new SqlMediaRecords(db), new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
@@ -119,7 +122,8 @@ export async function buildServices(deps: {
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
   const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
-  const history = new AccountHistory(db, keys);
+  const webhooks = new SqlWebhookRepository(db);
+  const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new LeaseStore(db, deps.hotDb);
   // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
@@ -163,12 +167,12 @@ export async function buildServices(deps: {
       logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
   const chat = new ChatService(catalog, providers, billing, limiter, urls);
-  const responses = new ResponsesService(chat, new ResponseStore(db));
+  const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
-  const queue = new WorkQueue(db, workLeaseSeconds);
-  const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));
-  const finisher = new JobFinisher(db, jobs, queue, events, (job, webhook) => {
+  const queue = new SqlWorkQueue(db, workLeaseSeconds);
+  const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));
+  const finisher = new JobFinisher(jobs, queue, webhooks, events, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
     logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
   });
@@ -176,8 +180,8 @@ export async function buildServices(deps: {
   const pollEverySeconds = (provider: string) =>
     provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds;
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
-  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
-  const deliverer = new WebhookDeliverer(db, queue, webhookSender, config.webhook.retryDelaysSeconds, (a) => {
+  const runner = new VideoJobRunner({ catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
+  const deliverer = new WebhookDeliverer(webhooks, queue, webhookSender, config.webhook.retryDelaysSeconds, (a) => {
     metrics.webhookAttempts.inc({ outcome: a.outcome });
     logger.info(a, 'webhook delivery attempt');
   });
@@ -188,7 +192,6 @@ export async function buildServices(deps: {
     leaseSeconds: workLeaseSeconds,
   });
   const video = new VideoService({
-    db,
     catalog,
     providers,
     limiter,
@@ -226,6 +229,7 @@ export async function buildServices(deps: {
     accountAuth,
     keys,
     history,
+    webhooks,
     media,
     billing,
     leaseBook,

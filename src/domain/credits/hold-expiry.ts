@@ -11,6 +11,6 @@ export function holdExpiryHandler(db: Database, queue: WorkQueue) {
     const { accountId, keyId } = item.payload as { accountId: string; keyId: string };
     // Settling deletes the expiry row too; `done` covers a hold that was settled meanwhile.
     await ledger.settleHold(db, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
-    await queue.done(db, item);
+    await queue.done(item);
   };
 }
