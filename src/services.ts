@@ -15,7 +15,7 @@ import { Billing } from './domain/credits/billing';
 import { STREAM_START_TIMES, StreamStarts } from './domain/credits/stream-starts';
 import { ChargeBatcher } from './domain/credits/charge-batcher';
 import { LeaseBook } from './domain/credits/lease-book';
-import { LeaseStore } from './domain/credits/lease-store';
+import { Ledger } from './domain/credits/ledger';
 import { FileChargeJournal } from './infra/credits/file-charge-journal';
 import { newId } from './domain/shared/ids';
 import { MICRO_PER_CREDIT } from './domain/shared/money';
@@ -55,6 +55,9 @@ import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
+import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
+import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
+import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -121,7 +124,8 @@ export async function buildServices(deps: {
   const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
-  const leaseStore = new LeaseStore(db, deps.hotDb);
+  const leaseStore = new SqlLeaseStore(db, deps.hotDb);
+  const ledger = new Ledger(new SqlLedgerRepository());
   // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
   const { commitsInFlight, chargeDeadlineMs } = config.creditLeases;
   const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, commitsInFlight, chargeDeadlineMs);
@@ -150,7 +154,7 @@ export async function buildServices(deps: {
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
-  const accounts = new AccountService(db, leaseBook);
+  const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) =>
     warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
@@ -168,7 +172,7 @@ export async function buildServices(deps: {
 
   const queue = new WorkQueue(db, workLeaseSeconds);
   const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));
-  const finisher = new JobFinisher(db, jobs, queue, events, (job, webhook) => {
+  const finisher = new JobFinisher(db, jobs, queue, events, ledger, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
     logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
   });
@@ -181,7 +185,8 @@ export async function buildServices(deps: {
     metrics.webhookAttempts.inc({ outcome: a.outcome });
     logger.info(a, 'webhook delivery attempt');
   });
-  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) }, logger, {
+  const holdExpiry = holdExpiryHandler(db, ledger, queue);
+  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,
@@ -199,6 +204,7 @@ export async function buildServices(deps: {
     timeoutSeconds: config.videoJobTimeoutSeconds,
     nudge: () => worker.nudge(),
     leases: leaseBook,
+    ledger,
   });
 
   // The catalog read again on POST /admin/catalog/reload or SIGHUP, on every instance of the feed.
@@ -229,6 +235,7 @@ export async function buildServices(deps: {
     media,
     billing,
     leaseBook,
+    ledger,
     chargeBatcher,
     keyChanges,
     chat,

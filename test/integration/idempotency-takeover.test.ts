@@ -11,7 +11,7 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import { IdempotencyService, type IdempotencyStart } from '../../src/domain/idempotency/idempotency-service';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
@@ -34,7 +34,7 @@ const recalls = new LocalTopicFeed();
 
 function instance(name: string) {
   const instanceId = `inst_${name}_${Math.random().toString(36).slice(2)}`;
-  const store = new LeaseStore(db());
+  const store = new SqlLeaseStore(db());
   const book = new LeaseBook(store, new ChargeBatcher(store), recalls, {
     instanceId,
     idleMs: 60_000,

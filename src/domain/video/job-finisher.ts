@@ -1,7 +1,7 @@
 import type { Database, SqlExecutor } from '../ports/database';
 import type { JobEventBus } from '../events/job-events';
 import type { WorkQueue } from '../work/work-queue';
-import * as ledger from '../credits/ledger';
+import type { Ledger } from '../credits/ledger';
 import { scheduleJobWebhook } from '../webhooks/webhook-events';
 import { creditsToMicro } from '../shared/money';
 import type { VideoJob } from './video-job';
@@ -18,6 +18,7 @@ export class JobFinisher {
     private readonly jobs: VideoJobRepository,
     private readonly queue: WorkQueue,
     private readonly events: JobEventBus,
+    private readonly ledger: Ledger,
     private readonly onFinished: (job: VideoJob, webhook: boolean) => void = () => undefined,
   ) {}
 
@@ -28,7 +29,7 @@ export class JobFinisher {
   async fail(jobId: string, reason: string): Promise<VideoJob | undefined> {
     return this.finish(jobId, async (tx, job) => {
       const failed = await this.jobs.finish(tx, job.id, { status: 'FAILED', reason });
-      if (failed && !failed.testMode) await ledger.refundOnce(tx, { accountId: job.accountId, reference: job.id, reason: `video job failed: ${reason}` });
+      if (failed && !failed.testMode) await this.ledger.refundOnce(tx, { accountId: job.accountId, reference: job.id, reason: `video job failed: ${reason}` });
       return failed;
     });
   }

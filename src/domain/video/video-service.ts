@@ -10,7 +10,7 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
-import * as ledger from '../credits/ledger';
+import type { Ledger } from '../credits/ledger';
 import { invalidRequest, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
@@ -61,6 +61,8 @@ export class VideoService {
       nudge: () => void;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
+      /** Charges the job, in the transaction that writes it. */
+      ledger: Ledger;
     },
   ) {}
 
@@ -165,7 +167,7 @@ export class VideoService {
     const commit = () =>
       this.deps.db.transaction(async (tx) => {
         if (key.mode === 'live') {
-          await ledger.charge(tx, {
+          await this.deps.ledger.charge(tx, {
             accountId: key.accountId,
             key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
             amountMicro: chargedMicro,
