@@ -56,6 +56,7 @@ import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
 import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
+import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
@@ -117,11 +118,12 @@ export async function buildServices(deps: {
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
-  const keyDirectory = new KeyDirectory(db, keyChanges);
+  const keyRepository = new SqlKeyRepository(db);
+  const keyDirectory = new KeyDirectory(keyRepository, keyChanges);
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
   const history = new AccountHistory(db, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new SqlLeaseStore(db, deps.hotDb);
