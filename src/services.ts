@@ -56,6 +56,7 @@ import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
 import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
+import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
 import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
@@ -162,7 +163,7 @@ export async function buildServices(deps: {
     warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
   );
   const billing = new Billing(leaseBook, streamStarts);
-  const idempotency = new IdempotencyService(db, {
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db), {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
     onDropped: (count) =>

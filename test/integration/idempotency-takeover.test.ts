@@ -14,6 +14,7 @@ import { LeaseBook } from '../../src/domain/credits/lease-book';
 import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import { IdempotencyService, type IdempotencyStart } from '../../src/domain/idempotency/idempotency-service';
+import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-idempotency-repository';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -43,7 +44,7 @@ function instance(name: string) {
     wantFactor: 32,
     minWantMicro: creditsToMicro(1),
   });
-  const idempotency = new IdempotencyService(db(), { instanceId, graceSeconds: GRACE_SECONDS });
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db()), { instanceId, graceSeconds: GRACE_SECONDS });
   return { book, billing: new Billing(book), idempotency };
 }
 

@@ -10,6 +10,7 @@ import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
 import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
+import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-idempotency-repository';
 import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -59,7 +60,7 @@ describe('work in progress while the wall clock steps', () => {
     await gw.close();
   });
   const instance = (name: string) => {
-    const service = new IdempotencyService(gw.gateway.database.db, {
+    const service = new IdempotencyService(new SqlIdempotencyRepository(gw.gateway.database.db), {
       instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
       graceSeconds: GRACE_SECONDS,
     });
