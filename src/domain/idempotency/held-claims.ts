@@ -33,7 +33,7 @@ export class HeldClaims {
   /**
    * Keys whose first request runs here (`apiKeyId\0key`, with when it was claimed), heartbeated
    * while they do (and while their response waits in `unwritten`), for ABANDONED_AFTER_SECONDS at
-   * most: a request that never ended (a handler that never answered) frees its key then, as before.
+   * most: a request that never ended (a handler that never answered) frees its key then.
    */
   private readonly running = new Map<string, number>();
   private heartbeatTimer: NodeJS.Timeout | null = null;
