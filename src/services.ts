@@ -15,7 +15,7 @@ import { Billing } from './domain/credits/billing';
 import { STREAM_START_TIMES, StreamStarts } from './domain/credits/stream-starts';
 import { ChargeBatcher } from './domain/credits/charge-batcher';
 import { LeaseBook } from './domain/credits/lease-book';
-import { LeaseStore } from './domain/credits/lease-store';
+import { Ledger } from './domain/credits/ledger';
 import { FileChargeJournal } from './infra/credits/file-charge-journal';
 import { newId } from './domain/shared/ids';
 import { MICRO_PER_CREDIT } from './domain/shared/money';
@@ -58,6 +58,11 @@ import { SqlResponseStore } from './infra/db/repositories/sql-response-store';
 import { SqlVideoJobRepository } from './infra/db/repositories/sql-video-jobs';
 import { SqlWebhookRepository } from './infra/db/repositories/sql-webhooks';
 import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
+import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
+import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
+import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
+import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
+import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -117,15 +122,17 @@ export async function buildServices(deps: {
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
-  const keyDirectory = new KeyDirectory(db, keyChanges);
+  const keyRepository = new SqlKeyRepository(db);
+  const keyDirectory = new KeyDirectory(keyRepository, keyChanges);
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
   const webhooks = new SqlWebhookRepository(db);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
-  const leaseStore = new LeaseStore(db, deps.hotDb);
+  const leaseStore = new SqlLeaseStore(db, deps.hotDb);
+  const ledger = new Ledger(new SqlLedgerRepository());
   // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
   const { commitsInFlight, chargeDeadlineMs } = config.creditLeases;
   const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, commitsInFlight, chargeDeadlineMs);
@@ -154,13 +161,13 @@ export async function buildServices(deps: {
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
-  const accounts = new AccountService(db, leaseBook);
+  const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) =>
     warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
   );
   const billing = new Billing(leaseBook, streamStarts);
-  const idempotency = new IdempotencyService(db, {
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db), {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
     onDropped: (count) =>
@@ -172,7 +179,7 @@ export async function buildServices(deps: {
 
   const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));
-  const finisher = new JobFinisher(jobs, queue, webhooks, events, (job, webhook) => {
+  const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
     logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
   });
@@ -185,7 +192,8 @@ export async function buildServices(deps: {
     metrics.webhookAttempts.inc({ outcome: a.outcome });
     logger.info(a, 'webhook delivery attempt');
   });
-  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) }, logger, {
+  const holdExpiry = holdExpiryHandler(db, ledger, queue);
+  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,
@@ -202,6 +210,7 @@ export async function buildServices(deps: {
     timeoutSeconds: config.videoJobTimeoutSeconds,
     nudge: () => worker.nudge(),
     leases: leaseBook,
+    ledger,
   });
 
   // The catalog read again on POST /admin/catalog/reload or SIGHUP, on every instance of the feed.
@@ -233,6 +242,7 @@ export async function buildServices(deps: {
     media,
     billing,
     leaseBook,
+    ledger,
     chargeBatcher,
     keyChanges,
     chat,

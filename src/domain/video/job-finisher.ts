@@ -1,7 +1,6 @@
 import type { SqlExecutor } from '../ports/database';
 import type { JobEventBus } from '../events/job-events';
 import type { WorkQueue } from '../work/work-queue';
-import * as creditLedger from '../credits/ledger';
 import { scheduleJobWebhook } from '../webhooks/webhook-events';
 import type { WebhookRepository } from '../webhooks/webhook-repository';
 import { creditsToMicro } from '../shared/money';
@@ -20,8 +19,8 @@ export class JobFinisher {
     private readonly queue: WorkQueue,
     private readonly webhooks: WebhookRepository,
     private readonly events: JobEventBus,
+    private readonly ledger: VideoLedger,
     private readonly onFinished: (job: VideoJob, webhook: boolean) => void = () => undefined,
-    private readonly ledger: VideoLedger = creditLedger,
   ) {}
 
   async complete(jobId: string, mediaId: string): Promise<VideoJob | undefined> {

@@ -3,7 +3,7 @@ import type { ChargeInput } from '../credits/ledger';
 
 /**
  * What a video job pays with: the ledger's full charge at acceptance and its refund of a failure,
- * each in the job's transaction (credits/ledger.ts is the one that services use).
+ * each in the job's transaction (the credit ledger, credits/ledger.ts, is what services.ts passes).
  */
 export interface VideoLedger {
   charge(tx: SqlExecutor, input: ChargeInput): Promise<void>;

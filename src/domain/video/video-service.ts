@@ -9,7 +9,6 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
-import * as creditLedger from '../credits/ledger';
 import { invalidRequest, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
@@ -60,8 +59,8 @@ export class VideoService {
       nudge: () => void;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
-      /** What the job is charged with (the credit ledger unless given). */
-      ledger?: VideoLedger;
+      /** Charges the job, in the transaction that writes it (the credit ledger). */
+      ledger: VideoLedger;
     },
   ) {}
 
@@ -166,7 +165,7 @@ export class VideoService {
     const commit = () =>
       this.deps.jobs.transaction(async (tx) => {
         if (key.mode === 'live') {
-          await (this.deps.ledger ?? creditLedger).charge(tx, {
+          await this.deps.ledger.charge(tx, {
             accountId: key.accountId,
             key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
             amountMicro: chargedMicro,

@@ -64,7 +64,7 @@ function videoDomain() {
     nudge: () => void nudged++,
     ledger,
   });
-  const finisher = new JobFinisher(jobs, queue, webhooks, events, undefined, ledger);
+  const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger);
   const runner = new VideoJobRunner({
     catalog,
     providers,
