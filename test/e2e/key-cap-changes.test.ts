@@ -5,20 +5,10 @@
  * together fit the cap must not get a 429 `daily_cap_exceeded` with a Retry-After to midnight
  * while the cap's room sits in the key's own lease.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway();
 
 /** flux-dev: 3 credits an image, served by the simulator for live keys too. */
 const IMAGE = { model: 'flux-dev', prompt: 'a lighthouse', size: '64x64' };

@@ -1,14 +1,11 @@
 import { pollUntil } from '../support/poll';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { SignJWT, generateKeyPair } from 'jose';
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { DEV_AUDIENCE, DEV_ISSUER } from '../../src/infra/identity/dev-identity-provider';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.close());
+const gw = useTestGateway();
 
 const expectError = (res: { status: number; body: any }, status: number, type: string) => {
   expect(res.status).toBe(status);
