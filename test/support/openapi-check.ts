@@ -1,0 +1,298 @@
+/**
+ * Checks HTTP exchanges against docs/openapi.yaml: the operation (method and path template), the
+ * request (path and query parameters, credential, body) and the response (status, headers,
+ * content type, JSON body). The document is read once per test file and each schema compiled the
+ * first time an exchange needs it (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses it).
+ *
+ * A request the document does not allow may still be sent (tests send wrong bodies on purpose):
+ * its answer must then be a documented error. A request the gateway answers 2xx or 3xx must be
+ * one the document allows, and every answer must be one the document lists for the operation.
+ */
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { loadOpenApiDocument } from '../../src/rest/routes/openapi-routes';
+
+type Json = Record<string, any>;
+
+export interface Exchange {
+  method: string;
+  /** The request target: the path and its query string. */
+  target: string;
+  requestHeaders: Record<string, string>;
+  requestBody?: string;
+  status: number;
+  responseHeaders: Headers;
+  responseBody: string;
+}
+
+export interface CheckOptions {
+  /**
+   * For a request sent to break the rules (an unknown path, a hostile body): the request is not
+   * judged, only the answer, which must be a documented one or, on a path the document does not
+   * have, an error in the shared error body.
+   */
+  unchecked?: boolean;
+}
+
+export interface Operation {
+  id: string;
+  method: string;
+  template: string;
+  spec: Json;
+  pathItem: Json;
+}
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Where the components' schemas live inside Ajv: `#/components/schemas/X` is rewritten to `<SCHEMAS_ID>#/$defs/X`. */
+const SCHEMAS_ID = 'https://svc-gateway.invalid/openapi-schemas';
+const SCHEMA_REF = '#/components/schemas/';
+
+interface Loaded {
+  doc: Json;
+  ajv: Ajv2020;
+  paths: Array<{ template: string; item: Json; pattern: RegExp; names: string[] }>;
+  compiled: WeakMap<object, ValidateFunction>;
+}
+let loaded: Loaded | undefined;
+
+/** The parsed document (the same the gateway serves) and the compiler, made on first use. */
+export function openApi(): Loaded {
+  if (loaded) return loaded;
+  const doc = loadOpenApiDocument() as Json;
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true, allErrors: false });
+  addFormats(ajv);
+  ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(doc.components?.schemas ?? {}) });
+  const paths = Object.entries(doc.paths as Json).map(([template, item]) => {
+    const names: string[] = [];
+    const source = template
+      .split(/(\{[^}]+\})/)
+      .map((part) => {
+        const name = /^\{([^}]+)\}$/.exec(part)?.[1];
+        if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        names.push(name);
+        return '([^/]+)';
+      })
+      .join('');
+    return { template, item: item as Json, pattern: new RegExp(`^${source}$`), names };
+  });
+  // A literal path wins over a template that also matches it (`/console/config.json` over `/console/{page}`).
+  paths.sort((a, b) => a.names.length - b.names.length);
+  loaded = { doc, ajv, paths, compiled: new WeakMap() };
+  return loaded;
+}
+
+function withAjvRefs(node: unknown): any {
+  if (Array.isArray(node)) return node.map(withAjvRefs);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    out[key] =
+      key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)
+        ? `${SCHEMAS_ID}#/$defs/${value.slice(SCHEMA_REF.length)}`
+        : withAjvRefs(value);
+  }
+  return out;
+}
+
+/** A `$ref` within the document (`#/components/responses/X`) followed to what it names. */
+export function resolved(node: Json): Json {
+  let at = node;
+  for (let hops = 0; typeof at?.$ref === 'string' && hops < 10; hops++) {
+    const pointer = (at.$ref as string).replace(/^#\//, '').split('/');
+    at = pointer.reduce((n: Json, part) => n?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], openApi().doc);
+    if (at === undefined) throw new Error(`OpenAPI: ${String(node.$ref)} names nothing`);
+  }
+  return at;
+}
+
+/** The schema's validator, compiled once. */
+export function validatorOf(schema: Json): ValidateFunction {
+  const { ajv, compiled } = openApi();
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(withAjvRefs(schema) as object);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+function schemaProblem(schema: Json, value: unknown, what: string): string | null {
+  const validate = validatorOf(schema);
+  if (validate(value)) return null;
+  const errors = (validate.errors ?? []).slice(0, 4) as ErrorObject[];
+  return `${what}: ${errors.map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ')}`;
+}
+
+/** The operation of a method and path, and the path's parameters. */
+export function findOperation(method: string, pathname: string): { op: Operation; params: Record<string, string> } | undefined {
+  const verb = method.toLowerCase();
+  for (const { template, item, pattern, names } of openApi().paths) {
+    const m = pattern.exec(pathname);
+    if (!m || !item[verb]) continue;
+    const params = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(m[i + 1])]));
+    return { op: { id: String(item[verb].operationId), method: verb, template, spec: item[verb], pathItem: item }, params };
+  }
+  return undefined;
+}
+
+/** A parameter's or header's text read as its schema's type says (OpenAPI's simple and form styles). */
+function fromText(text: string, schema: Json): unknown {
+  const s = resolved(schema);
+  const types = ([] as unknown[]).concat(s.type ?? []);
+  if (types.includes('integer') && /^-?(0|[1-9]\d*)$/.test(text)) return Number(text);
+  if (types.includes('number') && /^-?\d+(\.\d+)?(e-?\d+)?$/i.test(text)) return Number(text);
+  if (types.includes('boolean') && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
+}
+
+function mediaTypeOf(contentType: string | null | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+function contentFor(content: Json, media: string): Json | undefined {
+  return content[media] ?? content[`${media.split('/')[0]}/*`] ?? content['*/*'];
+}
+
+const isJson = (media: string) => media === 'application/json' || media.endsWith('+json');
+
+function requestProblems(op: Operation, pathParams: Record<string, string>, ex: Exchange, query: URLSearchParams): string[] {
+  const problems: string[] = [];
+  const declared = [...(op.pathItem.parameters ?? []), ...(op.spec.parameters ?? [])].map(resolved);
+  const header = (name: string) => Object.entries(ex.requestHeaders).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  for (const p of declared) {
+    const where = `${p.in} parameter '${p.name}'`;
+    if (p.in === 'path') {
+      const problem = schemaProblem(p.schema, fromText(pathParams[p.name] ?? '', p.schema), where);
+      if (problem) problems.push(problem);
+    } else if (p.in === 'query') {
+      const values = query.getAll(p.name);
+      if (values.length === 0) {
+        if (p.required) problems.push(`${where} is required`);
+        continue;
+      }
+      const s = resolved(p.schema);
+      if (s.type === 'array') {
+        const problem = schemaProblem(
+          p.schema,
+          values.map((v) => fromText(v, s.items ?? {})),
+          where,
+        );
+        if (problem) problems.push(problem);
+      } else if (values.length > 1) problems.push(`${where} is given ${values.length} times`);
+      else {
+        const problem = schemaProblem(p.schema, fromText(values[0], p.schema), where);
+        if (problem) problems.push(problem);
+      }
+    } else if (p.in === 'header') {
+      const value = header(p.name);
+      if (value === undefined) {
+        if (p.required) problems.push(`${where} is required`);
+      } else {
+        const problem = schemaProblem(p.schema, fromText(value, p.schema), where);
+        if (problem) problems.push(problem);
+      }
+    }
+  }
+  const known = new Set(declared.filter((p) => p.in === 'query').map((p) => p.name));
+  for (const name of new Set(query.keys())) if (!known.has(name)) problems.push(`query parameter '${name}' is not documented`);
+
+  const security = (op.spec.security ?? openApi().doc.security ?? []) as Json[];
+  if (security.length > 0 && !security.some((s) => Object.keys(s).length === 0) && header('authorization') === undefined) {
+    problems.push('no Authorization header, which the operation requires');
+  }
+
+  const body = ex.requestBody ?? '';
+  if (!op.spec.requestBody) {
+    if (body !== '') problems.push('a request body, which the operation does not take');
+    return problems;
+  }
+  const requestBody = resolved(op.spec.requestBody);
+  if (body === '') {
+    if (requestBody.required) problems.push('no request body, which the operation requires');
+    return problems;
+  }
+  const media = mediaTypeOf(header('content-type'));
+  const content = contentFor(requestBody.content ?? {}, media);
+  if (!content) problems.push(`request Content-Type '${media}' is not one of ${Object.keys(requestBody.content ?? {}).join(', ')}`);
+  else if (isJson(media)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      problems.push('the request body is not JSON');
+      return problems;
+    }
+    const problem = content.schema ? schemaProblem(content.schema, value, 'request body') : null;
+    if (problem) problems.push(problem);
+  } else if (media === 'application/x-www-form-urlencoded' && content.schema) {
+    const problem = schemaProblem(content.schema, Object.fromEntries(new URLSearchParams(body)), 'request body');
+    if (problem) problems.push(problem);
+  }
+  return problems;
+}
+
+function responseProblems(op: Operation, ex: Exchange): string[] {
+  const responses = op.spec.responses as Json;
+  const documented = responses[String(ex.status)] ?? responses[`${Math.floor(ex.status / 100)}XX`] ?? responses.default;
+  if (!documented) return [`status ${ex.status} is not documented (documented: ${Object.keys(responses).join(', ')})`];
+  const response = resolved(documented);
+  const problems: string[] = [];
+  for (const [name, ref] of Object.entries((response.headers ?? {}) as Json)) {
+    const h = resolved(ref as Json);
+    const value = ex.responseHeaders.get(name);
+    if (value === null) {
+      if (h.required) problems.push(`response header '${name}' is missing`);
+      continue;
+    }
+    const problem = h.schema ? schemaProblem(h.schema, fromText(value, h.schema), `response header '${name}: ${value.slice(0, 80)}'`) : null;
+    if (problem) problems.push(problem);
+  }
+  if (ex.method.toLowerCase() === 'head') return problems;
+  if (!response.content) {
+    if (ex.responseBody !== '') problems.push('a response body, which is not documented for this status');
+    return problems;
+  }
+  const media = mediaTypeOf(ex.responseHeaders.get('content-type'));
+  const content = contentFor(response.content, media);
+  if (!content) return [...problems, `response Content-Type '${media}' is not one of ${Object.keys(response.content).join(', ')}`];
+  if (isJson(media) && content.schema) {
+    let value: unknown;
+    try {
+      value = JSON.parse(ex.responseBody);
+    } catch {
+      return [...problems, 'the response body is not JSON'];
+    }
+    const problem = schemaProblem(content.schema, value, 'response body');
+    if (problem) problems.push(problem);
+  }
+  return problems;
+}
+
+/** Throws, naming the operation and what disagrees, when the exchange is not one the document describes. */
+export function checkExchange(ex: Exchange, options: CheckOptions = {}): void {
+  const url = new URL(ex.target, 'http://gateway');
+  const found = findOperation(ex.method, url.pathname);
+  const exchange = `${ex.method.toUpperCase()} ${url.pathname} → ${ex.status}`;
+  if (!found) {
+    if (!options.unchecked) throw new Error(`OpenAPI: ${exchange}: no operation ${ex.method.toUpperCase()} ${url.pathname} is documented`);
+    // A path the document does not have: its answer is still an error in the shared body.
+    let body: unknown;
+    try {
+      body = JSON.parse(ex.responseBody);
+    } catch {
+      body = ex.responseBody;
+    }
+    const problem =
+      ex.status < 400 ? `an undocumented path answered ${ex.status}` : schemaProblem(openApi().doc.components.schemas.Error, body, 'response body');
+    if (problem) throw new Error(`OpenAPI: ${exchange}: ${problem}`);
+    return;
+  }
+  const { op, params } = found;
+  const where = `OpenAPI operation ${op.id} (${op.method.toUpperCase()} ${op.template}), ${exchange}`;
+  const answer = responseProblems(op, ex);
+  if (answer.length > 0) throw new Error(`${where}: the response disagrees with the document: ${answer.join('; ')}`);
+  if (options.unchecked || ex.status >= 400) return;
+  const asked = requestProblems(op, params, ex, url.searchParams);
+  if (asked.length > 0) throw new Error(`${where}: the request is not one the document allows, yet it succeeded: ${asked.join('; ')}`);
+}
