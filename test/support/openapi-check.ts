@@ -124,13 +124,22 @@ function schemaProblem(schema: Json, value: unknown, what: string): string | nul
   return `${what}: ${errors.map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ')}`;
 }
 
+/** A path segment's text; an escape that is not UTF-8 (`%ED%A0%80`) stays as it was sent. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The operation of a method and path, and the path's parameters. */
 export function findOperation(method: string, pathname: string): { op: Operation; params: Record<string, string> } | undefined {
   const verb = method.toLowerCase();
   for (const { template, item, pattern, names } of openApi().paths) {
     const m = pattern.exec(pathname);
     if (!m || !item[verb]) continue;
-    const params = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(m[i + 1])]));
+    const params = Object.fromEntries(names.map((name, i) => [name, decoded(m[i + 1])]));
     return { op: { id: String(item[verb].operationId), method: verb, template, spec: item[verb], pathItem: item }, params };
   }
   return undefined;
@@ -269,8 +278,11 @@ function responseProblems(op: Operation, ex: Exchange): string[] {
   return problems;
 }
 
-/** Throws, naming the operation and what disagrees, when the exchange is not one the document describes. */
-export function checkExchange(ex: Exchange, options: CheckOptions = {}): void {
+/**
+ * Throws, naming the operation and what disagrees, when the exchange is not one the document
+ * describes; answers the operation it was (none for an unchecked request to an unknown path).
+ */
+export function checkExchange(ex: Exchange, options: CheckOptions = {}): Operation | undefined {
   const url = new URL(ex.target, 'http://gateway');
   const found = findOperation(ex.method, url.pathname);
   const exchange = `${ex.method.toUpperCase()} ${url.pathname} → ${ex.status}`;
@@ -286,13 +298,14 @@ export function checkExchange(ex: Exchange, options: CheckOptions = {}): void {
     const problem =
       ex.status < 400 ? `an undocumented path answered ${ex.status}` : schemaProblem(openApi().doc.components.schemas.Error, body, 'response body');
     if (problem) throw new Error(`OpenAPI: ${exchange}: ${problem}`);
-    return;
+    return undefined;
   }
   const { op, params } = found;
   const where = `OpenAPI operation ${op.id} (${op.method.toUpperCase()} ${op.template}), ${exchange}`;
   const answer = responseProblems(op, ex);
   if (answer.length > 0) throw new Error(`${where}: the response disagrees with the document: ${answer.join('; ')}`);
-  if (options.unchecked || ex.status >= 400) return;
+  if (options.unchecked || ex.status >= 400) return op;
   const asked = requestProblems(op, params, ex, url.searchParams);
   if (asked.length > 0) throw new Error(`${where}: the request is not one the document allows, yet it succeeded: ${asked.join('; ')}`);
+  return op;
 }
