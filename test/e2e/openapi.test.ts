@@ -126,6 +126,9 @@ test('the check refuses an exchange the document does not describe, naming the o
   };
   expect(refusal({ ...chat, status: 400, responseBody: badRequest })).toBe('accepted');
   expect(refusal({ ...chat, status: 402, responseBody: badRequest })).toMatch(/createChatCompletion .*\/error\/type must be equal to constant/);
+  // An event stream's events are checked one by one.
+  const stream = { ...chat, requestBody: '{"stream":true}', responseHeaders: new Headers({ 'content-type': 'text/event-stream', 'x-request-id': 'req_abc' }) };
+  expect(refusal({ ...stream, responseBody: 'data: {"id":"c","object":"chat.completion.chunk"}\n\ndata: [DONE]\n\n' })).toMatch(/event 0: .*required property/);
   expect(findOperation('GET', '/console/config.json')?.op.id).toBe('getConsoleConfig');
 });
 

@@ -275,6 +275,30 @@ function responseProblems(op: Operation, ex: Exchange): string[] {
     const problem = schemaProblem(content.schema, value, 'response body');
     if (problem) problems.push(problem);
   }
+  if (media === 'text/event-stream' && content['x-sse-data']) problems.push(...eventProblems(ex.responseBody, content['x-sse-data'] as Json));
+  return problems;
+}
+
+/** Each server-sent event's `data` against the media type's `x-sse-data` schema (OpenAPI 3.1 has no keyword for it). */
+function eventProblems(body: string, schema: Json): string[] {
+  const problems: string[] = [];
+  body.split(/\r?\n\r?\n/).forEach((block, i) => {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (data === '' || data === '[DONE]') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch {
+      problems.push(`event ${i}: its data is not JSON`);
+      return;
+    }
+    const problem = schemaProblem(schema, value, `event ${i}`);
+    if (problem) problems.push(problem);
+  });
   return problems;
 }
 

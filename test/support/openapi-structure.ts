@@ -28,7 +28,7 @@ function schemasOf(op: Json, pathItem: Json): Json[] {
   for (const p of [...(pathItem.parameters ?? []), ...(op.parameters ?? [])].map(resolved)) if (p.schema) schemas.push(p.schema);
   for (const c of Object.values((op.requestBody ? resolved(op.requestBody).content : {}) ?? {})) if ((c as Json).schema) schemas.push((c as Json).schema);
   for (const r of Object.values((op.responses ?? {}) as Json).map(resolved)) {
-    for (const c of Object.values((r.content ?? {}) as Json)) if (c.schema) schemas.push(c.schema);
+    for (const c of Object.values((r.content ?? {}) as Json)) schemas.push(...[c.schema, c['x-sse-data']].filter(Boolean));
     for (const h of Object.values((r.headers ?? {}) as Json).map(resolved)) if (h.schema) schemas.push(h.schema);
   }
   return schemas;
