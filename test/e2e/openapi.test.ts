@@ -116,6 +116,7 @@ test('the check refuses an exchange the document does not describe, naming the o
   const notFound = JSON.stringify({ error: { message: 'Unknown route', type: 'not_found_error', code: 'route_not_found', param: null } });
   expect(refusal({ target: '/nope', status: 404, responseBody: notFound }, { unchecked: true })).toBe('accepted');
   expect(refusal({ target: '/nope', status: 404, responseBody: '{}' }, { unchecked: true })).toMatch(/must have required property 'error'/);
+  expect(refusal({ target: '/v1/models?junk=1' }, { unchecked: true })).toMatch(/sent unchecked was answered 200, not an error/);
   // A wrong request may be refused with a documented error; the error's type must be its status's.
   const badRequest = JSON.stringify({ error: { message: 'no', type: 'invalid_request_error', code: null, param: 'model' } });
   const chat = {
