@@ -8,7 +8,8 @@
 import { makePng } from '../support/fake-openai-upstream';
 import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { writeModelsFile } from '../support/models-file';
-import { checkExchange, findOperation, openApi, type Exchange } from '../support/openapi-check';
+import { checkExchange, type Exchange } from '../support/openapi-check';
+import { findOperation, openApi } from '../support/openapi-schemas';
 import { documentProblems, documentedOperations, registeredRoutes, shapeOf } from '../support/openapi-structure';
 
 let gw: TestGateway;

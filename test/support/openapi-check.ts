@@ -1,18 +1,13 @@
 /**
  * Checks HTTP exchanges against docs/openapi.yaml: the operation (method and path template), the
  * request (path and query parameters, credential, body) and the response (status, headers,
- * content type, JSON body). The document is read once per test file and each schema compiled the
- * first time an exchange needs it (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses it).
+ * content type, JSON body, each event of an event stream).
  *
  * A request the document does not allow may still be sent (tests send wrong bodies on purpose):
  * its answer must then be a documented error. A request the gateway answers 2xx or 3xx must be
  * one the document allows, and every answer must be one the document lists for the operation.
  */
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
-import { loadOpenApiDocument } from '../../src/rest/routes/openapi-routes';
-
-type Json = Record<string, any>;
+import { findOperation, openApi, resolved, schemaProblem, type Json, type Operation } from './openapi-schemas';
 
 export interface Exchange {
   method: string;
@@ -32,117 +27,6 @@ export interface CheckOptions {
    * does not have, one in the shared error body.
    */
   unchecked?: boolean;
-}
-
-export interface Operation {
-  id: string;
-  method: string;
-  template: string;
-  spec: Json;
-  pathItem: Json;
-}
-
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
-
-/** Where the components' schemas live inside Ajv: `#/components/schemas/X` is rewritten to `<SCHEMAS_ID>#/$defs/X`. */
-const SCHEMAS_ID = 'https://svc-gateway.invalid/openapi-schemas';
-const SCHEMA_REF = '#/components/schemas/';
-
-interface Loaded {
-  doc: Json;
-  ajv: Ajv2020;
-  paths: Array<{ template: string; item: Json; pattern: RegExp; names: string[] }>;
-  compiled: WeakMap<object, ValidateFunction>;
-}
-let loaded: Loaded | undefined;
-
-/** The parsed document (the same the gateway serves) and the compiler, made on first use. */
-export function openApi(): Loaded {
-  if (loaded) return loaded;
-  const doc = loadOpenApiDocument() as Json;
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true, allErrors: false });
-  addFormats(ajv);
-  ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(doc.components?.schemas ?? {}) });
-  const paths = Object.entries(doc.paths as Json).map(([template, item]) => {
-    const names: string[] = [];
-    const source = template
-      .split(/(\{[^}]+\})/)
-      .map((part) => {
-        const name = /^\{([^}]+)\}$/.exec(part)?.[1];
-        if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        names.push(name);
-        return '([^/]+)';
-      })
-      .join('');
-    return { template, item: item as Json, pattern: new RegExp(`^${source}$`), names };
-  });
-  // A literal path wins over a template that also matches it (`/console/config.json` over `/console/{page}`).
-  paths.sort((a, b) => a.names.length - b.names.length);
-  loaded = { doc, ajv, paths, compiled: new WeakMap() };
-  return loaded;
-}
-
-function withAjvRefs(node: unknown): any {
-  if (Array.isArray(node)) return node.map(withAjvRefs);
-  if (node === null || typeof node !== 'object') return node;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(node)) {
-    out[key] =
-      key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)
-        ? `${SCHEMAS_ID}#/$defs/${value.slice(SCHEMA_REF.length)}`
-        : withAjvRefs(value);
-  }
-  return out;
-}
-
-/** A `$ref` within the document (`#/components/responses/X`) followed to what it names. */
-export function resolved(node: Json): Json {
-  let at = node;
-  for (let hops = 0; typeof at?.$ref === 'string' && hops < 10; hops++) {
-    const pointer = (at.$ref as string).replace(/^#\//, '').split('/');
-    at = pointer.reduce((n: Json, part) => n?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], openApi().doc);
-    if (at === undefined) throw new Error(`OpenAPI: ${String(node.$ref)} names nothing`);
-  }
-  return at;
-}
-
-/** The schema's validator, compiled once. */
-export function validatorOf(schema: Json): ValidateFunction {
-  const { ajv, compiled } = openApi();
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(withAjvRefs(schema) as object);
-    compiled.set(schema, validate);
-  }
-  return validate;
-}
-
-function schemaProblem(schema: Json, value: unknown, what: string): string | null {
-  const validate = validatorOf(schema);
-  if (validate(value)) return null;
-  const errors = (validate.errors ?? []).slice(0, 4) as ErrorObject[];
-  return `${what}: ${errors.map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ')}`;
-}
-
-/** A path segment's text; an escape that is not UTF-8 (`%ED%A0%80`) stays as it was sent. */
-function decoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-/** The operation of a method and path, and the path's parameters. */
-export function findOperation(method: string, pathname: string): { op: Operation; params: Record<string, string> } | undefined {
-  const verb = method.toLowerCase();
-  for (const { template, item, pattern, names } of openApi().paths) {
-    const m = pattern.exec(pathname);
-    if (!m || !item[verb]) continue;
-    const params = Object.fromEntries(names.map((name, i) => [name, decoded(m[i + 1])]));
-    return { op: { id: String(item[verb].operationId), method: verb, template, spec: item[verb], pathItem: item }, params };
-  }
-  return undefined;
 }
 
 /** A parameter's or header's text read as its schema's type says (OpenAPI's simple and form styles). */

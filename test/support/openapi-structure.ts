@@ -3,9 +3,7 @@
  * validator package is installed, so OpenAPI 3.1's rules that the tests lean on are checked here,
  * and every schema is compiled by Ajv in strict mode), and the routes an Express app registers.
  */
-import { HTTP_METHODS, openApi, resolved, validatorOf } from './openapi-check';
-
-type Json = Record<string, any>;
+import { HTTP_METHODS, openApi, resolved, validatorOf, type Json } from './openapi-schemas';
 
 const PATH_ITEM_FIELDS = new Set(['summary', 'description', 'parameters', 'servers', ...HTTP_METHODS]);
 const STATUS_KEY = /^([1-5]\d\d|[1-5]XX|default)$/;
