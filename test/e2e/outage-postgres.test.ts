@@ -7,8 +7,8 @@
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import { FAKE_CHAT_REPLY, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIMode, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { writeModelsFile } from '../support/models-file';
@@ -21,8 +21,8 @@ const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
 withPostgres('PostgreSQL outage', () => {
   let proxy: TcpProxy;
+  let proxiedUrl: string;
   let scratch: { url: string; drop: () => Promise<void> };
-  let gw: TestGateway;
   let upstream: FakeOpenAIUpstream;
   let models: ReturnType<typeof writeModelsFile>;
   const rejections: unknown[] = [];
@@ -33,16 +33,17 @@ withPostgres('PostgreSQL outage', () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_pgcut');
     const via = await proxiedDatabaseUrl(scratch.url);
     proxy = via.proxy;
+    proxiedUrl = via.url;
     // svc-chat-held streams from a fake upstream that waits for the test between its first delta and the rest.
     upstream = await startFakeOpenAIUpstream();
     const held = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 30 };
     models = writeModelsFile({}, [{ id: 'svc-chat-held', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: held }]);
-    gw = await startTestGateway({ DATABASE_URL: via.url, SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path });
   });
+  // Registered before the gateway's fixture: the handler is removed before the gateway closes.
+  afterAll(() => process.off('unhandledRejection', onRejection));
+  const gw = useTestGateway(() => ({ DATABASE_URL: proxiedUrl, SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path }));
 
   afterAll(async () => {
-    process.off('unhandledRejection', onRejection);
-    await gw?.close();
     await upstream?.close();
     models?.remove();
     await proxy?.close();

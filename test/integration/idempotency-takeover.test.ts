@@ -11,9 +11,10 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import { IdempotencyService, type IdempotencyStart } from '../../src/domain/idempotency/idempotency-service';
+import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-idempotency-repository';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -34,7 +35,7 @@ const recalls = new LocalTopicFeed();
 
 function instance(name: string) {
   const instanceId = `inst_${name}_${Math.random().toString(36).slice(2)}`;
-  const store = new LeaseStore(db());
+  const store = new SqlLeaseStore(db());
   const book = new LeaseBook(store, new ChargeBatcher(store), recalls, {
     instanceId,
     idleMs: 60_000,
@@ -43,7 +44,7 @@ function instance(name: string) {
     wantFactor: 32,
     minWantMicro: creditsToMicro(1),
   });
-  const idempotency = new IdempotencyService(db(), { instanceId, graceSeconds: GRACE_SECONDS });
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db()), { instanceId, graceSeconds: GRACE_SECONDS });
   return { book, billing: new Billing(book), idempotency };
 }
 

@@ -10,6 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { pollUntil } from '../support/poll';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyService } from '../../src/domain/keys/key-service';
+import { SqlKeyRepository } from '../../src/infra/db/repositories/sql-key-repository';
 import type { Database, SqlExecutor } from '../../src/domain/ports/database';
 import type { UrlGuard } from '../../src/domain/ports/url-guard';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -55,7 +56,7 @@ async function setUp(random = () => 0) {
   const clock = { now: 1_000_000 };
   const { watched, reads } = watchedDatabase(gw.gateway.database.db);
   const cache = new KeyCache(new LocalTopicFeed(), () => clock.now, random);
-  const keys = new KeyService(watched, () => true, noUrls, cache);
+  const keys = new KeyService(new SqlKeyRepository(watched), () => true, noUrls, cache);
   const account = await gw.newAccount(1);
   const key = await gw.newKey(account);
   return { clock, reads, cache, keys, key };

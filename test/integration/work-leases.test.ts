@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkQueue, type WorkItem } from '../../src/domain/work/work-queue';
+import type { WorkItem } from '../../src/domain/work/work-queue';
+import { SqlWorkQueue } from '../../src/infra/db/repositories/sql-work-queue';
 import { Worker } from '../../src/domain/work/worker';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
@@ -26,14 +27,14 @@ test('a handler running three times longer than the lease is never run twice, an
   const { db } = gw.gateway.database;
   // The lease the queue claims and renews for (3 s), and the worker renews it every third of it.
   const LEASE_SECONDS = 3;
-  const queue = new WorkQueue(db, LEASE_SECONDS);
+  const queue = new SqlWorkQueue(db, LEASE_SECONDS);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-test', {}));
   const runs: string[] = [];
   const finished: string[] = [];
   const slow = (name: string) => async (item: WorkItem) => {
     runs.push(name);
     await sleep(9_000);
-    await queue.done(db, item);
+    await queue.done(item);
     finished.push(name);
   };
   // A 3 s lease renewed every second: with a 1 s lease renewed every 333 ms, a renewal 667 ms
@@ -63,7 +64,7 @@ test('a handler running three times longer than the lease is never run twice, an
 
 test('a worker stopped before its handler finishes gives the lease back at once', async () => {
   const { db } = gw.gateway.database;
-  const queue = new WorkQueue(db, 30);
+  const queue = new SqlWorkQueue(db, 30);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-return', {}));
   let started = false;
   const hang = async () => {

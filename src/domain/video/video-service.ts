@@ -2,7 +2,6 @@ import { PageRule } from '../shared/page-rule';
 import type { IdempotentCall } from '../idempotency/idempotency-service';
 import type { Catalog } from '../catalog/catalog';
 import type { MotionModel, VideoModel } from '../catalog/model';
-import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import type { JobEventBus } from '../events/job-events';
 import type { KeyPrincipal } from '../keys/principal';
@@ -10,7 +9,6 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
-import * as ledger from '../credits/ledger';
 import { invalidField, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
@@ -18,6 +16,7 @@ import { newId } from '../shared/ids';
 import type { VideoJobSpec, VideoProviders } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
+import type { VideoLedger } from './video-ledger';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
 import { DEFAULT_DURATION, DEFAULT_RESOLUTION, fieldNotTaken, motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
@@ -48,7 +47,6 @@ export class VideoService {
 
   constructor(
     private readonly deps: {
-      db: Database;
       catalog: Catalog;
       providers: VideoProviders;
       limiter: RateLimiter;
@@ -61,6 +59,8 @@ export class VideoService {
       nudge: () => void;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
+      /** Charges the job, in the transaction that writes it (the credit ledger). */
+      ledger: VideoLedger;
     },
   ) {}
 
@@ -155,16 +155,16 @@ export class VideoService {
     // A retry that took over the claim of a run that queued (and charged) this job and left no
     // answer (its instance died) gets that job, before any limit: it is the answer the first
     // request never delivered, and a refusal here would send the client off to queue it again.
-    const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(this.deps.db, id, key.accountId) : null;
+    const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(id, key.accountId) : null;
     if (queued) return { job: queued, headers: {} };
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
     const commit = () =>
-      this.deps.db.transaction(async (tx) => {
+      this.deps.jobs.transaction(async (tx) => {
         if (key.mode === 'live') {
-          await ledger.charge(tx, {
+          await this.deps.ledger.charge(tx, {
             accountId: key.accountId,
             key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
             amountMicro: chargedMicro,
@@ -198,7 +198,7 @@ export class VideoService {
 
   /** A job of the caller's account (any of its keys); another account's job answers 404. */
   async get(accountId: string, jobId: string): Promise<VideoJob> {
-    const job = await this.deps.jobs.getOwned(this.deps.db, jobId, accountId);
+    const job = await this.deps.jobs.getOwned(jobId, accountId);
     if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', ['id']);
     return job;
   }
@@ -217,7 +217,7 @@ export class VideoService {
     const id = `${accountId}\0${since.getTime()}`;
     let read = this.changedReads.get(id);
     if (!read) {
-      read = this.deps.jobs.changedSince(this.deps.db, accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
+      read = this.deps.jobs.changedSince(accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
       this.changedReads.set(id, read);
     }
     return read;
@@ -225,10 +225,10 @@ export class VideoService {
 
   async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
     const first = VIDEO_JOB_PAGE.size(opts.first);
-    const rows = await this.deps.jobs.list(this.deps.db, accountId, { first: first + 1, after: opts.after, status: opts.status });
+    const rows = await this.deps.jobs.list(accountId, { first: first + 1, after: opts.after, status: opts.status });
     // A cursor that names no job of the account (mistyped, stale, another account's) read as
     // the end of the list; looked up only when the page is empty, so paging costs nothing more.
-    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(this.deps.db, opts.after, accountId))) {
+    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(opts.after, accountId))) {
       throw invalidField(['after'], 'it is not the cursor of a job of this account.');
     }
     return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };

@@ -126,6 +126,8 @@ export class Worker {
   }
 
   private sleep(ms: number, backingOff: boolean): Promise<void> {
+    // stop() may have come while a claim was on its way: its wake-up found no pause to cut short.
+    if (!this.running) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
       const wake = () => {
