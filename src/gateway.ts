@@ -33,6 +33,7 @@ import { HttpDrain } from './infra/http/http-drain';
 import { answerRequestTimeouts } from './rest/request-timeout';
 import { continueWhenRead } from './rest/expect-continue';
 import type { CallSignal } from './domain/shared/call-signal';
+import type { Clock } from './domain/ports/clock';
 import { monotonicMillis } from './domain/shared/time';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
@@ -66,7 +67,8 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function createGateway(config: Config, options: { logger?: Logger } = {}): Promise<Gateway> {
+/** `clock`: what the services keep time with (the system's; a test's fake clock, to step time). */
+export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   // Read before anything is opened: a tree without docs/openapi.yaml stops here, naming the path.
   const openApi = openApiJson();
@@ -97,7 +99,7 @@ export async function createGateway(config: Config, options: { logger?: Logger }
   let services: Services | undefined;
   let graphql: Awaited<ReturnType<typeof createGraphQLDoor>>;
   try {
-    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl });
+    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl, clock: options.clock });
     graphql = await createGraphQLDoor({
       services,
       logger,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { ConfigError, type Config } from './config';
 import { effectiveLeaseSeconds, leaseProblems, videoRouteCalls } from './domain/work/lease-policy';
+import type { Clock } from './domain/ports/clock';
 import type { Database, SqlExecutor } from './domain/ports/database';
 import type { Logger } from './infra/observability/logger';
 import type { Metrics } from './infra/observability/metrics';
@@ -18,6 +19,7 @@ import { LeaseBook } from './domain/credits/lease-book';
 import { Ledger } from './domain/credits/ledger';
 import { FileChargeJournal } from './infra/credits/file-charge-journal';
 import { newId } from './domain/shared/ids';
+import { systemClock } from './domain/shared/system-clock';
 import { MICRO_PER_CREDIT } from './domain/shared/money';
 import { AccountHistory } from './domain/history/account-history';
 import { holdExpiryHandler } from './domain/credits/hold-expiry';
@@ -76,8 +78,11 @@ export async function buildServices(deps: {
   logger: Logger;
   metrics: Metrics;
   publicBaseUrl: () => string;
+  /** What every service keeps time with (the system's; a test's fake one to step time). */
+  clock?: Clock;
 }) {
   const { config, db, redis, logger, metrics } = deps;
+  const clock = deps.clock ?? systemClock;
   const catalog = Catalog.load(config.modelsFile);
   // Provider calls made by the worker (video submit and polls) run under a work lease, as webhook deliveries do.
   const leasedCalls = [...videoRouteCalls(catalog.data), { name: 'WEBHOOK_TIMEOUT_SECONDS', seconds: config.webhook.timeoutSeconds }];
@@ -96,7 +101,7 @@ export async function buildServices(deps: {
     metrics.degraded.inc({ dependency: 'redis', operation });
     warn(`redis:${operation}`, { err: String(err) }, `Redis unreachable: ${operation} degraded`);
   };
-  const limiter = new LocalFirstRateLimiter(redis, undefined, redisDown('rate_limit'));
+  const limiter = new LocalFirstRateLimiter(redis, undefined, redisDown('rate_limit'), clock);
   const events: JobEventBus = redis ? new RedisJobEventBus(redis, redisDown('event_publish')) : new LocalJobEventBus();
   // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
   const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });
@@ -123,11 +128,11 @@ export async function buildServices(deps: {
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
   const keyRepository = new SqlKeyRepository(db);
-  const keyDirectory = new KeyDirectory(keyRepository, keyChanges);
+  const keyDirectory = new KeyDirectory(keyRepository, keyChanges, clock);
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges), keyDirectory);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
   const webhooks = new SqlWebhookRepository(db);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
@@ -135,7 +140,8 @@ export async function buildServices(deps: {
   const ledger = new Ledger(new SqlLedgerRepository());
   // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
   const { commitsInFlight, chargeDeadlineMs } = config.creditLeases;
-  const chargeBatcher = db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1) : new ChargeBatcher(leaseStore, 0, commitsInFlight, chargeDeadlineMs);
+  const chargeBatcher =
+    db.dialect === 'pglite' ? new ChargeBatcher(leaseStore, 4, 1, 0, clock) : new ChargeBatcher(leaseStore, 0, commitsInFlight, chargeDeadlineMs, clock);
   const leaseRecalls = topic('svc:lease-recalls');
   const instanceId = newId('inst');
   const leaseBook = new LeaseBook(leaseStore, chargeBatcher, leaseRecalls, {
@@ -146,11 +152,13 @@ export async function buildServices(deps: {
     wantFactor: 32,
     minWantMicro: MICRO_PER_CREDIT,
     onError: (what, err) => warn(what, { err: String(err) }, `${what} failed`),
+    clock,
     // Charges of calls answered while the database could not take them, recorded once it can.
     journal: new FileChargeJournal({
       dir: join(config.dataDir, 'charge-journal'),
       instanceId,
       adoptAfterMs: config.creditLeases.graceSeconds * 1000,
+      clock,
       onUnreadable: (file, lines) => logger.error({ file, lines }, 'charge journal: unreadable lines skipped'),
     }),
     onJournal: (event, detail) =>
@@ -163,13 +171,17 @@ export async function buildServices(deps: {
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
   const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
-  const streamStarts = new StreamStarts(leaseStore, STREAM_START_TIMES, (err) =>
-    warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
+  const streamStarts = new StreamStarts(
+    leaseStore,
+    STREAM_START_TIMES,
+    (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
+    clock,
   );
   const billing = new Billing(leaseBook, streamStarts);
   const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db), {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
+    clock,
     onDropped: (count) =>
       logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
@@ -188,16 +200,24 @@ export async function buildServices(deps: {
     provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds;
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
   const runner = new VideoJobRunner({ catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
-  const deliverer = new WebhookDeliverer(webhooks, queue, webhookSender, config.webhook.retryDelaysSeconds, (a) => {
-    metrics.webhookAttempts.inc({ outcome: a.outcome });
-    logger.info(a, 'webhook delivery attempt');
-  });
+  const deliverer = new WebhookDeliverer(
+    webhooks,
+    queue,
+    webhookSender,
+    config.webhook.retryDelaysSeconds,
+    (a) => {
+      metrics.webhookAttempts.inc({ outcome: a.outcome });
+      logger.info(a, 'webhook delivery attempt');
+    },
+    clock,
+  );
   const holdExpiry = holdExpiryHandler(db, ledger, queue);
   const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,
     leaseSeconds: workLeaseSeconds,
+    clock,
   });
   const video = new VideoService({
     catalog,

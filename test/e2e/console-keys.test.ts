@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
 import { devSignIn, launchChromium, openPage } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
+import { pollUntil } from '../support/poll';
 
 /** The Keys view's edit and webhook panels, checked against what the gateway then stores and does. */
 let browser: Browser;
@@ -224,12 +225,8 @@ test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank n
   await cp.context.close();
 });
 
-/** `read()` once it answers `expected`, or what it answers after 2 s: focus and title change in effects, after the render. */
-async function settled(read: () => Promise<string>, expected: string): Promise<string> {
-  let now = '';
-  for (let i = 0; i < 40 && (now = await read()) !== expected; i++) await new Promise((r) => setTimeout(r, 50));
-  return now;
-}
+/** `read()` once it answers `expected` (focus and title change in effects, after the render); the wait fails naming what it read last. */
+const settled = (read: () => Promise<string>, expected: string): Promise<string> => pollUntil(read, (now) => now === expected, 5_000, 50);
 /** What has the keyboard focus: its id, or its tag and text. */
 const focused = (page: import('playwright-core').Page, expected: string) =>
   settled(() => page.evaluate('(() => { const e = document.activeElement; return e.id || `${e.tagName}:${e.textContent.trim().slice(0, 60)}`; })()'), expected);

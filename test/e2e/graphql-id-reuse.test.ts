@@ -74,12 +74,13 @@ test('complete then subscribe with the same id in one read: the new subscription
     // The client completed the first operation itself: no `complete` may follow for that id.
     expect(frames.filter((f) => f.id === 's' && f.type !== 'next')).toEqual([]);
 
-    // The id names the new operation on the server too: completing it ends it.
+    // The id names the new operation on the server too: completing it ends it. A control
+    // subscription sent after the complete on the same socket (whose messages are handled in
+    // order) proves, once it hears a job's event, that the event went out after the complete.
     ws.send(JSON.stringify({ id: 's', type: 'complete' }));
-    await new Promise((r) => setTimeout(r, 100));
-    const third = await queueVideo(key.secret, `third ${round}`);
-    // A control subscription on the same socket proves the third job's event went out.
     ws.send(JSON.stringify({ id: 'control', type: 'subscribe', payload: { query: SUBSCRIPTION } }));
+    const third = await queueVideo(key.secret, `third ${round}`);
+    await waitFor(() => nextsFor(frames, 'control', third).length > 0);
     const fourth = await queueVideo(key.secret, `fourth ${round}`);
     await waitFor(() => nextsFor(frames, 'control', fourth).length > 0);
     expect(nextsFor(frames, 's', third)).toEqual([]);

@@ -52,8 +52,16 @@ describe('per-address connection cap', () => {
 
     // A graphql-ws client sees the refusal as a failed connection, not a hang.
     const failed = await new Promise<unknown>((resolve) => {
-      const client = createClient({ url, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, onNonLazyError: resolve });
-      setTimeout(() => void client.dispose(), 10_000).unref();
+      const client = createClient({
+        url,
+        webSocketImpl: WebSocket,
+        lazy: false,
+        retryAttempts: 0,
+        onNonLazyError: (err) => {
+          resolve(err);
+          void client.dispose();
+        },
+      });
     });
     expect(failed).toBeDefined();
 

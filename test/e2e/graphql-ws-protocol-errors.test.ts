@@ -56,19 +56,29 @@ function closeAfter(frame: string, opts: { init?: boolean } = {}): Promise<{ cod
   });
 }
 
-/** What the gateway printed while `act` ran (and a moment after, for a late line). */
-async function outputDuring<T>(act: () => Promise<T>): Promise<{ result: T; lines: string[] }> {
+/**
+ * What the gateway printed while `act` ran: until `expected` is among it, when a line is
+ * expected, and a few turns more, in which the test reads what its logger wrote (synchronously)
+ * before it closed the socket.
+ */
+async function outputDuring<T>(act: () => Promise<T>, expected?: RegExp): Promise<{ result: T; lines: string[] }> {
   const from = child.output().length;
-  const result = await act();
-  await new Promise((r) => setTimeout(r, 200));
-  return {
-    result,
-    lines: child
+  const lines = () =>
+    child
       .output()
       .slice(from)
       .split('\n')
-      .filter((l) => l.trim() !== ''),
-  };
+      .filter((l) => l.trim() !== '');
+  const result = await act();
+  if (expected)
+    await pollUntil(
+      async () => lines().some((l) => expected.test(l)),
+      (seen) => seen,
+      10_000,
+      10,
+    );
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  return { result, lines: lines() };
 }
 
 /** Every line is one JSON log record, none of them an error's stack or graphql-ws's complaint. */
@@ -81,7 +91,7 @@ function expectStructuredQuiet(lines: string[]): void {
 }
 
 test('a frame over the size limit: 1009 from ws, one debug line without a stack', async () => {
-  const { result, lines } = await outputDuring(() => closeAfter('x'.repeat(200 * 1024)));
+  const { result, lines } = await outputDuring(() => closeAfter('x'.repeat(200 * 1024)), /broke the WebSocket protocol/);
   expect(result.code).toBe(1009);
   expectStructuredQuiet(lines);
   expect(lines.filter((l) => /broke the WebSocket protocol/.test(l))).toHaveLength(1);
@@ -93,7 +103,7 @@ test.each([
   ['error', { type: 'error', id: '1', payload: [{ message: 'x' }] }, false],
   ['next, once acknowledged', { type: 'next', id: '1', payload: { data: null } }, true],
 ])('a message only a server sends (%s): 4400, not 4500, and no stack', async (_name, message, init) => {
-  const { result, lines } = await outputDuring(() => closeAfter(JSON.stringify(message), { init }));
+  const { result, lines } = await outputDuring(() => closeAfter(JSON.stringify(message), { init }), /only a server sends/);
   expect(result).toEqual({ code: 4400, reason: `Invalid message received: a client does not send "${message.type}"` });
   expectStructuredQuiet(lines);
   expect(lines.filter((l) => /only a server sends/.test(l))).toHaveLength(1);

@@ -12,6 +12,7 @@ import { useTestGateway } from '../support/use-test-gateway';
 import { jpegHeaderOnly, pngBomb, pngHeaderOnly, webpHeaderOnly } from '../support/image-bombs';
 import { makePng } from '../support/fake-openai-upstream';
 import { allCallsBilled } from '../support/billed';
+import { pollUntil } from '../support/poll';
 
 const gw = useTestGateway();
 
@@ -169,9 +170,10 @@ describe('image bombs are refused by their declared size, nothing charged', () =
 
   test('a client that leaves while a provider that ignores the abort (the simulator) makes its images pays nothing', async () => {
     const { acct, live } = await account();
-    // A 2048x2048 WebP takes the simulator well past the 40 ms the client waits (about 180 ms on the
-    // fastest machine yet, where a PNG took 35-50 ms and raced the wait), and one image gives it no moment to stop.
-    const left = await fetch(`${gw.url}/v1/images/generations`, {
+    // A 2048x2048 WebP takes the simulator a while (about 180 ms on the fastest machine yet), and
+    // one image gives it no moment to stop: the client leaves once the call holds its credits.
+    const abort = new AbortController();
+    const left = fetch(`${gw.url}/v1/images/generations`, {
       method: 'POST',
       headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -182,13 +184,20 @@ describe('image bombs are refused by their declared size, nothing charged', () =
         response_format: 'b64_json',
         output_format: 'webp',
       }),
-      signal: AbortSignal.timeout(40),
+      signal: abort.signal,
     }).then(
       () => 'answered',
       () => 'gave up',
     );
-    expect(left).toBe('gave up');
-    await new Promise((r) => setTimeout(r, 3_000));
+    await pollUntil(
+      async () => gw.gateway.services.leaseBook.inFlightFor(acct.id),
+      (n) => n > 0,
+      10_000,
+      5,
+    );
+    abort.abort();
+    expect(await left).toBe('gave up');
+    // Settled once the simulator is done with it: nothing charged.
     await allCallsBilled(gw, acct.id);
     expect(await gw.balance(acct)).toBe(50);
   });

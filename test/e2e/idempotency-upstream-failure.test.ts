@@ -6,10 +6,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { useTestGateway } from '../support/use-test-gateway';
+import { pollUntil } from '../support/poll';
 
 let upstream: FakeOpenAIUpstream;
 let dir: string;
@@ -76,31 +78,43 @@ test('5xx first, then the retry with the same key runs and is charged once; the 
 
 describe('a client that leaves does not pin its Idempotency-Key', () => {
   const body = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'leaving' }] };
-  /** The request sent raw, given up by the client after `ms`; answers once the gateway has seen it end. */
-  const leaveAfter = (secret: string, key: string, ms: number) =>
-    fetch(`${gw.url}/v1/chat/completions`, {
+  /** The request, given up by the client once `leaving` resolves; answers whether it was answered first. */
+  const leaveWhen = async (secret: string, key: string, leaving: Promise<unknown>) => {
+    const abort = new AbortController();
+    const answer = fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'Idempotency-Key': key },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(ms),
+      signal: abort.signal,
     }).then(
       () => 'answered',
       () => 'gave up',
     );
-  /** Retries until the key is no longer in use by the first attempt (what an SDK's 409 retries do), 5 s at most. */
-  async function retry(secret: string, key: string) {
-    for (let i = 0; ; i++) {
-      const res = await gw.api('POST', '/v1/chat/completions', { token: secret, headers: { 'Idempotency-Key': key }, body });
-      if (res.status !== 409 || res.body.error?.code !== 'idempotency_key_in_use' || i === 25) return res;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+    await leaving;
+    abort.abort();
+    return answer;
+  };
+  /** Retries until the key is no longer in use by the first attempt (what an SDK's 409 retries do). */
+  const retry = (secret: string, key: string) =>
+    pollUntil(
+      () => gw.api('POST', '/v1/chat/completions', { token: secret, headers: { 'Idempotency-Key': key }, body }),
+      (res) => res.status !== 409 || res.body.error?.code !== 'idempotency_key_in_use',
+      5_000,
+      200,
+    );
 
   test('one that leaves while the upstream is working: the aborted call frees the key; the retry runs and is charged once', async () => {
     const acct = await gw.newAccount(100);
     const { secret } = await gw.newKey(acct);
     upstream.setMode('hang');
-    expect(await leaveAfter(secret, 'left-mid-call', 300)).toBe('gave up');
+    const before = upstream.requests.length;
+    const upstreamHasIt = pollUntil(
+      async () => upstream.requests.length,
+      (n) => n > before,
+      10_000,
+      10,
+    );
+    expect(await leaveWhen(secret, 'left-mid-call', upstreamHasIt)).toBe('gave up');
     upstream.setMode('ok');
     const ran = await retry(secret, 'left-mid-call');
     expect(ran.status).toBe(200);
@@ -113,16 +127,36 @@ describe('a client that leaves does not pin its Idempotency-Key', () => {
     const { secret } = await gw.newKey(acct);
     upstream.setMode('ok');
     upstream.requests.length = 0;
-    // Authentication held as a stalled database holds it, for the first attempt only.
+    // Authentication held as a stalled database holds it, for the first attempt only, until the client has left.
     const keys = gw.gateway.keys;
     const authenticate = keys.authenticate.bind(keys);
-    const spy = jest.spyOn(keys, 'authenticate').mockImplementationOnce(async (token: string) => {
-      await new Promise((r) => setTimeout(r, 600));
-      return authenticate(token);
+    let entered!: () => void;
+    const authenticating = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let authenticated!: Promise<unknown>;
+    const spy = jest.spyOn(keys, 'authenticate').mockImplementationOnce((token: string) => {
+      entered();
+      authenticated = released.then(() => authenticate(token));
+      return authenticated as ReturnType<typeof authenticate>;
+    });
+    // The gateway's side of the request: its connection closing is the client gone, as the gateway sees it.
+    const server = gw.gateway.server;
+    const clientGone = new Promise<void>((resolve) => {
+      const onRequest = (req: IncomingMessage) => {
+        if (req.headers['idempotency-key'] !== 'left-in-auth') return;
+        server.off('request', onRequest);
+        req.socket.once('close', () => resolve());
+      };
+      server.on('request', onRequest);
     });
     try {
-      expect(await leaveAfter(secret, 'left-in-auth', 200)).toBe('gave up');
-      await new Promise((r) => setTimeout(r, 800));
+      expect(await leaveWhen(secret, 'left-in-auth', authenticating)).toBe('gave up');
+      await clientGone;
+      // The held authentication ends after the client left; what the gateway does with the request then is done.
+      release();
+      await authenticated;
+      await new Promise((r) => setImmediate(r));
       const ran = await retry(secret, 'left-in-auth');
       expect(ran.status).toBe(200);
       expect(ran.headers.get('idempotent-replayed')).toBeNull();

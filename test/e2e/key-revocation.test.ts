@@ -1,7 +1,7 @@
 /**
  * Keys authenticate from a cache; a change reaches every instance. Two gateways share one
  * PostgreSQL database and a redis-server of the test's own: a key revoked (or narrowed) on A is
- * refused by B within a second although B had it cached; and while B's change feed is down,
+ * refused by B as soon as B's change feed brings the news, although B had it cached; and while B's change feed is down,
  * B does not trust its cache, so a revocation made meanwhile is still refused at once.
  * Runs in the DATABASE_URL + REDIS_URL pass, when redis-server is installed.
  */
@@ -32,25 +32,29 @@ shared('key changes across instances', () => {
   });
 
   const models = (gw: TestGateway, secret: string) => gw.api('GET', '/v1/models', { token: secret });
+  /** Resolves once `gw`'s key-change feed has brought the news of `keyId` (its cache and directory have heard it first). */
+  const heardOf = (gw: TestGateway, keyId: string) =>
+    new Promise<void>((resolve) => {
+      const off = gw.gateway.services.keyChanges.subscribe((id) => {
+        if (id !== keyId) return;
+        off();
+        resolve();
+      });
+    });
   const chat = (gw: TestGateway, secret: string, model = 'svc-chat-1') =>
     gw.api('POST', '/v1/chat/completions', { token: secret, body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 } });
 
-  test('a revocation on A is refused by B within a second, though B had the key cached', async () => {
+  test("a revocation on A is refused by B once B's feed brings it, though B had the key cached", async () => {
     const acct = await a.newAccount(10);
     const key = await a.newKey(acct);
     for (let i = 0; i < 3; i++) expect((await models(b, key.secret)).status).toBe(200);
-    const revokedAt = Date.now();
+    const heard = heardOf(b, key.id);
     expect((await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken })).status).toBeLessThan(300);
-    await pollUntil(
-      () => models(b, key.secret),
-      (r) => r.status === 401,
-      1_000,
-      10,
-    );
-    expect(Date.now() - revokedAt).toBeLessThan(1_000);
+    await heard;
+    expect((await models(b, key.secret)).status).toBe(401);
   });
 
-  test("a revocation on A ends the key's subscriptions on B within 2 seconds (close 4403)", async () => {
+  test("a revocation on A ends the key's subscriptions on B (close 4403)", async () => {
     const acct = await a.newAccount(10);
     const key = await a.newKey(acct);
     let closedWith: number | undefined;
@@ -61,29 +65,33 @@ shared('key changes across instances', () => {
       connectionParams: { authorization: `Bearer ${key.secret}` },
       on: { closed: (e) => (closedWith ??= (e as { code: number }).code) },
     });
+    let live!: () => void;
+    const subscribed = new Promise<void>((r) => (live = r));
     const ended = new Promise<void>((resolve) =>
-      client.subscribe({ query: 'subscription { videoJobsUpdated { id } }' }, { next: () => undefined, error: () => resolve(), complete: () => resolve() }),
+      client.subscribe({ query: 'subscription { videoJobsUpdated { id } }' }, { next: () => live(), error: () => resolve(), complete: () => resolve() }),
     );
-    await new Promise((r) => setTimeout(r, 300));
-    const revokedAt = Date.now();
+    // The subscription runs on B: it hears the account's video job queued there.
+    const queued = await b.api('POST', '/v1/video/queue', {
+      token: key.secret,
+      body: { model: 'svc-2.5-preview-text-to-video', prompt: 'heard', resolution: '480p' },
+    });
+    expect(queued.status).toBe(200);
+    await subscribed;
     await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken });
     await ended;
-    expect(Date.now() - revokedAt).toBeLessThan(2_000);
     expect(closedWith).toBe(4403);
     await client.dispose();
   });
 
-  test('narrowed permissions on A apply on B within a second', async () => {
+  test("narrowed permissions on A apply on B once B's feed brings them", async () => {
     const acct = await a.newAccount(10);
     const key = await a.newKey(acct);
     expect((await chat(b, key.secret)).status).toBe(200);
+    const heard = heardOf(b, key.id);
     await a.api('PATCH', `/account/api-keys/${key.id}`, { token: acct.idToken, body: { blockedModels: ['svc-chat-1'] } });
-    const refused = await pollUntil(
-      () => chat(b, key.secret),
-      (r) => r.status === 403,
-      1_000,
-      10,
-    );
+    await heard;
+    const refused = await chat(b, key.secret);
+    expect(refused.status).toBe(403);
     expect(refused.body.error.type).toBe('model_forbidden');
   });
 
@@ -93,8 +101,13 @@ shared('key changes across instances', () => {
     for (let i = 0; i < 3; i++) expect((await models(b, key.secret)).status).toBe(200);
     redis.stop();
     try {
-      // Give B's subscriber the moment it takes to see its connection close.
-      await new Promise((r) => setTimeout(r, 200));
+      // Until B's subscriber has seen its connection close.
+      await pollUntil(
+        async () => b.gateway.services.keyChanges.live,
+        (live) => !live,
+        10_000,
+        10,
+      );
       expect((await a.api('DELETE', `/account/api-keys/${key.id}`, { token: acct.idToken })).status).toBeLessThan(300);
       expect((await models(b, key.secret)).status).toBe(401);
     } finally {

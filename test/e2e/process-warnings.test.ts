@@ -35,6 +35,16 @@ beforeAll(async () => {
   );
 });
 
+/**
+ * Until the gateway has answered a request sent now: what it did on its earlier turns is done,
+ * its log lines of it written (its logger writes synchronously, before that answer), and read
+ * here in the turns after.
+ */
+async function gatewayCaughtUp(): Promise<void> {
+  expect((await fetch(`${child.url}/healthz`)).status).toBe(200);
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+}
+
 afterAll(async () => {
   await child?.stop();
   await upstream?.close();
@@ -59,22 +69,25 @@ test('clients that hang up mid-body are not logged as errors, on either REST lan
     ['/v1/images/generations', 'application/json'],
     ['/v1/images/edits', 'multipart/form-data; boundary=XyZ'],
   ];
-  await Promise.all(
+  // Each request's head and the start of its body sent; once the gateway has read them (it has
+  // answered a request sent after them), the clients hang up.
+  const sockets = await Promise.all(
     heads.map(
       ([path, type]) =>
-        new Promise<void>((resolve) => {
+        new Promise<ReturnType<typeof connect>>((resolve) => {
           const socket = connect(port, '127.0.0.1', () => {
             socket.write(
               `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${liveKey}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+              () => resolve(socket),
             );
-            setTimeout(() => socket.destroy(), 300);
           });
-          socket.on('close', () => resolve()).on('error', () => undefined);
+          socket.on('error', () => undefined);
         }),
     ),
   );
-  await new Promise((r) => setTimeout(r, 300));
-  expect(await fetch(`${child.url}/healthz`).then((r) => r.status)).toBe(200);
+  await gatewayCaughtUp();
+  await Promise.all(sockets.map((socket) => new Promise((r) => socket.once('close', r).destroy())));
+  await gatewayCaughtUp();
   expect(child.output()).not.toMatch(/"level":50|unhandled error/);
 });
 
@@ -90,16 +103,24 @@ test('a client that leaves before its answer (the upstream still thinking) is no
   upstream.setMode('hang');
   try {
     const openai = new OpenAI({ apiKey: liveKey, baseURL: `${child.url}/v1`, maxRetries: 0 });
-    const leaving = [false, true].map(async (viaExpress) => {
-      const abort = new AbortController();
-      setTimeout(() => abort.abort(), 300);
+    // Both clients leave once the upstream holds both calls.
+    const asked = upstream.requests.length;
+    const aborts = [new AbortController(), new AbortController()];
+    const leaving = [false, true].map(async (viaExpress, i) => {
       const path = viaExpress ? { query: { x: '1' } } : {};
       await openai.chat.completions
-        .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] }, { signal: abort.signal, ...path })
+        .create({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] }, { signal: aborts[i].signal, ...path })
         .catch(() => undefined);
     });
+    await pollUntil(
+      async () => upstream.requests.length,
+      (n) => n >= asked + 2,
+      10_000,
+      10,
+    );
+    for (const abort of aborts) abort.abort();
     await Promise.all(leaving);
-    await new Promise((r) => setTimeout(r, 500));
+    await gatewayCaughtUp();
   } finally {
     upstream.setMode('stall-mid-stream');
   }
@@ -127,7 +148,7 @@ test('sixteen streams in flight at once, then SIGTERM: no process warning in the
     }),
   );
   // A warning is printed on a later tick than the listener that caused it.
-  await new Promise((r) => setTimeout(r, 200));
+  await gatewayCaughtUp();
   expect(child.output()).not.toMatch(/Warning/);
 
   for (const abort of aborts) abort.abort();

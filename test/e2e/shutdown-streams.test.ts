@@ -7,6 +7,7 @@
  * Responses stream, whose 200 went out at once, gets its error event and is charged nothing.
  */
 import OpenAI from 'openai';
+import { pollUntil } from '../support/poll';
 import { writeModelsFile } from '../support/models-file';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { openDatabase } from '../../src/infra/db/orm';
@@ -75,7 +76,12 @@ test('streams cut by the drain deadline end with an error event, are billed what
   const quietResponse = (async () => {
     for await (const e of await quietOpenai.responses.create({ model: 'svc-chat-silent', input: 'hello?', stream: true, store: false })) void e;
   })().catch((e) => e);
-  while (chat.join('') === '' || responses.length === 0 || silent.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
+  await pollUntil(
+    async () => chat.join('') !== '' && responses.length > 0 && silent.requests.length >= 3,
+    (all) => all,
+    20_000,
+    20,
+  );
 
   await gw.gateway.close();
   for (const answer of await Promise.all(unanswered)) {

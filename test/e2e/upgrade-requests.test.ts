@@ -18,8 +18,9 @@ interface Answer {
 }
 
 /**
- * Writes the request exactly as given, in `parts` written 30 ms apart (a body that arrives after
- * its headers), and reads the answer until the server closes the connection.
+ * Writes the request exactly as given, in `parts` (a body that arrives after its headers): each
+ * handed to the kernel, and read by the server (this process) in the turns after it, before the
+ * next is written. Reads the answer until the server closes the connection.
  */
 function exchange(url: string, parts: string[]): Promise<Answer> {
   const { hostname, port } = new URL(url);
@@ -37,7 +38,12 @@ function exchange(url: string, parts: string[]): Promise<Answer> {
       for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
     });
-    parts.forEach((part, i) => setTimeout(() => socket.write(part), i * 30));
+    void (async () => {
+      for (const part of parts) {
+        await new Promise((r) => socket.write(part, r));
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      }
+    })();
   });
 }
 

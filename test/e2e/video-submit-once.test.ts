@@ -66,14 +66,18 @@ test('an upstream slower than the poll interval gets one submission, the client 
     expect(queued.status).toBe(200);
     expect(queued.body).toMatchObject({ id: expect.stringMatching(/^vid_/), status: 'PROCESSING', credits_charged: PRICE });
     // The submission reaches the upstream and is held there for a few poll intervals (0.2 s each),
-    // well inside the 5 s upstream timeout.
+    // well inside the 5 s upstream timeout: until the job's row has been due that long on the
+    // database's clock, by which the poll would have come round several times.
     await pollUntil(
       async () => submits().length,
       (n) => n >= 1,
       10_000,
       20,
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    const jobId: string = queued.body.id;
+    const dueForSeconds = async () =>
+      Number((await gw.gateway.database.db.one<{ s: string }>(`select extract(epoch from (now() - due_at)) as s from work_items where ref = ?`, [jobId]))!.s);
+    await pollUntil(dueForSeconds, (s) => s >= 0.6, 10_000, 50);
   } finally {
     release();
   }
@@ -136,8 +140,14 @@ test('a claim that finds a submission started under a lost lease fails and refun
     10_000,
   );
   expect(done.body).toEqual({ id: queued.body.id, status: 'FAILED', reason: 'The video provider did not confirm the submission.' });
-  // The first submission's late answer changes nothing, and nothing was submitted twice.
-  await new Promise((r) => setTimeout(r, 3_500));
+  // The first submission's late answer changes nothing, and nothing was submitted twice: once it
+  // has come back and the worker is done with what it ran.
+  await pollUntil(
+    async () => fal.submitsAnswered() >= 1 && gw.gateway.services.worker.busy === 0,
+    (done) => done,
+    10_000,
+    20,
+  );
   expect(submits()).toHaveLength(1);
   expect((await retrieve(secret, queued.body.id)).body.status).toBe('FAILED');
   expect(await gw.balance(acct)).toBe(100);

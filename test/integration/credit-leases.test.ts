@@ -1,11 +1,14 @@
 /**
  * Credit leases on a real database (PGlite, or PostgreSQL in CI's second pass): two lease books
  * stand for two instances sharing one account and one recall feed. Checks what a user and an
- * operator would: the balance shown, the ledger, the lease books, never an overdraw.
+ * operator would: the balance shown, the ledger, the lease books, never an overdraw. Calls are
+ * held in flight, and clients retry, on events (other calls answered or settled), not on time;
+ * where a book's timers matter it runs on a fake clock the test steps.
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
+import { fakeClock } from '../support/fake-clock';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook, type LeaseBookOptions } from '../../src/domain/credits/lease-book';
@@ -64,6 +67,33 @@ async function liveKey(account: TestAccount, capCredits: number | null = null): 
   };
 }
 
+/**
+ * The calls of a test admitted and not yet settled, for clients that retry a refusal "in a
+ * second", once room may have come back: at the next settle, or at once when none is in flight.
+ */
+class Settles {
+  private inFlight = 0;
+  private waiters: Array<() => void> = [];
+  admitted(): void {
+    this.inFlight++;
+  }
+  settled(): void {
+    this.inFlight--;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  next(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise((r) => this.waiters.push(r));
+  }
+}
+
+/** Resolves `all` once `count` calls have called `answered` (each its first answer, admitted or refused). */
+function answersOf(count: number) {
+  let n = 0;
+  let done!: () => void;
+  const all = new Promise<void>((r) => (done = r));
+  return { all, answered: () => void (++n === count && done()) };
+}
+
 const db = () => gw.gateway.database.db;
 const openLeases = async (accountId: string) =>
   Number((await db().one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]))!.n);
@@ -100,10 +130,13 @@ test('usage above the hold is charged: from the lease, then the balance as far a
 test('a failed call charges nothing; an idle lease goes back whole', async () => {
   const acct = await gw.newAccount(40);
   const key = await liveKey(acct);
-  const { billing } = instance('c', { idleMs: 100 });
+  const clock = fakeClock();
+  const { billing } = instance('c', { idleMs: 100, clock });
   books.at(-1)!.start();
   const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-failed');
   expect(await billing.settle(hold, 0)).toBe(0);
+  // Unused for idleMs: the idle pass (every idleMs here) gives it back.
+  await clock.tickAsync(100);
   await pollUntil(
     () => openLeases(acct.id),
     (n) => n === 0,
@@ -211,18 +244,24 @@ test.each([1, 2])(
     const acct = await gw.newAccount(1000);
     const key = await liveKey(acct, 30);
     const parts = Array.from({ length: instances }, (_, i) => instance(`cap-burst-${instances}-${i}`));
+    const settles = new Settles();
+    // Every call admitted at first stays in flight until each of the ten has had its first answer.
+    const first = answersOf(10);
     const call = async (i: number) => {
       const { billing } = parts[i % instances];
-      // A client that honours Retry-After: 1 (shortened here) tries again; a 429 ends it.
+      // A client that honours Retry-After: 1 tries again once room may be back (shortened here); a 429 ends it.
       for (let attempt = 0; attempt < 50; attempt++) {
         const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-burst-${instances}-${i}`).catch((e: DomainError) => e);
+        if (attempt === 0) first.answered();
         if (!(hold instanceof DomainError)) {
-          await new Promise((r) => setTimeout(r, 5 + (i % 3) * 5));
+          settles.admitted();
+          await first.all;
           await billing.settle(hold, creditsToMicro(3));
+          settles.settled();
           return 'charged';
         }
         if (hold.code !== 'credits_in_flight' || hold.retryAfterSeconds !== 1) return hold.type;
-        await new Promise((r) => setTimeout(r, 20));
+        await settles.next();
       }
       return 'gave up';
     };
@@ -268,20 +307,26 @@ test('two instances drain one account of 10 credits with 200 concurrent calls: n
   b.book.start();
   const price = creditsToMicro(0.3);
   let answered = 0;
+  const settles = new Settles();
   const call = async (i: number) => {
     const { billing } = i % 2 === 0 ? a : b;
     // A client that honours Retry-After: tries again shortly after a refusal that carries one (credits in flight).
     for (let attempt = 0; attempt < 40; attempt++) {
       try {
         const hold = await billing.hold(keys[i % 2], price, 'flux-pro', `img_drain_${i}`);
-        await billing.settle(hold, price);
+        settles.admitted();
+        try {
+          await billing.settle(hold, price);
+        } finally {
+          settles.settled();
+        }
         answered++;
         return;
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         if (err.type === 'insufficient_credits') return;
         if (err.code !== 'credits_in_flight') throw err;
-        await new Promise((r) => setTimeout(r, 50));
+        await settles.next();
       }
     }
   };
@@ -306,8 +351,11 @@ test('a lease whose instance stopped heartbeating is closed by another; what it 
   await dead.billing.settle(hold, creditsToMicro(1));
   await dead.billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-never-answered'); // in flight when it "crashed"
   await db().run(`update credit_leases set heartbeat_at = now() - interval '1 hour' where account_id = ?`, [acct.id]);
-  const alive = instance('alive', { graceSeconds: 1 });
+  const clock = fakeClock();
+  const alive = instance('alive', { graceSeconds: 1, clock });
   alive.book.start();
+  // Its stale-lease sweep comes every second (a third of the grace, a second at least).
+  await clock.tickAsync(1_000);
   await pollUntil(
     () => openLeases(acct.id),
     (n) => n === 0,
@@ -321,12 +369,33 @@ test('a lease whose instance stopped heartbeating is closed by another; what it 
 test('a long call keeps its lease alive by heartbeat: charged in full after several grace periods', async () => {
   const acct = await gw.newAccount(100);
   const key = await liveKey(acct);
-  const { billing, book } = instance('long', { graceSeconds: 1, heartbeatMs: 200 });
+  const clock = fakeClock();
+  const instanceId = `inst_long_${Math.random().toString(36).slice(2)}`;
+  const { billing, book } = instance('long', { instanceId, graceSeconds: 1, heartbeatMs: 200, clock });
   book.start();
-  const sweeper = instance('sweeper', { graceSeconds: 1 });
-  sweeper.book.start();
+  const sweeps = new CountedSweeps(db());
+  const sweeper = instanceOn(sweeps, 'sweeper', { graceSeconds: 1, clock });
+  sweeper.start();
   const hold = await billing.hold(key, creditsToMicro(2), 'svc-chat-1', 'chatcmpl-long-stream');
-  await new Promise((r) => setTimeout(r, 3_000));
+  // Three grace periods: each passes on the database's clock (what it heard of the lease and its
+  // holder a second older) and on the books' (the holder beats, then the sweeper sweeps).
+  const holderFresh = async () =>
+    (await db().one<{ fresh: boolean }>(`select heartbeat_at > now() - interval '1 second' as fresh from lease_holders where instance_id = ?`, [instanceId]))
+      ?.fresh === true;
+  for (let period = 0; period < 3; period++) {
+    await db().run(`update credit_leases set heartbeat_at = heartbeat_at - interval '1 second' where account_id = ?`, [acct.id]);
+    await db().run(`update lease_holders set heartbeat_at = heartbeat_at - interval '1 second' where instance_id = ?`, [instanceId]);
+    await clock.tickAsync(200);
+    await pollUntil(holderFresh, (fresh) => fresh, 5_000, 10);
+    const swept = sweeps.done;
+    await clock.tickAsync(800);
+    await pollUntil(
+      async () => sweeps.done,
+      (n) => n > swept,
+      5_000,
+      10,
+    );
+  }
   expect(await openLeases(acct.id)).toBe(1);
   expect(await billing.settle(hold, creditsToMicro(1.5))).toBe(creditsToMicro(1.5));
   expect(await gw.balance(acct)).toBe(98.5);
@@ -387,8 +456,20 @@ class FailingCloses extends SqlLeaseStore {
   }
 }
 
-function instanceOn(store: LeaseStore, name: string): LeaseBook {
-  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1), recalls, bookOptions(name));
+/** A lease store counting the stale-lease sweeps that have run to their end. */
+class CountedSweeps extends SqlLeaseStore {
+  done = 0;
+  override async forgetSilentHolders(graceSeconds: number) {
+    try {
+      return await super.forgetSilentHolders(graceSeconds);
+    } finally {
+      this.done++;
+    }
+  }
+}
+
+function instanceOn(store: LeaseStore, name: string, options: Partial<LeaseBookOptions> = {}): LeaseBook {
+  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1), recalls, bookOptions(name, options));
   books.push(book);
   return book;
 }
@@ -497,19 +578,27 @@ test('two capped keys, 40 concurrent calls on two instances: the caps hold exact
   const keys = [await liveKey(acct, 3), await liveKey(acct, 2)];
   const parts = [instance('reason-a'), instance('reason-b')];
   const refusals: string[] = [];
-  const call = async (i: number) => {
+  // Two waves of 20 concurrent calls: a call admitted stays in flight until every call of its
+  // wave has been answered (so the others meet its lease), and the second wave comes once the
+  // first has settled (so it meets the charges committed).
+  const call = async (i: number, wave: ReturnType<typeof answersOf>) => {
     const { billing } = parts[i % 2];
     const key = keys[Math.floor(i / 2) % 2];
     const hold = await billing.hold(key, creditsToMicro(1), 'svc-creative-v8', `img_reason_${i}`).catch((e: DomainError) => e);
+    wave.answered();
     if (hold instanceof DomainError) {
       refusals.push(`${hold.status} ${hold.code ?? hold.type} ${hold.retryAfterSeconds === 1 ? 1 : 'midnight'}`);
       return 'refused';
     }
-    await new Promise((r) => setTimeout(r, 2 + (i % 5)));
+    await wave.all;
     await billing.settle(hold, creditsToMicro(1));
     return 'charged';
   };
-  const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => call(i)));
+  const outcomes: string[] = [];
+  for (const from of [0, 20]) {
+    const wave = answersOf(20);
+    outcomes.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => call(from + j, wave)))));
+  }
   const charged = outcomes.filter((o) => o === 'charged').length;
   expect(charged).toBeLessThanOrEqual(5);
   // A cap spent by committed charges (to midnight), or its room held by calls in progress (a second): nothing else.

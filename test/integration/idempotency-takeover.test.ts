@@ -4,7 +4,8 @@
  * lease books stand for two instances: A claims a key and commits the call's charge, then dies
  * before it stores the response; B's retry runs the call again under the same id and is not
  * charged a second time, and says what the call was charged. The same with real processes and
- * a SIGKILL: test/e2e/idempotency-holder-crash.test.ts.
+ * a SIGKILL: test/e2e/idempotency-holder-crash.test.ts. Both keep time on a fake clock, and the
+ * grace passes on the database's clock by ageing the claim's last heartbeat.
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -18,6 +19,7 @@ import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-id
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+import { fakeClock } from '../support/fake-clock';
 
 const GRACE_SECONDS = 1;
 let gw: TestGateway;
@@ -32,19 +34,21 @@ afterAll(async () => {
 
 const db = () => gw.gateway.database.db;
 const recalls = new LocalTopicFeed();
+const clock = fakeClock();
 
 function instance(name: string) {
   const instanceId = `inst_${name}_${Math.random().toString(36).slice(2)}`;
   const store = new SqlLeaseStore(db());
-  const book = new LeaseBook(store, new ChargeBatcher(store), recalls, {
+  const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1, 0, clock), recalls, {
     instanceId,
     idleMs: 60_000,
     heartbeatMs: 200,
     graceSeconds: GRACE_SECONDS,
     wantFactor: 32,
     minWantMicro: creditsToMicro(1),
+    clock,
   });
-  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db()), { instanceId, graceSeconds: GRACE_SECONDS });
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db()), { instanceId, graceSeconds: GRACE_SECONDS, clock });
   return { book, billing: new Billing(book), idempotency };
 }
 
@@ -56,7 +60,13 @@ const run = (start: IdempotencyStart): string => {
   if (start.kind !== 'run') throw new Error(`expected to run, got ${start.kind}`);
   return start.call.id;
 };
-const afterTheGrace = () => new Promise((r) => setTimeout(r, GRACE_SECONDS * 1000 + 600));
+/** The grace passes on the database's clock with no heartbeat of the claim on the way (its holder is dead). */
+const afterTheGrace = (keyId: string, key: string) =>
+  db().run(`update idempotency_keys set heartbeat_at = heartbeat_at - make_interval(secs => ?) where api_key_id = ? and idempotency_key = ?`, [
+    GRACE_SECONDS + 1,
+    keyId,
+    key,
+  ]);
 
 test("a retry that takes over a dead instance's claim runs the same call: its committed charge is not made twice", async () => {
   const acct = await gw.newAccount(100);
@@ -78,7 +88,7 @@ test("a retry that takes over a dead instance's claim runs the same call: its co
 
   // While A's claim is fresh, B is told to wait; after the grace, B runs it, as the same call.
   await expect(b.idempotency.start(keyId, 'charged-then-died', 'fp-1')).rejects.toMatchObject({ code: 'idempotency_key_in_use' });
-  await afterTheGrace();
+  await afterTheGrace(keyId, 'charged-then-died');
   expect(run(await b.idempotency.start(keyId, 'charged-then-died', 'fp-1'))).toBe(callId);
   const holdB = await b.billing.hold(key, creditsToMicro(2), 'svc-chat-1', `chatcmpl-${callId}`);
   // Its own usage differs a little; what it answers is what the balance moved for the call.
@@ -104,7 +114,7 @@ test('a dead claim is taken over only by the same request; a key past its 24 hou
 
   const first = run(await a.idempotency.start(keyId, 'k', 'fp-original'));
   a.idempotency.stop();
-  await afterTheGrace();
+  await afterTheGrace(keyId, 'k');
   const other = await b.idempotency.start(keyId, 'k', 'fp-other').catch((e: unknown) => e);
   expect(other).toBeInstanceOf(DomainError);
   expect(other).toMatchObject({ code: 'idempotency_key_reused', param: 'Idempotency-Key' });

@@ -4,9 +4,10 @@
  * keys met together are not all read again together, a key revoked without the news reaching
  * this instance is dropped by that read, and a read that fails leaves the entry serving until
  * it expires. A KeyService on the test gateway's database (PGlite, or PostgreSQL in CI's second
- * pass), with the cache's clock in the test's hands and the key reads counted and gated.
+ * pass), on a fake clock the test steps, with the key reads counted and gated.
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyService } from '../../src/domain/keys/key-service';
@@ -53,20 +54,19 @@ function watchedDatabase(db: Database) {
 const noUrls: UrlGuard = { checkMediaUrl: async (u) => String(u), checkWebhookUrl: async (u) => String(u) };
 
 async function setUp(random = () => 0) {
-  const clock = { now: 1_000_000 };
+  const clock = fakeClock();
   const { watched, reads } = watchedDatabase(gw.gateway.database.db);
-  const cache = new KeyCache(new LocalTopicFeed(), () => clock.now, random);
-  const keys = new KeyService(new SqlKeyRepository(watched), () => true, noUrls, cache);
+  const cache = new KeyCache(new LocalTopicFeed(), clock, random);
+  const keys = new KeyService(new SqlKeyRepository(watched), () => true, noUrls, cache, undefined, clock);
   const account = await gw.newAccount(1);
   const key = await gw.newKey(account);
   return { clock, reads, cache, keys, key };
 }
 
 const SECOND = 1000;
-/**
- * Until `n` key reads have started (the refresher's batch waits 100 ms): a fixed 300 ms sleep
- * for the batch and its read was short on a loaded machine.
- */
+/** How long the refresher's batch waits for company before its read (key-refresher.ts). */
+const REFRESH_BATCH_MS = 100;
+/** Until `n` key reads have started. */
 const readsStarted = (reads: { count: number }, n: number) =>
   pollUntil(
     async () => reads.count,
@@ -90,17 +90,18 @@ test('a key in use is read again in the background before it expires: no request
   expect((await keys.authenticate(key.secret)).keyId).toBe(key.id);
   expect(reads.count).toBe(1);
 
-  clock.now += 29 * SECOND;
+  await clock.tickAsync(29 * SECOND);
   await keys.authenticate(key.secret);
   expect(reads.count).toBe(1);
 
   // Past the refresh time: the request is answered from memory while the read is held back.
-  clock.now += 2 * SECOND;
+  await clock.tickAsync(2 * SECOND);
   let release!: () => void;
   reads.gate = new Promise<void>((r) => (release = r));
-  // (The read is held until released, so a request that waited for it would never be answered.)
-  const answered = await Promise.race([keys.authenticate(key.secret).then(() => 'answered'), new Promise((r) => setTimeout(() => r('waited'), 5_000))]);
-  expect(answered).toBe('answered');
+  // Answered before the refresher's batch has even left (it waits on the fake clock), so not waiting for its read.
+  expect((await keys.authenticate(key.secret)).keyId).toBe(key.id);
+  expect(reads.count).toBe(1);
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsStarted(reads, 2);
   expect(reads.count).toBe(2);
   // One read per entry, however many requests come meanwhile.
@@ -110,13 +111,14 @@ test('a key in use is read again in the background before it expires: no request
   release();
   await readsDone(reads, 2);
 
-  // The entry read at 31 s lives to 91 s: at 60 s (the first one's expiry) nothing is read, and
-  // from 61 s it is read again in its turn.
-  clock.now += 29 * SECOND;
+  // The entry read at 31.1 s lives to 91.1 s: at 60 s (the first one's expiry) nothing is read, and
+  // from 61.1 s it is read again in its turn.
+  await clock.tickAsync(29 * SECOND);
   await keys.authenticate(key.secret);
   expect(reads.count).toBe(2);
-  clock.now += 2 * SECOND;
+  await clock.tickAsync(2 * SECOND);
   await keys.authenticate(key.secret);
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsDone(reads, 3);
   expect(reads.count).toBe(3);
 });
@@ -125,8 +127,9 @@ test('a key revoked without the news reaching this instance is dropped by the ba
   const { clock, reads, keys, key } = await setUp(() => 0);
   await keys.authenticate(key.secret);
   await gw.gateway.database.db.run(`update api_keys set revoked_at = now() where id = ?`, [key.id]);
-  clock.now += 31 * SECOND;
+  await clock.tickAsync(31 * SECOND);
   await keys.authenticate(key.secret); // still within its minute: served, and read again behind it
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsDone(reads, 2);
   expect(reads.count).toBe(2);
   await expect(keys.authenticate(key.secret)).rejects.toMatchObject({ code: 'invalid_api_key' });
@@ -136,15 +139,17 @@ test('a background read that fails leaves the entry serving until it expires, an
   const { clock, reads, keys, key } = await setUp(() => 0);
   await keys.authenticate(key.secret);
   reads.fail = true;
-  clock.now += 31 * SECOND;
+  await clock.tickAsync(31 * SECOND);
   await keys.authenticate(key.secret);
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsDone(reads, 2);
   expect(reads.count).toBe(2);
   await keys.authenticate(key.secret); // tried again
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsDone(reads, 3);
   expect(reads.count).toBe(3);
   // Past the minute the entry is gone: the request itself reads, and a failure is its failure.
-  clock.now += 30 * SECOND;
+  await clock.tickAsync(30 * SECOND);
   await expect(keys.authenticate(key.secret)).rejects.toThrow();
   reads.fail = false;
   expect((await keys.authenticate(key.secret)).keyId).toBe(key.id);
@@ -156,18 +161,22 @@ test('keys come due together are read in one statement', async () => {
   const many = await Promise.all(Array.from({ length: 8 }, () => gw.newKey(account)));
   for (const k of many) await keys.authenticate(k.secret);
   expect(reads.count).toBe(8);
-  clock.now += 31 * SECOND;
+  await clock.tickAsync(31 * SECOND);
   for (const k of many) await keys.authenticate(k.secret);
+  await clock.tickAsync(REFRESH_BATCH_MS);
   await readsDone(reads, 9);
   expect(reads.count).toBe(9);
   // Read again, each entry lives on: at the first entries' minute (60 s), no request reads.
-  clock.now += 29 * SECOND;
+  await clock.tickAsync(29 * SECOND);
   for (const k of many) expect((await keys.authenticate(k.secret)).keyId).toBe(k.id);
   expect(reads.count).toBe(9);
 });
 
+/** Time that stands at 0 (nothing here waits on it). */
+const stoppedClock = { ...fakeClock(), now: () => 0 };
+
 test('keys loaded in the same moment are due for their reads at moments spread over a quarter of the minute', () => {
-  const cache = new KeyCache(new LocalTopicFeed(), () => 0);
+  const cache = new KeyCache(new LocalTopicFeed(), stoppedClock);
   const principal = {
     kind: 'key' as const,
     keyId: 'k',
@@ -190,11 +199,7 @@ test('keys loaded in the same moment are due for their reads at moments spread o
 });
 
 test('a full cache evicts the key longest without a read, not one just read again in the background', () => {
-  const cache = new KeyCache(
-    new LocalTopicFeed(),
-    () => 0,
-    () => 0,
-  );
+  const cache = new KeyCache(new LocalTopicFeed(), stoppedClock, () => 0);
   const principal = {
     kind: 'key' as const,
     keyId: 'k',

@@ -2,6 +2,8 @@
  * The rate limiter against a real Redis of the test's own: one instance admits exactly the limit,
  * instances sharing Redis admit at most one extra request each per window, the count survives
  * in Redis between instances, and with Redis gone every request is still decided (locally).
+ * Where what is tested waits on the limiter's time (its deferred counts, the deadline on Redis's
+ * answer, the end of a window) the limiter runs on a fake clock the test steps.
  */
 import Redis from 'ioredis';
 import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rate-limiter';
@@ -9,9 +11,24 @@ import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
 import { pollUntil } from '../support/poll';
 import { closedRedis } from '../support/redis-close';
+import { fakeClock, type FakeClock } from '../support/fake-clock';
 
 const LIMITS: Record<RateGroup, number> = { chat: 60, image: 30, video: 5 };
 const maybe = hasRedisServer() ? describe : describe.skip;
+/** How long the limiter waits for Redis's count before it decides alone (local-first-rate-limiter.ts). */
+const SYNC_TIMEOUT_MS = 250;
+
+/**
+ * `decision`, with the limiter's clock stepped through the deadline on Redis's count if the
+ * decision waits on one (and only then): answers it and how far the clock was stepped.
+ */
+async function decided<T>(clock: FakeClock, decision: Promise<T>): Promise<{ value: T; steppedMs: number }> {
+  const deadline = clock.whenArmed((t) => t.delayMs === SYNC_TIMEOUT_MS && t.dueInMs > 0);
+  const first = await Promise.race([decision.then(() => 'decided' as const), deadline.then(() => 'waits' as const)]);
+  if (first === 'decided') return { value: await decision, steppedMs: 0 };
+  await clock.tickAsync(SYNC_TIMEOUT_MS);
+  return { value: await decision, steppedMs: SYNC_TIMEOUT_MS };
+}
 
 maybe('local-first rate limits on a shared Redis', () => {
   let server: OwnRedis;
@@ -65,14 +82,15 @@ maybe('local-first rate limits on a shared Redis', () => {
     const a = client();
     const b = client();
     await Promise.all([ready(a), ready(b)]);
-    const limiters = [new LocalFirstRateLimiter(a, LIMITS), new LocalFirstRateLimiter(b, LIMITS)];
+    const clock = fakeClock();
+    const limiters = [new LocalFirstRateLimiter(a, LIMITS, undefined, clock), new LocalFirstRateLimiter(b, LIMITS, undefined, clock)];
     for (const group of ['chat', 'image', 'video'] as const) {
       const id = freshKey();
       const allowed: boolean[] = [];
       for (let i = 0; i < LIMITS[group] + 10; i++) {
         allowed.push((await limiters[i % 2].consume(id, group)).allowed);
         // As an HTTP client would: the next request after this one's answer, a moment later.
-        await new Promise((r) => setTimeout(r, 2));
+        await clock.tickAsync(2);
       }
       expect(allowed.filter(Boolean)).toHaveLength(LIMITS[group]);
       expect(allowed.slice(LIMITS[group])).toEqual(Array(10).fill(false));
@@ -146,24 +164,26 @@ maybe('local-first rate limits on a shared Redis', () => {
     const redis = client();
     const admin = client();
     await Promise.all([ready(redis), ready(admin)]);
-    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const clock = fakeClock();
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS, undefined, clock);
     const quiet = freshKey();
     const busy = freshKey();
     // A window's worth of use each: 2 requests for the quiet key, 31 of the 60 for the busy one.
     for (let i = 0; i < 2; i++) expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
     for (let i = 0; i < 31; i++) expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
     // Both windows end in a second instead of a minute; one more admit each learns it (its reply
-    // carries the new end). The admits' increments leave within 10 ms: they must reach Redis
-    // before the shortened window ends (150 ms was short on a loaded machine), seen here.
+    // carries the new end). The admits' increments leave within 10 ms (stepped here): they must
+    // reach Redis before the shortened window ends, seen here.
     await admin.pexpire(`rl:chat:${quiet}`, 1_000);
     await admin.pexpire(`rl:chat:${busy}`, 1_000);
     expect((await limiter.consume(quiet, 'chat')).allowed).toBe(true);
     expect((await limiter.consume(busy, 'chat')).allowed).toBe(true);
+    await clock.tickAsync(10);
     const both = async () => (await admin.mget(`rl:chat:${quiet}`, `rl:chat:${busy}`)).map(Number);
     expect(await pollUntil(both, ([q, b]) => q !== 2 && b !== 31, 1_000, 10)).toEqual([3, 32]);
-    // The limiter heard those replies by now, so its windows end within the second from now (a
-    // sleep that can only last longer is safe here); then until Redis has ended them too.
-    await new Promise((r) => setTimeout(r, 1_100));
+    // The limiter heard those replies by now, so its windows end within the second from now, on
+    // its clock; then until Redis (on its own) has ended them too.
+    await clock.tickAsync(1_100);
     await pollUntil(
       () => admin.exists(`rl:chat:${quiet}`, `rl:chat:${busy}`),
       (n) => n === 0,
@@ -172,13 +192,10 @@ maybe('local-first rate limits on a shared Redis', () => {
     );
 
     // Redis holds every command for two seconds: only a decision that does not wait for it comes
-    // back meanwhile. (Not timed against a 100 ms sleep, which a loaded machine stretched past the
-    // limiter's 250 ms deadline: the order of settling, and how long the others took, decide.)
+    // back meanwhile; the others wait for Redis's count, up to the limiter's deadline on it.
     await admin.call('client', 'pause', '2000', 'all');
     const settled: string[] = [];
-    const started = performance.now();
-    const tookMs: Record<string, number> = {};
-    const track = (name: string, p: Promise<{ allowed: boolean }>) => p.then((d) => (settled.push(name), (tookMs[name] = performance.now() - started), d));
+    const track = (name: string, p: Promise<{ allowed: boolean }>) => p.then((d) => (settled.push(name), d));
     const quietFirst = track('quiet first', limiter.consume(quiet, 'chat'));
     const quietSecond = track('quiet second', limiter.consume(quiet, 'chat'));
     const busyFirst = track('busy first', limiter.consume(busy, 'chat'));
@@ -186,12 +203,14 @@ maybe('local-first rate limits on a shared Redis', () => {
     expect((await quietFirst).allowed).toBe(true);
     expect(settled).toEqual(['quiet first']);
     // The quiet key's second request waits for the first's count, so one too many is the most it can cost.
-    // After the pause (or the limiter's own 250 ms deadline) the others are decided too: not before it.
+    // The others wait on Redis's count, with a deadline of 250 ms: still waiting just before it, decided at it.
+    await clock.whenArmed((t) => t.delayMs === SYNC_TIMEOUT_MS);
+    await clock.tickAsync(SYNC_TIMEOUT_MS - 1);
+    expect(settled).toEqual(['quiet first']);
+    await clock.tickAsync(1);
     expect((await quietSecond).allowed).toBe(true);
     expect((await busyFirst).allowed).toBe(true);
     expect(settled[0]).toBe('quiet first');
-    expect(tookMs['quiet second']).toBeGreaterThanOrEqual(240);
-    expect(tookMs['busy first']).toBeGreaterThanOrEqual(240);
     // Redis counted the first once the pause is over.
     await pollUntil(
       async () => Number(await admin.get(`rl:chat:${quiet}`)),
@@ -208,16 +227,22 @@ maybe('local-first rate limits on a shared Redis', () => {
     try {
       await ready(redis);
       const failures: unknown[] = [];
-      const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err));
+      const clock = fakeClock();
+      const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err), clock);
       const id = freshKey();
       expect((await limiter.consume(id, 'video')).allowed).toBe(true);
       own.stop();
-      const started = Date.now();
       const decisions = [];
-      for (let i = 0; i < 6; i++) decisions.push(await limiter.consume(id, 'video'));
+      let steppedMs = 0;
+      for (let i = 0; i < 6; i++) {
+        const d = await decided(clock, limiter.consume(id, 'video'));
+        decisions.push(d.value);
+        steppedMs += d.steppedMs;
+      }
       // 5 a minute, counted locally through the outage: 4 more admitted, then 429s.
       expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false]);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      // No decision waited on Redis beyond one count deadline: after it, the instance counts alone.
+      expect(steppedMs).toBeLessThanOrEqual(SYNC_TIMEOUT_MS);
       expect(failures.length).toBeGreaterThan(0);
     } finally {
       redis.disconnect();
@@ -232,20 +257,31 @@ maybe('local-first rate limits on a shared Redis', () => {
     const admin = client();
     await Promise.all([ready(redis), ready(admin)]);
     const failures: unknown[] = [];
-    const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err));
+    const clock = fakeClock();
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS, (err) => failures.push(err), clock);
     const id = freshKey();
     // Near the limit, so every request wants its count answered: 50 of the 60 used.
     for (let i = 0; i < 50; i++) await limiter.consume(id, 'chat');
+    await clock.tickAsync(10);
     await admin.call('client', 'pause', '4000', 'all');
-    const started = Date.now();
-    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(id, 'chat')));
-    const tookMs = Date.now() - started;
+    let decidedCount = 0;
+    const decisions = Array.from({ length: 20 }, () => limiter.consume(id, 'chat').then((d) => (decidedCount++, d)));
+    // One count deadline (250 ms) decides them all; waiting in turn, each would arm a deadline of its own after it.
+    await clock.whenArmed((t) => t.delayMs === SYNC_TIMEOUT_MS);
+    await clock.tickAsync(SYNC_TIMEOUT_MS);
+    await pollUntil(
+      async () => decidedCount === 20 || clock.armed().some((t) => t.delayMs === SYNC_TIMEOUT_MS),
+      (over) => over,
+      5_000,
+      10,
+    );
+    expect(decidedCount).toBe(20);
     // The limit still holds, counted here: 10 more, then 429s.
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
-    // One count deadline (250 ms) decides them all; waiting in turn, the ten admitted ones took ten (2.75 s).
-    expect(tookMs).toBeLessThan(1_000);
+    expect((await Promise.all(decisions)).filter((d) => d.allowed)).toHaveLength(10);
     expect(failures.length).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 4_500));
+    // Redis answers again once the pause is over (this command waits for it), and the limiter's spell alone (a second) has passed.
+    await admin.ping();
+    await clock.tickAsync(1_000);
     // Redis answers again: a request of a new key is counted there.
     const fresh = freshKey();
     expect((await limiter.consume(fresh, 'chat')).allowed).toBe(true);

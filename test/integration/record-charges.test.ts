@@ -7,11 +7,13 @@
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
 import type { ChargeOutcome, ChargeRow } from '../../src/domain/credits/lease-store';
 import { takeLease } from '../../src/domain/credits/lease-take';
 import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { creditsToMicro } from '../../src/domain/shared/money';
+import type { SqlExecutor } from '../../src/domain/ports/database';
 
 let gw: TestGateway;
 let store: SqlLeaseStore;
@@ -28,6 +30,9 @@ afterAll(async () => {
 });
 
 const db = () => gw.gateway.database.db;
+/** Statements of this database waiting for a lock, seen from `tx` (PostgreSQL: each connection its own backend). */
+const lockWaiters = async (tx: SqlExecutor) =>
+  Number((await tx.one<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))!.n);
 
 /** An account with `credits`, a live key, and `leases` leases of `leaseMicro` each. */
 async function setUp(credits: number, leases: number, leaseMicro: number) {
@@ -194,9 +199,10 @@ test('a close racing the charges of its lease counts every one that reached the 
   const before = await gw.balance(account);
   const rows = Array.from({ length: 40 }, () => row(leases[0], 1_000));
   // Each batch its own statement (its own connection on PostgreSQL). The close counts the
-  // lease's charges, then stays uncommitted for a moment, while the second half of the charges
-  // arrive: a charge that read the lease as open then, and did not wait for the close, would be
-  // recorded on the lease after its count (the call free, the lease's rest back in the balance).
+  // lease's charges, then stays uncommitted until the second half of the charges have arrived
+  // and wait on it: a charge that read the lease as open then, and did not wait for the close,
+  // would be recorded on the lease after its count (the call free, the lease's rest back in the
+  // balance). On PGlite, one connection, they queue behind the close's transaction.
   const first = rows.slice(0, 20).map((r) => store.record([r]));
   let second: Promise<ChargeOutcome[]>[] = [];
   await db().transaction(async (tx) => {
@@ -205,7 +211,13 @@ test('a close racing the charges of its lease counts every one that reached the 
     // wait. The pairs go first, so they have connections of the pool while the close is open.
     const late = rows.slice(20);
     second = [...[0, 2, 4, 6, 8].map((i) => store.record(late.slice(i, i + 2))), ...late.slice(10).map((r) => store.record([r]))];
-    await new Promise((r) => setTimeout(r, 300));
+    if (db().dialect === 'postgresql')
+      await pollUntil(
+        () => lockWaiters(tx),
+        (n) => n > 0,
+        10_000,
+        10,
+      );
   });
   const outcomes = (await Promise.all([...first, ...second])).flat();
   expect(outcomes.every((o) => o.status === 0 && o.chargedMicro === 1_000)).toBe(true);
@@ -224,9 +236,17 @@ onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL
   await db().transaction(async (tx) => {
     // A batch recorded, its transaction not yet committed: both its leases locked by it.
     await new SqlLeaseStore(db(), tx).record([row(leases[0], 10), row(leases[1], 5)]);
-    const beat = store.heartbeat('inst_record_test').then(() => 'beaten');
-    const waited = new Promise((r) => setTimeout(() => r('waited'), 3_000));
-    expect(await Promise.race([beat, waited])).toBe('beaten');
+    // Either the beat is answered, or it is seen waiting for a lock (the batch's, held until this transaction ends).
+    let beaten = false;
+    const beat = store.heartbeat('inst_record_test').then(() => (beaten = true));
+    const outcome = await pollUntil(
+      async () => (beaten ? 'beaten' : (await lockWaiters(tx)) > 0 ? 'waited' : null),
+      (o) => o !== null,
+      10_000,
+      10,
+    );
+    expect(outcome).toBe('beaten');
+    await beat;
   });
   await expectLedgerInvariants(db());
 });

@@ -34,7 +34,6 @@ maybe('job events over Redis', () => {
   const event = (id: string, status: VideoJob['status']): JobEvent => ({
     job: { id, accountId: 'acct_events', status, createdAt: new Date('2026-11-23T00:00:00Z'), updatedAt: new Date() } as unknown as VideoJob,
   });
-  const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
   /** Until Redis counts every bus made so far on the channel: a fixed sleep was short on a loaded machine. */
   const allSubscribed = async () => {
     const redis = client();
@@ -42,16 +41,19 @@ maybe('job events over Redis', () => {
     const subscribers = async () => Number(((await redis.pubsub('NUMSUB', 'svc:video-job-events')) as [string, number])[1]);
     await pollUntil(subscribers, (n) => n >= buses.length, 10_000, 20);
   };
-  /** Until `count()` reaches `n`, then a moment more so that a duplicate would have arrived too. */
-  const delivered = async (count: () => number, n: number) => {
-    await pollUntil(
-      async () => count(),
-      (c) => c >= n,
+  /**
+   * Until every list holds each of `ids`: events published last, after those a test looks at, by
+   * each publisher. Redis keeps each connection's order, so by then a duplicate of an earlier
+   * event would have arrived too.
+   */
+  const delivered = (lists: JobEvent[][], ids: string[]) =>
+    pollUntil(
+      async () => lists.every((list) => ids.every((id) => list.some((e) => e.job.id === id))),
+      (all) => all,
       10_000,
       20,
     );
-    await settle();
-  };
+  const before = (list: JobEvent[]) => list.filter((e) => !e.job.id.startsWith('vid_last'));
 
   beforeAll(async () => {
     server = await startOwnRedis();
@@ -81,24 +83,27 @@ maybe('job events over Redis', () => {
     // One instance's event, then at once another's about the same job: every subscriber sees them in that order.
     await a.publish(event('vid_1', 'PROCESSING'));
     await b.publish(event('vid_1', 'COMPLETED'));
-    await delivered(() => Math.min(seen.a.length, seen.b.length), 2);
-    expect(seen.a.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
-    expect(seen.b.map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
+    await a.publish(event('vid_last_a', 'COMPLETED'));
+    await b.publish(event('vid_last_b', 'COMPLETED'));
+    await delivered([seen.a, seen.b], ['vid_last_a', 'vid_last_b']);
+    expect(before(seen.a).map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
+    expect(before(seen.b).map((e) => `${e.job.id}:${e.job.status}`)).toEqual(['vid_1:PROCESSING', 'vid_1:COMPLETED']);
     for (const e of [...seen.a, ...seen.b]) expect(e.job.createdAt).toBeInstanceOf(Date);
   });
 
   test('anything on the channel that is not an event is ignored, and the events after it delivered', async () => {
     const a = await bus();
     await allSubscribed();
-    const seen: string[] = [];
-    a.subscribe((e) => seen.push(e.job.id), { accountId: 'acct_events' });
+    const seen: JobEvent[] = [];
+    a.subscribe((e) => seen.push(e), { accountId: 'acct_events' });
     const raw = client();
     await ready(raw);
     await raw.publish('svc:video-job-events', 'not json');
     await raw.publish('svc:video-job-events', JSON.stringify({ nothing: true }));
     await raw.publish('svc:video-job-events', JSON.stringify(event('vid_old', 'FAILED')));
-    await delivered(() => seen.length, 1);
-    expect(seen).toEqual(['vid_old']);
+    await raw.publish('svc:video-job-events', JSON.stringify(event('vid_last', 'FAILED')));
+    await delivered([seen], ['vid_last']);
+    expect(before(seen).map((e) => e.job.id)).toEqual(['vid_old']);
   });
 
   test("with Redis gone, the publisher's subscribers are still served and the failure is reported", async () => {

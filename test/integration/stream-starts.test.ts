@@ -4,10 +4,11 @@
  * a stream settled before the close is not charged again; a stream whose real charge arrives
  * after the close (its instance had only lost the database) is charged the rest of its cost from
  * the balance, once. StreamStarts writes only streams that outlive its delay, and keeps what they
- * owe (their prompt and what they relayed) up to date.
+ * owe (their prompt and what they relayed) up to date, on a fake clock the test steps.
  */
 import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
 import type { ChargeRow, StreamStart } from '../../src/domain/credits/lease-store';
@@ -132,7 +133,8 @@ test('a stream whose real charge arrives after its lease was closed pays the res
 
 test('StreamStarts writes only the streams that outlive its delay, keeps what they owe up to date, and deletes their rows once they settle', async () => {
   const l = await leased();
-  const starts = new StreamStarts(store, { writeAfterMs: 100, updateEveryMs: 100 });
+  const clock = fakeClock();
+  const starts = new StreamStarts(store, { writeAfterMs: 100, updateEveryMs: 100 }, undefined, clock);
   const { owedMicro: _s, ...short } = start(l, 10);
   const { owedMicro: _l, ...long } = start(l, 20);
   let relayed = 20;
@@ -140,26 +142,32 @@ test('StreamStarts writes only the streams that outlive its delay, keeps what th
   starts.started(long, () => relayed);
   starts.settled(short.requestId);
   // Until the long one is written (after 100 ms, and its write); the short one, settled first, never is.
+  await clock.tickAsync(100);
   await rowUntil(long.requestId, 20);
   expect([await owedOf(short.requestId), await owedOf(long.requestId)]).toEqual([undefined, 20]);
   // It relays more: the row follows at a later tick.
   relayed = 35;
+  await clock.tickAsync(100);
   await rowUntil(long.requestId, 35);
   await store.record([row({ ...long, owedMicro: 0 }, 50)]);
   starts.settled(long.requestId);
   // Its row goes at a later tick.
+  await clock.tickAsync(100);
   await rowUntil(long.requestId, undefined);
   expect(await store.close(l.leaseId)).toBe(LEASE - 50);
 });
 
 test('a lease closed with a stream whose row was brought up to date charges the latest figure', async () => {
   const l = await leased();
-  const starts = new StreamStarts(store, { writeAfterMs: 50, updateEveryMs: 50 });
+  const clock = fakeClock();
+  const starts = new StreamStarts(store, { writeAfterMs: 50, updateEveryMs: 50 }, undefined, clock);
   const { owedMicro: _o, ...cut } = start(l, 0);
   let relayed = 100;
   starts.started(cut, () => relayed);
+  await clock.tickAsync(50);
   await rowUntil(cut.requestId, 100);
   relayed = 400;
+  await clock.tickAsync(50);
   await rowUntil(cut.requestId, 400);
   starts.stop();
   expect(await store.close(l.leaseId)).toBe(LEASE - 400);

@@ -2,7 +2,8 @@
  * Work leases outlive the work they guard: a handler slower than the lease keeps its row (the
  * worker renews the lease), so a second instance never runs it at the same time; a stopped
  * worker gives its leases back; and a catalog whose upstream timeout is not shorter than the
- * lease is refused at start-up.
+ * lease is refused at start-up. The workers run on a fake clock; the leases, on the database's,
+ * are brought nearer their end by the test as that clock would.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { SqlWorkQueue } from '../../src/infra/db/repositories/sql-work-queue';
 import { Worker } from '../../src/domain/work/worker';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 
 let gw: TestGateway;
@@ -21,44 +23,74 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 const quiet = { warn: () => undefined, info: () => undefined };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A handler that runs until the test lets it finish; `started` says who began it. */
+function heldHandler() {
+  const started: string[] = [];
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const run = (name: string) => async () => {
+    started.push(name);
+    await released;
+  };
+  return { started, release, run };
+}
 
 test('a handler running three times longer than the lease is never run twice, and stop() leaves no lease', async () => {
   const { db } = gw.gateway.database;
-  // The lease the queue claims and renews for (3 s), and the worker renews it every third of it.
-  const LEASE_SECONDS = 3;
+  // The lease the queue claims and renews for, on the database's clock; the worker renews it every third of it, on the fake clock.
+  const LEASE_SECONDS = 30;
+  const RENEW_MS = (LEASE_SECONDS * 1000) / 3;
   const queue = new SqlWorkQueue(db, LEASE_SECONDS);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-test', {}));
-  const runs: string[] = [];
+  const held = heldHandler();
   const finished: string[] = [];
   const slow = (name: string) => async (item: WorkItem) => {
-    runs.push(name);
-    await sleep(9_000);
+    await held.run(name)();
     await queue.done(item);
     finished.push(name);
   };
-  // A 3 s lease renewed every second: with a 1 s lease renewed every 333 ms, a renewal 667 ms
-  // late on a loaded machine let the second worker take the item over and run it again.
-  const opts = { batchSize: 5, maxIdleMs: 50, concurrency: 5, leaseSeconds: LEASE_SECONDS };
+  // B's claims, counted: it keeps trying for the item while A runs it.
+  const bClaims = { n: 0 };
+  const bQueue = Object.create(queue) as SqlWorkQueue;
+  bQueue.claim = (limit) => (bClaims.n++, queue.claim(limit));
+  const clock = fakeClock();
+  const opts = { batchSize: 5, maxIdleMs: 1_000, concurrency: 5, leaseSeconds: LEASE_SECONDS, clock };
   const a = new Worker(queue, { hold_expiry: slow('a'), video_poll: slow('a'), webhook_delivery: slow('a') }, quiet, opts);
-  const b = new Worker(queue, { hold_expiry: slow('b'), video_poll: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
+  const b = new Worker(bQueue, { hold_expiry: slow('b'), video_poll: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
   a.start();
   await pollUntil(
-    async () => runs.length,
+    async () => held.started.length,
     (n) => n === 1,
     5_000,
     10,
   );
   b.start();
-  // Until the first run is over (9 s, three leases), b trying for the item every 50 ms meanwhile.
+  const leaseLeftSeconds = async () =>
+    Number((await db.one<{ s: string }>(`select extract(epoch from (locked_until - now())) as s from work_items where ref = 'lease-test'`))!.s);
+  // Three leases long: each renewal period passes on the database's clock (the lease's end comes
+  // that much nearer) and on the workers' (A renews, B tries for the item).
+  for (let period = 0; period < 9; period++) {
+    await db.run(`update work_items set locked_until = locked_until - make_interval(secs => ?) where ref = 'lease-test'`, [RENEW_MS / 1000]);
+    const claims = bClaims.n;
+    await clock.tickAsync(RENEW_MS);
+    await pollUntil(leaseLeftSeconds, (s) => s > LEASE_SECONDS - RENEW_MS / 2000, 5_000, 10);
+    await pollUntil(
+      async () => bClaims.n,
+      (n) => n > claims,
+      5_000,
+      10,
+    );
+  }
+  held.release();
   await pollUntil(
     async () => finished.length,
     (n) => n === 1,
-    30_000,
-    50,
+    5_000,
+    10,
   );
   await Promise.all([a.stop(), b.stop()]);
-  expect(runs).toEqual(['a']);
+  expect(held.started).toEqual(['a']);
   expect(await db.all(`select * from work_items where ref = 'lease-test'`)).toEqual([]);
 });
 
@@ -66,27 +98,31 @@ test('a worker stopped before its handler finishes gives the lease back at once'
   const { db } = gw.gateway.database;
   const queue = new SqlWorkQueue(db, 30);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-return', {}));
-  let started = false;
-  const hang = async () => {
-    started = true;
-    await sleep(2_000);
-  };
+  const held = heldHandler();
+  const hang = held.run('w');
+  const clock = fakeClock();
   const w = new Worker(queue, { hold_expiry: hang, video_poll: hang, webhook_delivery: hang }, quiet, {
     batchSize: 5,
     maxIdleMs: 50,
     concurrency: 5,
     leaseSeconds: 30,
+    clock,
   });
   w.start();
   await pollUntil(
-    async () => started,
-    (s) => s,
+    async () => held.started.length,
+    (n) => n === 1,
     5_000,
     10,
   );
-  await w.stop(100);
+  // The stop's deadline (100 ms) passes with the handler still running.
+  const stopped = w.stop(100);
+  await clock.whenArmed((t) => t.delayMs === 100);
+  await clock.tickAsync(100);
+  await stopped;
   const row = await db.one<{ locked_until: Date | null }>(`select locked_until from work_items where ref = 'lease-return'`);
   expect(row).toEqual({ locked_until: null });
+  held.release();
   await db.run(`delete from work_items where ref = 'lease-return'`);
 });
 

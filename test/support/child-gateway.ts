@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { pollUntil } from './poll';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -26,17 +27,20 @@ export async function startChildGateway(env: Record<string, string | undefined>,
   proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`gateway exited during start:\n${out}`);
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`gateway did not become healthy:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const state = await pollUntil(
+    async () =>
+      proc.exitCode !== null
+        ? 'exited'
+        : await fetch(`${url}/healthz`).then(
+            (r) => (r.ok ? 'healthy' : 'starting'),
+            () => 'starting',
+          ),
+    (s) => s !== 'starting',
+    60_000,
+    200,
+  ).catch(() => 'starting');
+  if (state === 'exited') throw new Error(`gateway exited during start:\n${out}`);
+  if (state !== 'healthy') throw new Error(`gateway did not become healthy:\n${out}`);
   return {
     proc,
     url,

@@ -7,6 +7,7 @@ import { createGateway, type Gateway } from '../../src/gateway';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { postgresTemplate, seedDataDir } from './database-template';
 import { checkExchange } from './openapi-check';
+import type { Clock } from '../../src/domain/ports/clock';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -45,7 +46,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(env: Record<string, string | undefined> = {}): Promise<TestGateway> {
+/** `clock`: what the gateway's services keep time with (a fake clock the test steps; the system's by default). */
+export async function startTestGateway(env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const baseDbUrl = process.env.DATABASE_URL;
   // Each gateway gets a database of its own, a copy of the run's migrated one: with DATABASE_URL
@@ -63,7 +65,7 @@ export async function startTestGateway(env: Record<string, string | undefined> =
     REDIS_URL: process.env.REDIS_URL,
     ...env,
   });
-  const gateway = await createGateway(config);
+  const gateway = await createGateway(config, { clock: options.clock });
   const url = await gateway.listen();
 
   const api: TestGateway['api'] = async (method, path, opts = {}) => {

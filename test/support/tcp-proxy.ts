@@ -10,6 +10,8 @@ export interface TcpProxy {
   /** Holds every byte both ways, on open and new connections, until `resume` (a stalled server). */
   stall(): void;
   resume(): void;
+  /** Connections open through it now. */
+  readonly open: number;
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -63,6 +65,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   return {
     get port() {
       return port;
+    },
+    get open() {
+      return pairs.size;
     },
     cut: stop,
     stall: () => {

@@ -54,8 +54,11 @@ test('no answer within the deadline is a CallTimedOut', async () => {
 
 test('the caller abort ends the call, before or during it', async () => {
   const during = new AbortController();
+  const arrived = new Promise<void>((r) => server.once('request', () => r()));
   const pending = call('/hang', { timeoutMs: 30_000, signal: during.signal });
-  setTimeout(() => during.abort(new Error('client left')), 50);
+  // Once the server holds the request, unanswered.
+  await arrived;
+  during.abort(new Error('client left'));
   await expect(pending).rejects.toThrow('client left');
   const before = new AbortController();
   before.abort(new Error('gone already'));

@@ -5,6 +5,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { BurstReads } from '../../src/graphql/burst-reads';
+import { pollUntil } from '../support/poll';
 
 let server: Server;
 let accepted: Socket[];
@@ -27,13 +28,23 @@ async function open(count: number, reads: BurstReads): Promise<void> {
         }),
     ),
   );
-  while (accepted.length < count) await new Promise((r) => setTimeout(r, 5));
+  await pollUntil(
+    async () => accepted.length,
+    (n) => n >= count,
+    10_000,
+    5,
+  );
 }
 
 afterEach(async () => {
   clients.forEach((c) => c.destroy());
   await new Promise((r) => server.close(r));
 });
+
+/** Waits `n` event-loop turns (each with its poll for I/O). */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
 
 /** Counts event-loop turns (one per check phase) while it runs. */
 function turnCounter() {
@@ -53,30 +64,32 @@ test('paused sockets read nothing while the backlog is long, then a slice per tu
   await open(60, reads);
   const received = new Map<Socket, string>();
   const readsInTurn = new Map<number, number>();
-  const turns = turnCounter();
+  const counter = turnCounter();
   for (const s of accepted) {
     received.set(s, '');
     s.on('data', (chunk: Buffer) => {
       received.set(s, received.get(s)! + chunk.toString());
-      readsInTurn.set(turns.now(), (readsInTurn.get(turns.now()) ?? 0) + 1);
+      readsInTurn.set(counter.now(), (readsInTurn.get(counter.now()) ?? 0) + 1);
     });
   }
 
   reads.pauseAll();
   expect(reads.pausedCount).toBe(60);
   clients.forEach((c, i) => c.write(`first ${i};`));
-  clients.forEach((c, i) => c.write(`second ${i};`));
-  await new Promise((r) => setTimeout(r, 100));
-  // The data sits in the kernel's buffers: nothing was read while messages were waiting.
+  await Promise.all(clients.map((c, i) => new Promise((r) => c.write(`second ${i};`, r))));
+  // Written to the kernel (loopback: in the server sockets' buffers), and turns with their polls
+  // for I/O gone by: nothing was read while messages were waiting.
+  await turns(3);
   expect([...received.values()].every((text) => text === '')).toBe(true);
 
   backlog = 0;
-  const until = Date.now() + 5_000;
-  while (reads.pausedCount > 0 || [...received.values()].some((t) => !t.includes('second'))) {
-    if (Date.now() > until) throw new Error('not every socket read again');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  turns.stop();
+  await pollUntil(
+    async () => reads.pausedCount > 0 || [...received.values()].some((t) => !t.includes('second')),
+    (waiting) => !waiting,
+    5_000,
+    10,
+  );
+  counter.stop();
   accepted.forEach((s, i) => expect(received.get(s)).toBe(`first ${i};second ${i};`));
   // A turn reads at most the slice it put back.
   expect(Math.max(...readsInTurn.values())).toBeLessThanOrEqual(10);
@@ -93,11 +106,12 @@ test('a socket that closes while paused is seen closed once it reads again, and 
   });
   reads.pauseAll();
   clients[3].end();
-  const until = Date.now() + 5_000;
-  while (!closed.includes(3) || reads.pausedCount > 0) {
-    if (Date.now() > until) throw new Error('the closed socket was never noticed');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await pollUntil(
+    async () => closed.includes(3) && reads.pausedCount === 0,
+    (noticed) => noticed,
+    5_000,
+    10,
+  );
   expect(closed).toEqual([3]);
   // Pausing again finds no closed socket among the tracked ones.
   reads.pauseAll();

@@ -105,14 +105,17 @@ test('an answer with errors is written with them formatted, as the onNext hook d
 test('an answer still executing is awaited; events keep their order', async () => {
   const src = source<number>();
   const s = socket();
-  void deliverDirectly(
-    src.it,
-    (n) => (n === 1 ? new Promise<ExecutionResult>((r) => setTimeout(() => r({ data: { n } }), 20)) : { data: { n } }),
-    target('a', s),
-  ).next();
+  // The first event's execution goes on until the test lets it finish.
+  let finishFirst!: () => void;
+  const first = new Promise<ExecutionResult>((r) => (finishFirst = () => r({ data: { n: 1 } })));
+  void deliverDirectly(src.it, (n) => (n === 1 ? first : { data: { n } }), target('a', s)).next();
   src.push(1);
   src.push(2);
-  await new Promise((r) => setTimeout(r, 40));
+  await tick();
+  // The second, executed at once, waits for the first.
+  expect(s.sent).toEqual([]);
+  finishFirst();
+  await tick();
   expect(s.sent.map((f) => JSON.parse(f).payload.data.n)).toEqual([1, 2]);
 });
 

@@ -5,6 +5,7 @@
  */
 import { createServer, get, type Server, type ServerResponse } from 'node:http';
 import { closeNow, listenLocal } from '../support/local-http';
+import { pollUntil } from '../support/poll';
 import { endEventStream, holdEvents, sendEvent, startEventStream, writeEvent } from '../../src/rest/sse/sse-writer';
 
 let server: Server;
@@ -32,16 +33,23 @@ function openStream(): { seen: () => string; ended: Promise<string> } {
   return { seen: () => text, ended };
 }
 
-/** Waits until `check` holds (the client has read something), or fails after 2 s. */
+/** Waits until `check` holds (the client has read something). */
 async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the client');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await pollUntil(
+    async () => check(),
+    (done) => done,
+    5_000,
+    5,
+  );
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Waits `n` event-loop turns, each with its poll for I/O: what the server wrote before them on
+ * this loopback socket has been read by the client (both ends are this process's).
+ */
+async function turns(n = 1): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
 
 test('queued events reach the client without waiting for the end of the stream', async () => {
   let finish!: () => void;
@@ -64,12 +72,17 @@ test('queued events reach the client without waiting for the end of the stream',
 test('held events wait for the next sent event and leave with it, in order', async () => {
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
+  let markQueued!: () => void;
+  const queued = new Promise<void>((r) => (markQueued = r));
   handler = async (res) => {
     startEventStream(res, {});
     writeEvent(res, { content: 'streamed' });
-    await pause(20);
+    await turns();
     holdEvents(res);
     writeEvent(res, { finish_reason: 'stop' });
+    // Turns in which an event not held would have been written.
+    await turns(2);
+    markQueued();
     await finished;
     await sendEvent(res, { usage: 1 });
     await sendEvent(res, '[DONE]');
@@ -77,7 +90,8 @@ test('held events wait for the next sent event and leave with it, in order', asy
   };
   const client = openStream();
   await until(() => client.seen().includes('streamed'));
-  await pause(50);
+  await queued;
+  await turns(3);
   // Written before the hold: on the wire. Queued after it: not yet.
   expect(client.seen()).toBe('data: {"content":"streamed"}\n\n');
   finish();
@@ -89,10 +103,10 @@ test('events queued at the end of a held stream leave with its end, in order, he
     handler = async (res) => {
       startEventStream(res, {});
       writeEvent(res, { content: 'streamed' });
-      await pause(20);
+      await turns();
       if (held) holdEvents(res);
       writeEvent(res, { finish_reason: 'stop' });
-      await pause(20);
+      await turns();
       writeEvent(res, { usage: 1 });
       writeEvent(res, '[DONE]');
       endEventStream(res);
@@ -106,7 +120,7 @@ test('an error ends a held stream with what was held, then the error', async () 
     startEventStream(res, {});
     holdEvents(res);
     writeEvent(res, { finish_reason: 'stop' });
-    await pause(20);
+    await turns();
     await sendEvent(res, { error: { message: 'boom' } });
     endEventStream(res);
   };
@@ -155,10 +169,10 @@ test('a slow reader makes the stream wait many times, and no wait leaves a liste
   // The client reads slowly: paused a while, then drained.
   await new Promise<void>((resolve, reject) => {
     get(origin, (res) => {
-      // A trickle: each chunk read, then a pause.
+      // A trickle: each chunk read, then a turn without reading.
       res.on('data', () => {
         res.pause();
-        setTimeout(() => res.resume(), 2);
+        setImmediate(() => res.resume());
       });
       res.on('end', resolve);
     }).on('error', reject);
@@ -196,27 +210,38 @@ test('events queued in one turn past 64 KB are written at once, so a provider th
 });
 
 test('a client that reads nothing past the stall deadline: the stream is cut, its wait settles and no listener stays', async () => {
-  const cut = new Promise<{ waitedMs: number; destroyed: boolean; listeners: number }>((resolve) => {
-    handler = async (res) => {
-      startEventStream(res, {}, 300);
-      for (;;) {
-        await new Promise((r) => setImmediate(r));
-        const full = writeEvent(res, 'x'.repeat(64 * 1024));
-        if (!full) continue;
-        const started = Date.now();
-        await full;
-        if (!res.destroyed) continue;
-        resolve({ waitedMs: Date.now() - started, destroyed: res.destroyed, listeners: res.listenerCount('drain') });
-        return;
-      }
-    };
-  });
-  const request = get(origin, (res) => res.pause());
-  request.on('error', () => undefined);
-  const outcome = await cut;
+  // Two clients that read nothing: one stream with a stall deadline of 300 ms, one of an hour.
+  // The first is cut while the second still waits: the deadline, not the full socket, cuts it.
+  const stalls = [3_600_000, 300];
+  const streams: Array<Promise<{ destroyed: boolean; listeners: number }>> = [];
+  const waiting: ServerResponse[] = [];
+  handler = async (res) => {
+    const stallMs = stalls.shift()!;
+    let settle!: (outcome: { destroyed: boolean; listeners: number }) => void;
+    streams.push(new Promise((r) => (settle = r)));
+    startEventStream(res, {}, stallMs);
+    for (;;) {
+      await new Promise((r) => setImmediate(r));
+      const full = writeEvent(res, 'x'.repeat(64 * 1024));
+      if (!full) continue;
+      waiting.push(res);
+      await full;
+      if (!res.destroyed) continue;
+      settle({ destroyed: res.destroyed, listeners: res.listenerCount('drain') });
+      return;
+    }
+  };
+  const requests = [get(origin, (res) => res.pause())];
+  requests[0].on('error', () => undefined);
+  await until(() => waiting.length > 0);
+  requests.push(get(origin, (res) => res.pause()));
+  requests[1].on('error', () => undefined);
+  await until(() => streams.length === 2);
+  const outcome = await streams[1];
   expect(outcome.destroyed).toBe(true);
-  expect(outcome.waitedMs).toBeGreaterThanOrEqual(250);
-  expect(outcome.waitedMs).toBeLessThan(5_000);
   expect(outcome.listeners).toBe(0);
-  request.destroy();
+  const [patient] = waiting;
+  expect(patient.destroyed).toBe(false);
+  requests.forEach((r) => r.destroy());
+  expect(await streams[0]).toEqual({ destroyed: true, listeners: 0 });
 });

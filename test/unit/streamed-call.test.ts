@@ -2,6 +2,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Agent } from 'undici';
 import { closeNow, listenLocal } from '../support/local-http';
+import { pollUntil } from '../support/poll';
 import { streamedCall } from '../../src/providers/shared/streamed-call';
 
 let server: Server;
@@ -84,8 +85,9 @@ test('destroy() ends the iteration and closes the call', async () => {
 test("the caller's abort fails the iteration", async () => {
   const abort = new AbortController();
   const res = await open('/slow', abort.signal);
+  // While the body is being read (its second part is 10 s away).
   const reading = readAll(res.body);
-  setTimeout(() => abort.abort(new Error('client left')), 30);
+  abort.abort(new Error('client left'));
   await expect(reading).rejects.toThrow('client left');
 });
 
@@ -96,7 +98,12 @@ test('a body that goes quiet past bodyTimeout fails with undici’s timeout', as
 
 test('a reader that does not keep up pauses the socket instead of queueing the flood', async () => {
   const res = await open('/flood');
-  await new Promise((r) => setTimeout(r, 300));
-  expect(sawBackpressure).toBe(true);
+  // Nothing read yet: the server's writes are held back before the flood is through.
+  await pollUntil(
+    async () => sawBackpressure,
+    (saw) => saw,
+    10_000,
+    10,
+  );
   expect((await readAll(res.body)).length).toBe(1000 * 64 * 1024);
 });

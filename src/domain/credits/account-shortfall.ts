@@ -11,6 +11,7 @@
  * credits waits on them (callBackLeases).
  */
 import { DomainError } from '../errors/domain-error';
+import type { Clock } from '../ports/clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import { waitUntil } from '../shared/deadline';
 
@@ -69,6 +70,8 @@ export interface ShortfallParties {
   shortWhateverSettles(scope: LeaseScope, request: ShortRequest): Promise<boolean>;
   /** Where the other instances hear a recall. */
   recalls: TopicFeed;
+  /** What the waits for leases to come back are timed on (the system's by default). */
+  clock?: Clock;
 }
 
 /**
@@ -146,6 +149,7 @@ const pollUntilSomeCameBack = (parties: ShortfallParties, scope: LeaseScope, bus
     async () => (busyHere && !parties.holdsLeaseOf(scope)) || (elsewhere > 0 && (await parties.openElsewhere(scope)) < elsewhere),
     RECALL_WAIT_MS,
     RECALL_POLL_MS,
+    parties.clock,
   );
 
 /**
@@ -158,5 +162,5 @@ const pollUntilSomeCameBack = (parties: ShortfallParties, scope: LeaseScope, bus
 export async function callBackLeases(parties: ShortfallParties, accountId: string, withinMs: number): Promise<void> {
   parties.recall({ accountId });
   if ((await parties.openElsewhere({ accountId })) > 0) await parties.recalls.publish(recallMessage({ accountId }));
-  await waitUntil(async () => (await parties.openAnywhere(accountId)) === 0, withinMs, 25);
+  await waitUntil(async () => (await parties.openAnywhere(accountId)) === 0, withinMs, 25, parties.clock);
 }

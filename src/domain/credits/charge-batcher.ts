@@ -10,7 +10,9 @@
  * other rather than deadlock; a rare cycle through an account row (charges above their lease) is
  * aborted by PostgreSQL and retried.
  */
+import type { Clock } from '../ports/clock';
 import { withinDeadline } from '../shared/deadline';
+import { sleepOn, systemClock } from '../shared/system-clock';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
 import { retryOnLockConflict } from './lock-conflict';
 
@@ -57,6 +59,8 @@ export class ChargeBatcher {
      * recording is idempotent by request id, so the journal's replay then finds it recorded.
      */
     private readonly answerWithinMs = 0,
+    /** What the linger and the deadline are timed on. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   lingerWhile(othersInFlight: () => boolean): void {
@@ -73,12 +77,12 @@ export class ChargeBatcher {
   private withinDeadline<T>(work: Promise<T>): Promise<T> {
     if (this.answerWithinMs <= 0) return work;
     // A transaction given up on settles later, unobserved: its outcome is the database's to keep.
-    return withinDeadline(work, this.answerWithinMs, () => new ChargeDeadlineExceeded(this.answerWithinMs));
+    return withinDeadline(work, this.answerWithinMs, () => new ChargeDeadlineExceeded(this.answerWithinMs), this.clock);
   }
 
   private async flush(): Promise<void> {
     this.inFlight++;
-    if (this.lingerMs > 0 && this.othersInFlight()) await new Promise((r) => setTimeout(r, this.lingerMs));
+    if (this.lingerMs > 0 && this.othersInFlight()) await sleepOn(this.clock, this.lingerMs);
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);

@@ -7,7 +7,8 @@
  */
 import type { ChargeJournal } from './charge-journal';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
-import { monotonicMillis } from '../shared/time';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 export interface KeptChargesOptions {
   /** Where the charges of answered calls wait while the database cannot take them. */
@@ -15,6 +16,8 @@ export interface KeptChargesOptions {
   onError?: (what: string, err: unknown) => void;
   /** A charge kept in the journal (`kept`), or recorded from it later (`recorded`, how many). */
   onJournal?: (event: 'kept' | 'recorded', detail: { requestId?: string; count?: number; err?: unknown }) => void;
+  /** What how long a charge has been kept is measured on (the system's by default). */
+  clock?: Clock;
 }
 
 /** How long a lease waits, unclosed, for a charge of it kept in the journal to be recorded. */
@@ -26,15 +29,18 @@ export class KeptCharges {
   private recording: Promise<void> | null = null;
   /** Leases with a charge kept here since the last pass that recorded everything, and since when. */
   private readonly unrecordedLeases = new Map<string, number>();
+  private readonly clock: Clock;
 
   constructor(
     private readonly store: Pick<LeaseStore, 'record'>,
     private readonly options: KeptChargesOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   /** Keeps a charge the database could not take (`err` says why), on disk when it can. */
   keep(row: ChargeRow, err: unknown): void {
-    if (!this.unrecordedLeases.has(row.leaseId)) this.unrecordedLeases.set(row.leaseId, monotonicMillis());
+    if (!this.unrecordedLeases.has(row.leaseId)) this.unrecordedLeases.set(row.leaseId, this.clock.monotonic());
     try {
       if (!this.options.journal) throw new Error('no charge journal');
       this.options.journal.append(row);
@@ -55,7 +61,7 @@ export class KeptCharges {
    */
   holdsChargeOn(leaseId: string): boolean {
     const since = this.unrecordedLeases.get(leaseId);
-    return since !== undefined && monotonicMillis() - since < HOLD_LEASE_FOR_JOURNAL_MS;
+    return since !== undefined && this.clock.monotonic() - since < HOLD_LEASE_FOR_JOURNAL_MS;
   }
 
   /** Records what is kept (and what stopped instances left in the journal), one pass at a time. */

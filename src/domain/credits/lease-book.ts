@@ -10,7 +10,9 @@
 import { DomainError, databaseTooSlow } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, waitUntil, withinDeadline } from '../shared/deadline';
 import type { KeyPrincipal } from '../keys/principal';
-import { monotonicMillis, utcDay } from '../shared/time';
+import { utcDay } from '../shared/time';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeRow, LeaseStore } from './lease-store';
@@ -37,6 +39,7 @@ export class LeaseBook {
   private readonly kept: KeptCharges;
   /** What the account-shortfall path asks of this book. */
   private readonly shortfall: ShortfallParties;
+  private readonly clock: Clock;
 
   constructor(
     private readonly store: LeaseStore,
@@ -44,6 +47,7 @@ export class LeaseBook {
     recalls: TopicFeed,
     private readonly options: LeaseBookOptions,
   ) {
+    this.clock = options.clock ?? systemClock;
     recalls.subscribe((message) => this.recall(scopeOfRecall(message)));
     this.kept = new KeptCharges(store, options);
     this.shortfall = {
@@ -54,6 +58,7 @@ export class LeaseBook {
       openAnywhere: (accountId) => store.openOf(accountId),
       shortWhateverSettles: (scope, asked) => shortWhateverSettles(store, scope, asked),
       recalls,
+      clock: this.clock,
     };
   }
 
@@ -62,7 +67,7 @@ export class LeaseBook {
     this.stopUpkeep = startLeaseUpkeep(this.store, this.options, { returnIdle: () => this.returnIdle(), recordKept: () => this.kept.record() });
   }
 
-  async reserve(key: KeyPrincipal, amountMicro: number, now = new Date()): Promise<Reservation> {
+  async reserve(key: KeyPrincipal, amountMicro: number, now = new Date(this.clock.now())): Promise<Reservation> {
     if (this.stopped) throw new DomainError('service_unavailable', 'The server is shutting down.', { retryAfterSeconds: 1 });
     const day = utcDay(now);
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -72,7 +77,7 @@ export class LeaseBook {
       if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro && lease.capMicro === key.dailySpendCapMicro) {
         lease.free -= amountMicro;
         lease.inFlight++;
-        lease.lastUsed = monotonicMillis();
+        lease.lastUsed = this.clock.monotonic();
         return { lease, amountMicro };
       }
       if (lease) this.retire(lease);
@@ -133,7 +138,7 @@ export class LeaseBook {
 
   /** What a call was charged, or null when nothing of it is recorded (see LeaseStore.recordedCharge). */
   recordedCharge(requestId: string): Promise<number | null> {
-    return withinDeadline(this.store.recordedCharge(requestId), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+    return withinDeadline(this.store.recordedCharge(requestId), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
   }
 
   /** Reservations not yet settled on this instance, of one account or all (0 once every call is billed). */
@@ -170,18 +175,18 @@ export class LeaseBook {
     this.stopped = true;
     this.stopUpkeep();
     for (const lease of [...this.current.values()]) this.retire(lease);
-    await waitUntil(() => ![...this.retiring].some((l) => l.inFlight > 0), 30_000, 20);
+    await waitUntil(() => ![...this.retiring].some((l) => l.inFlight > 0), 30_000, 20, this.clock);
     // What the journal keeps is recorded now if the database is back; if not (or it does not
     // answer within 5 s), it stays on disk for the next start or another instance.
     const replayed = this.kept.record().catch((err) => this.options.onError?.('charge journal replay', err));
-    await Promise.race([replayed, new Promise((r) => setTimeout(r, 5_000).unref())]);
+    await Promise.race([replayed, new Promise<void>((r) => this.clock.setTimeout(r, 5_000).unref())]);
     for (const lease of [...this.retiring]) void this.closeNow(lease);
     await Promise.all(this.closes.values());
   }
 
   private settled(lease: Lease): void {
     lease.inFlight--;
-    lease.lastUsed = monotonicMillis();
+    lease.lastUsed = this.clock.monotonic();
     if (lease.retiring && lease.inFlight === 0) void this.closeNow(lease);
   }
 
@@ -224,7 +229,7 @@ export class LeaseBook {
     const running = this.taking.get(key.keyId);
     // A caller that found the take running looks again whatever its outcome.
     const waited = running ? running.catch(() => undefined) : this.startTake(key, amountMicro, now);
-    return withinDeadline(waited, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+    return withinDeadline(waited, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
   }
 
   private startTake(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
@@ -245,7 +250,7 @@ export class LeaseBook {
       capMicro: key.dailySpendCapMicro,
       free: grant.amountMicro,
       inFlight: 0,
-      lastUsed: monotonicMillis(),
+      lastUsed: this.clock.monotonic(),
       retiring: false,
     };
     this.current.set(key.keyId, lease);
@@ -283,8 +288,8 @@ export class LeaseBook {
   }
 
   private async returnIdle(): Promise<void> {
-    const now = monotonicMillis();
-    const today = utcDay(new Date());
+    const now = this.clock.monotonic();
+    const today = utcDay(new Date(this.clock.now()));
     for (const lease of [...this.current.values()]) {
       if (lease.day !== today || (lease.inFlight === 0 && now - lease.lastUsed >= this.options.idleMs)) this.retire(lease);
     }

@@ -4,6 +4,8 @@
  * by whoever sees them first, and the charges the journal keeps are recorded. A pass that fails
  * is reported and the next one tries again; the timers never keep the process alive.
  */
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 import type { LeaseStore } from './lease-store';
 
 export interface LeaseUpkeepOptions {
@@ -17,6 +19,8 @@ export interface LeaseUpkeepOptions {
   /** How often the journal is looked at (its charges recorded, a stopped instance's taken over). */
   journalReplayMs?: number;
   onError?: (what: string, err: unknown) => void;
+  /** What the timers run on, and idle times are measured on (the system's by default). */
+  clock?: Clock;
 }
 
 /** What the book does on its timers. */
@@ -27,9 +31,10 @@ export interface LeaseUpkeepWork {
 
 /** Starts the timers; answers the function that stops them. */
 export function startLeaseUpkeep(store: LeaseStore, options: LeaseUpkeepOptions, book: LeaseUpkeepWork): () => void {
-  const timers: NodeJS.Timeout[] = [];
+  const clock = options.clock ?? systemClock;
+  const timers: TimerHandle[] = [];
   const every = (ms: number, work: () => Promise<void>, what: string) => {
-    const t = setInterval(() => void work().catch((err) => options.onError?.(what, err)), ms);
+    const t = clock.setInterval(() => void work().catch((err) => options.onError?.(what, err)), ms);
     t.unref();
     timers.push(t);
   };
@@ -37,7 +42,7 @@ export function startLeaseUpkeep(store: LeaseStore, options: LeaseUpkeepOptions,
   every(options.heartbeatMs, () => store.heartbeat(options.instanceId), 'lease heartbeat');
   every(Math.max(1000, (options.graceSeconds * 1000) / 3), () => sweepStale(store, options.graceSeconds), 'stale lease sweep');
   every(options.journalReplayMs ?? 2000, () => book.recordKept(), 'charge journal replay');
-  return () => timers.forEach((t) => clearInterval(t));
+  return () => timers.forEach((t) => clock.clearInterval(t));
 }
 
 /**

@@ -17,7 +17,8 @@
  * is cleared when its lease closes, which never charges a stream whose charge is recorded.
  */
 import type { StreamStart } from './lease-store';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 export interface StreamStartStore {
   writeStreamStarts(starts: readonly StreamStart[]): Promise<void>;
@@ -49,7 +50,7 @@ export class StreamStarts {
   private readonly running = new Map<string, Running>();
   /** Written and settled: rows to delete. */
   private settledIds: string[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimerHandle | null = null;
   private ticking = false;
   private updatedAt = -Infinity;
 
@@ -57,10 +58,11 @@ export class StreamStarts {
     private readonly store: StreamStartStore,
     private readonly times: StreamStartTimes = STREAM_START_TIMES,
     private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   started(start: StreamOpening, owed: () => number): void {
-    this.running.set(start.requestId, { start, owed, at: monotonicMillis() });
+    this.running.set(start.requestId, { start, owed, at: this.clock.monotonic() });
     this.ticks();
   }
 
@@ -76,13 +78,13 @@ export class StreamStarts {
 
   /** Shutdown: no more ticks (the leases' closes clear the rows of settled streams). */
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.clock.clearInterval(this.timer);
     this.timer = null;
     this.running.clear();
   }
 
   private ticks(): void {
-    this.timer ??= setInterval(() => void this.tick(), Math.max(20, this.times.writeAfterMs / 2)).unref();
+    this.timer ??= this.clock.setInterval(() => void this.tick(), Math.max(20, this.times.writeAfterMs / 2)).unref();
   }
 
   /** Writes the streams now due, brings up to date what the written ones owe, deletes what settled. */
@@ -90,7 +92,7 @@ export class StreamStarts {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      const now = monotonicMillis();
+      const now = this.clock.monotonic();
       const updating = now - this.updatedAt >= this.times.updateEveryMs;
       const due: Array<[Running, StreamStart]> = [];
       const grown: Array<[Running, number]> = [];
@@ -112,7 +114,7 @@ export class StreamStarts {
         await this.store.forgetStreamStarts(ids).catch(this.onError);
       }
       if (this.running.size === 0 && this.settledIds.length === 0 && this.timer) {
-        clearInterval(this.timer);
+        this.clock.clearInterval(this.timer);
         this.timer = null;
       }
     } finally {

@@ -3,7 +3,8 @@
  * the response or release it ended with waits in memory for the database (unwritten-writes.ts).
  */
 import { DATABASE_ANSWER_DEADLINE_MS } from '../shared/deadline';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 import type { ClaimName, IdempotencyRepository } from './idempotency-repository';
 import { UnwrittenWrites } from './unwritten-writes';
 
@@ -36,15 +37,17 @@ export class HeldClaims {
    * most: a request that never ended (a handler that never answered) frees its key then.
    */
   private readonly running = new Map<string, number>();
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: TimerHandle | null = null;
 
   constructor(
     private readonly claims: Pick<IdempotencyRepository, 'heartbeat'>,
     private readonly instanceId: string,
     private readonly graceSeconds: number,
     onDropped: (count: number) => void,
+    /** What the heartbeats and retries are timed on (the system's by default). */
+    private readonly clock: Clock = systemClock,
   ) {
-    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, onDropped, DATABASE_ANSWER_DEADLINE_MS);
+    this.unwritten = new UnwrittenWrites(RETRY_UNWRITTEN_MS, MAX_UNWRITTEN_BYTES, onDropped, DATABASE_ANSWER_DEADLINE_MS, clock);
   }
 
   /** Keys whose response or release waits for the database. */
@@ -54,9 +57,9 @@ export class HeldClaims {
 
   /** The claim's first request runs here: heartbeated until it ends. */
   hold(apiKeyId: string, key: string): void {
-    this.running.set(claimId(apiKeyId, key), monotonicMillis());
+    this.running.set(claimId(apiKeyId, key), this.clock.monotonic());
     // Often enough that a claim misses several heartbeats before the grace runs out, as a lease does.
-    this.heartbeatTimer ??= setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
+    this.heartbeatTimer ??= this.clock.setInterval(() => void this.heartbeat(), Math.max(200, (this.graceSeconds * 1000) / 6)).unref();
   }
 
   /** The claim's request ended with `write` (its response or release): run now, kept and heartbeated until it lands when it fails. */
@@ -69,7 +72,7 @@ export class HeldClaims {
 
   /** Shutdown: no more heartbeats (an instance that stops has answered or released its claims, or keeps them in memory no longer). */
   stop(): void {
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.clock.clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
   }
 
@@ -79,11 +82,11 @@ export class HeldClaims {
    * comes in a sixth of the grace.
    */
   private async heartbeat(): Promise<void> {
-    const oldest = monotonicMillis() - ABANDONED_AFTER_SECONDS * 1000;
+    const oldest = this.clock.monotonic() - ABANDONED_AFTER_SECONDS * 1000;
     for (const [id, at] of this.running) if (at < oldest) this.running.delete(id);
     const ids = [...this.running.keys(), ...this.unwritten.ids()];
     if (ids.length === 0) {
-      clearInterval(this.heartbeatTimer!);
+      this.clock.clearInterval(this.heartbeatTimer);
       this.heartbeatTimer = null;
       return;
     }

@@ -5,9 +5,10 @@ import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline'
 import { randomBase62 } from '../shared/ids';
 import { stableJson } from './stable-json';
 import { fromStored, storedError, type StoredError } from './stored-error';
-import { monotonicMillis } from '../shared/time';
 import type { IdempotencyRepository } from './idempotency-repository';
 import { ABANDONED_AFTER_SECONDS, HeldClaims } from './held-claims';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 export { ABANDONED_AFTER_SECONDS, RETRY_UNWRITTEN_MS } from './held-claims';
 
@@ -72,14 +73,17 @@ export class IdempotencyService {
   private readonly held: HeldClaims;
   private readonly instanceId: string;
   private readonly graceSeconds: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly claims: IdempotencyRepository,
-    options: { instanceId: string; graceSeconds: number; onDropped?: (count: number) => void },
+    /** `clock`: what the heartbeats, deadlines and retries are timed on (the system's by default). */
+    options: { instanceId: string; graceSeconds: number; onDropped?: (count: number) => void; clock?: Clock },
   ) {
     this.instanceId = options.instanceId;
     this.graceSeconds = options.graceSeconds;
-    this.held = new HeldClaims(claims, options.instanceId, options.graceSeconds, options.onDropped ?? (() => undefined));
+    this.clock = options.clock ?? systemClock;
+    this.held = new HeldClaims(claims, options.instanceId, options.graceSeconds, options.onDropped ?? (() => undefined), this.clock);
   }
 
   /** The key checked: 1–255 printable ASCII characters; a refusal names it `name` (the header, or GraphQL's argument). */
@@ -119,7 +123,7 @@ export class IdempotencyService {
       abandonedAfterSeconds: ABANDONED_AFTER_SECONDS,
       graceSeconds: this.graceSeconds,
     });
-    const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow).catch((err: unknown) => {
+    const claimed = await withinDeadline(claim, DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock).catch((err: unknown) => {
       // Past the deadline (a stalled database): the caller gets a 503 now, and a claim that lands
       // when the database wakes is freed at once, as a 5xx frees it, so the retry runs instead of
       // meeting a 409. (A claim that failed outright has nothing to free.)
@@ -130,7 +134,7 @@ export class IdempotencyService {
       this.held.hold(apiKeyId, key);
       return { kind: 'run', call: { id: claimed, resumed: claimed !== proposed } };
     }
-    const row = await withinDeadline(this.claims.find({ apiKeyId, key }), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+    const row = await withinDeadline(this.claims.find({ apiKeyId, key }), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
     // Gone in between (purged past its 24 hours): claim it again.
     if (!row) return this.start(apiKeyId, key, fingerprint);
     if (row.fingerprint !== fingerprint) {
@@ -212,8 +216,8 @@ export class IdempotencyService {
 
   /** Expired keys are deleted at most every ten minutes per instance, by whichever request comes. */
   private async purgeNowAndThen(): Promise<void> {
-    if (monotonicMillis() - this.lastPurge < 10 * 60_000) return;
-    this.lastPurge = monotonicMillis();
+    if (this.clock.monotonic() - this.lastPurge < 10 * 60_000) return;
+    this.lastPurge = this.clock.monotonic();
     await this.claims.purgeExpired().catch(() => undefined);
   }
 }

@@ -1,4 +1,6 @@
+import type { Clock, TimerHandle } from '../ports/clock';
 import { withinDeadline } from '../shared/deadline';
+import { systemClock } from '../shared/system-clock';
 
 /**
  * Writes the database did not take (it was away), kept in memory by key and tried again every
@@ -8,7 +10,7 @@ import { withinDeadline } from '../shared/deadline';
 export class UnwrittenWrites {
   private readonly kept = new Map<string, { write: () => Promise<unknown>; bytes: number }>();
   private bytes = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private retryTimer: TimerHandle | null = null;
 
   constructor(
     private readonly retryMs: number,
@@ -20,6 +22,7 @@ export class UnwrittenWrites {
      * is idempotent), and the caller goes on (a stored response is sent all the same).
      */
     private readonly answerWithinMs = 0,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get size(): number {
@@ -35,7 +38,9 @@ export class UnwrittenWrites {
   async run(id: string, bytes: number, write: () => Promise<unknown>): Promise<void> {
     try {
       const attempt = write();
-      await (this.answerWithinMs > 0 ? withinDeadline(attempt, this.answerWithinMs, () => new Error('the database did not answer in time')) : attempt);
+      await (this.answerWithinMs > 0
+        ? withinDeadline(attempt, this.answerWithinMs, () => new Error('the database did not answer in time'), this.clock)
+        : attempt);
     } catch (err) {
       this.keep(id, { write, bytes });
       throw err;
@@ -66,7 +71,7 @@ export class UnwrittenWrites {
   }
 
   private scheduleRetry(): void {
-    this.retryTimer ??= setTimeout(() => void this.retry(), this.retryMs).unref();
+    this.retryTimer ??= this.clock.setTimeout(() => void this.retry(), this.retryMs).unref();
   }
 
   /** Tries the kept writes in order; the first that fails means the database is still away. */

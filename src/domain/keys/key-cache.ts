@@ -14,7 +14,9 @@
  * and served half the calls of the next two rounds.
  */
 import type { KeyPrincipal } from './principal';
+import type { Clock } from '../ports/clock';
 import type { TopicFeed } from '../ports/topic-feed';
+import { systemClock } from '../shared/system-clock';
 
 const TTL_MS = 60_000;
 /** An entry is read again from this share of its life, plus up to REFRESH_SPREAD more (drawn per entry). */
@@ -39,7 +41,7 @@ export class KeyCache {
 
   constructor(
     private readonly feed: TopicFeed,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
     private readonly random: () => number = Math.random,
   ) {
     feed.subscribe((keyId) => {
@@ -53,7 +55,7 @@ export class KeyCache {
     if (!this.feed.live) return undefined;
     const entry = this.entries.get(keyId);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
+    if (entry.expiresAt <= this.clock.now()) {
       this.entries.delete(keyId);
       return undefined;
     }
@@ -65,7 +67,7 @@ export class KeyCache {
    * its refresh time has come, then not until the read is over (`refreshDone`) or has replaced it.
    */
   claimRefresh(entry: Entry): boolean {
-    if (entry.refreshing || entry.refreshAt > this.now()) return false;
+    if (entry.refreshing || entry.refreshAt > this.clock.now()) return false;
     entry.refreshing = true;
     return true;
   }
@@ -91,7 +93,7 @@ export class KeyCache {
     // that the first entry, the one evicted when the cache is full, is the longest unrefreshed.
     this.entries.delete(keyId);
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    const now = this.now();
+    const now = this.clock.now();
     const refreshAt = now + TTL_MS * (REFRESH_FROM + REFRESH_SPREAD * this.random());
     this.entries.set(keyId, { principal, secretHash: Buffer.from(secretHash, 'hex'), expiresAt: now + TTL_MS, refreshAt, refreshing: false });
   }

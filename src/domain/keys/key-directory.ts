@@ -15,7 +15,8 @@
  */
 import type { TopicFeed } from '../ports/topic-feed';
 import type { KeyRepository } from './key-repository';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 const READ_BATCH_MS = 100;
 const MAX_BATCH = 500;
@@ -35,7 +36,7 @@ export class KeyDirectory {
   /** Ids announced by the feed whose rows have not been read again yet. */
   private readonly pending = new Set<string>();
   private readonly due = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private stopped = false;
   private reloading = false;
   private lastLoadTry = -Infinity;
@@ -43,6 +44,7 @@ export class KeyDirectory {
   constructor(
     private readonly keys: Pick<KeyRepository, 'allActiveHashes' | 'activeHashesOf'>,
     private readonly feed: TopicFeed,
+    private readonly clock: Clock = systemClock,
   ) {
     feed.subscribe((keyId) => this.announced(keyId));
     feed.onGap(() => {
@@ -85,13 +87,13 @@ export class KeyDirectory {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
   /** A load that failed (the database away at start or after a gap) is tried again by a later lookup, every few seconds at most. */
   private reloadNowAndThen(): void {
-    const now = monotonicMillis();
+    const now = this.clock.monotonic();
     if (this.reloading || !this.feed.live || this.stopped || now - this.lastLoadTry < RELOAD_EVERY_MS) return;
     this.lastLoadTry = now;
     this.reloading = true;
@@ -103,14 +105,14 @@ export class KeyDirectory {
   private announced(keyId: string): void {
     this.pending.add(keyId);
     this.due.add(keyId);
-    this.timer ??= setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
+    this.timer ??= this.clock.setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
   }
 
   private async readDue(): Promise<void> {
     this.timer = undefined;
     const ids = [...this.due].slice(0, MAX_BATCH);
     for (const id of ids) this.due.delete(id);
-    if (this.due.size > 0) this.timer = setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
+    if (this.due.size > 0) this.timer = this.clock.setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
     try {
       const rows = await this.keys.activeHashesOf(ids);
       const found = new Map(rows.map((r) => [r.id, r.secretHash]));
@@ -124,7 +126,7 @@ export class KeyDirectory {
     } catch {
       // The database is away: the ids stay "ask" and are read again with the next batch.
       for (const id of ids) this.due.add(id);
-      if (!this.stopped) this.timer ??= setTimeout(() => void this.readDue(), READ_BATCH_MS * 10).unref();
+      if (!this.stopped) this.timer ??= this.clock.setTimeout(() => void this.readDue(), READ_BATCH_MS * 10).unref();
     }
   }
 }

@@ -9,6 +9,7 @@
  * instance's feed) is dropped from the cache; a read that fails leaves the entries serving
  * until they expire, and their next use tries again.
  */
+import type { Clock, TimerHandle } from '../ports/clock';
 import type { Entry as CachedKey, KeyCache } from './key-cache';
 import { principalOf } from './key-record';
 import type { KeyRepository } from './key-repository';
@@ -18,11 +19,12 @@ const MAX_BATCH = 500;
 
 export class KeyRefresher {
   private readonly due = new Map<string, CachedKey>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
   constructor(
     private readonly keys: Pick<KeyRepository, 'findActiveKeys'>,
     private readonly cache: KeyCache,
+    private readonly clock: Clock,
   ) {}
 
   /** Called on each use of a cached key: queues it for a read when its entry says it is time. */
@@ -33,7 +35,7 @@ export class KeyRefresher {
   }
 
   private schedule(): void {
-    this.timer ??= setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
+    this.timer ??= this.clock.setTimeout(() => void this.readDue(), REFRESH_BATCH_MS).unref();
   }
 
   private async readDue(): Promise<void> {

@@ -14,7 +14,8 @@ import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 export const MAX_ACTIVE_KEYS = 10;
 /** The hash an unknown key id's secret is compared against: 32 bytes no SHA-256 of a secret is (in any practical sense). */
@@ -40,7 +41,7 @@ export class KeyService {
   private readonly updateSchema;
   private readonly lastUsedWritten = new Map<string, number>();
   private readonly lastUsedPending = new Set<string>();
-  private lastUsedFlush: NodeJS.Timeout | undefined;
+  private lastUsedFlush: TimerHandle | undefined;
   private readonly refresher?: KeyRefresher;
 
   constructor(
@@ -49,8 +50,10 @@ export class KeyService {
     private readonly urls: UrlGuard,
     private readonly cache?: KeyCache,
     private readonly directory?: KeyDirectory,
+    /** What lastUsed's resolution and its batched writes are timed on; the cache's background reads too. */
+    private readonly clock: Clock = systemClock,
   ) {
-    if (cache) this.refresher = new KeyRefresher(keys, cache);
+    if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
     this.createSchema = z
       .object({
         name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
@@ -180,7 +183,7 @@ export class KeyService {
     const loadedAt = this.cache?.startLoad() ?? 0;
     // A read that can be let go: a database that does not answer makes this a 503, not a request
     // held for as long as the silence lasts (its client long gone, its connection held open).
-    const [row] = await withinDeadline(this.keys.findActiveKeys([keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow);
+    const [row] = await withinDeadline(this.keys.findActiveKeys([keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
     if (!row || !secretMatchesHash(secret, row.secretHash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
     const principal = principalOf(row);
@@ -219,7 +222,7 @@ export class KeyService {
    * commit each per minute on the request path).
    */
   private touchLastUsed(keyId: string): void {
-    const now = monotonicMillis();
+    const now = this.clock.monotonic();
     if (now - (this.lastUsedWritten.get(keyId) ?? -Infinity) < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWritten.set(keyId, now);
     this.lastUsedPending.add(keyId);
@@ -228,7 +231,7 @@ export class KeyService {
 
   private scheduleLastUsedFlush(): void {
     if (this.lastUsedFlush) return;
-    this.lastUsedFlush = setTimeout(() => {
+    this.lastUsedFlush = this.clock.setTimeout(() => {
       this.lastUsedFlush = undefined;
       const ids = [...this.lastUsedPending].slice(0, 1000);
       for (const id of ids) this.lastUsedPending.delete(id);

@@ -19,11 +19,5 @@ export function secondsUntilNextUtcMidnight(at: Date): number {
 
 export const unixSeconds = (at: Date = new Date()): number => Math.floor(at.getTime() / 1000);
 
-/**
- * Milliseconds on a clock that only moves forward, for durations, deadlines and idle times inside
- * this process. The wall clock steps when NTP corrects it or a paused VM resumes, and whatever
- * was timed on it then lasted as long as the step: a key kept at 429 for 1,000 s after the clock
- * went back that far, a running idempotent call given up as abandoned (and taken over by another
- * instance) after it jumped ahead. Its zero is the process's start: "never" is -Infinity, not 0.
- */
+/** The process's clock that only moves forward (see Clock.monotonic); its zero is the process's start. */
 export const monotonicMillis = (): number => performance.now();

@@ -1,6 +1,8 @@
 import type { WebhookSender } from '../ports/webhook-sender';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
-import { monotonicMillis, unixSeconds } from '../shared/time';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
+import { unixSeconds } from '../shared/time';
 import { signWebhook } from './webhook-signature';
 import type { DeliveryPayload } from './webhook-events';
 import type { WebhookRepository } from './webhook-repository';
@@ -31,6 +33,8 @@ export class WebhookDeliverer {
     private readonly sender: WebhookSender,
     private readonly retryDelaysSeconds: number[],
     private readonly onAttempt: (attempt: DeliveryAttempt) => void = () => undefined,
+    /** What an attempt's duration and its signature's timestamp are read from. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get maxAttempts(): number {
@@ -46,14 +50,14 @@ export class WebhookDeliverer {
     }
     // Moved since the event: this attempt and the next go to the new URL, with the secret given with it.
     const p: DeliveryPayload = target.url === stored.url ? stored : { ...stored, url: target.url, secret: target.secret };
-    const started = monotonicMillis();
+    const started = this.clock.monotonic();
     const result = await this.sender.post(
       p.url,
       {
         'Content-Type': 'application/json',
         'User-Agent': 'Svc-Webhook/1.0',
         'X-Svc-Event': p.event,
-        'X-Svc-Signature': signWebhook(p.secret, unixSeconds(), p.body),
+        'X-Svc-Signature': signWebhook(p.secret, unixSeconds(new Date(this.clock.now())), p.body),
         'X-Svc-Delivery-Id': p.deliveryId,
         'X-Svc-Delivery-Attempt': String(p.attempt),
       },
@@ -61,7 +65,7 @@ export class WebhookDeliverer {
     );
     // Any 2xx is a delivery, whatever the body; a 3xx is a failure (redirects are not followed).
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const durationMs = Math.round(monotonicMillis() - started);
+    const durationMs = Math.round(this.clock.monotonic() - started);
     const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
     this.onAttempt({
       outcome: ok ? 'success' : 'failure',

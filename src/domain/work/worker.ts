@@ -1,6 +1,7 @@
 import type { WorkItem, WorkKind, WorkQueue } from './work-queue';
 import { renewEveryMs } from './lease-policy';
-import { monotonicMillis } from '../shared/time';
+import type { Clock, TimerHandle } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 
 export type WorkHandler = (item: WorkItem) => Promise<void>;
 
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   leaseSeconds: number;
   /** Longest pause between claims while the database does not answer. */
   maxBackoffMs?: number;
+  /** What the pauses, renewals and retry delays are timed on (the system's by default). */
+  clock?: Clock;
 }
 
 /**
@@ -31,26 +34,29 @@ export class Worker {
   private running = false;
   private wake?: () => void;
   private loop?: Promise<void>;
-  private renewTimer?: NodeJS.Timeout;
+  private renewTimer?: TimerHandle;
   private failures = 0;
   /** Items whose handler is running: their leases are renewed. */
   private readonly held = new Map<number, WorkItem>();
   /** Items whose handler threw: leased until the lease runs out (the retry delay), then retried. */
   private readonly failed = new Map<number, { item: WorkItem; until: number }>();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly clock: Clock;
 
   constructor(
     private readonly queue: WorkQueue,
     private readonly handlers: Record<WorkKind, WorkHandler>,
     private readonly log: WorkerLog,
     private readonly options: WorkerOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
-    this.renewTimer = setInterval(() => void this.renew(), renewEveryMs(this.options.leaseSeconds));
+    this.renewTimer = this.clock.setInterval(() => void this.renew(), renewEveryMs(this.options.leaseSeconds));
     this.renewTimer.unref();
   }
 
@@ -65,7 +71,7 @@ export class Worker {
   }
 
   private async renew(): Promise<void> {
-    for (const [id, f] of this.failed) if (f.until <= monotonicMillis()) this.failed.delete(id);
+    for (const [id, f] of this.failed) if (f.until <= this.clock.monotonic()) this.failed.delete(id);
     const running = [...this.held.values()];
     if (running.length === 0) return;
     try {
@@ -114,7 +120,7 @@ export class Worker {
         () => undefined,
         (err) => {
           this.log.warn({ kind: item.kind, ref: item.ref, err: String(err) }, 'work item failed; it will be retried after its lease');
-          this.failed.set(item.id, { item, until: monotonicMillis() + this.options.leaseSeconds * 1000 });
+          this.failed.set(item.id, { item, until: this.clock.monotonic() + this.options.leaseSeconds * 1000 });
         },
       )
       .finally(() => {
@@ -129,9 +135,9 @@ export class Worker {
     // stop() may have come while a claim was on its way: its wake-up found no pause to cut short.
     if (!this.running) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
+      const t = this.clock.setTimeout(resolve, ms);
       const wake = () => {
-        clearTimeout(t);
+        this.clock.clearTimeout(t);
         this.wake = undefined;
         resolve();
       };
@@ -158,17 +164,17 @@ export class Worker {
 
   private async stopNow(deadlineMs: number): Promise<void> {
     this.running = false;
-    clearInterval(this.renewTimer);
+    this.clock.clearInterval(this.renewTimer);
     this.stopWake?.();
     await this.loop;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     const timedOut = await Promise.race([
       Promise.allSettled([...this.inFlight]).then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deadlineMs))),
+      new Promise<boolean>((resolve) => (timer = this.clock.setTimeout(() => resolve(true), deadlineMs))),
     ]);
-    clearTimeout(timer);
+    this.clock.clearTimeout(timer);
     if (timedOut) this.log.warn({ running: this.inFlight.size }, 'work still running at the shutdown deadline; giving its leases back');
-    const left = [...this.held.values(), ...[...this.failed.values()].filter((f) => f.until > monotonicMillis()).map((f) => f.item)];
+    const left = [...this.held.values(), ...[...this.failed.values()].filter((f) => f.until > this.clock.monotonic()).map((f) => f.item)];
     this.held.clear();
     this.failed.clear();
     if (left.length > 0) {

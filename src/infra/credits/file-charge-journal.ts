@@ -21,6 +21,8 @@
 import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChargeJournal } from '../../domain/credits/charge-journal';
+import type { Clock } from '../../domain/ports/clock';
+import { systemClock } from '../../domain/shared/system-clock';
 import type { ChargeOutcome, ChargeRow } from '../../domain/credits/lease-store';
 
 /** Charges recorded per database call. */
@@ -35,15 +37,19 @@ export interface FileChargeJournalOptions {
   settleMs?: number;
   /** Lines that are not a charge (a write torn by a crash), reported once per file. */
   onUnreadable?: (file: string, lines: number) => void;
+  /** Whose wall time the files' ages are read against (the system's by default): file times are wall-clock times. */
+  clock?: Clock;
 }
 
 export class FileChargeJournal implements ChargeJournal {
   private readonly active: string;
   private serial = 0;
   private dirReady = false;
+  private readonly clock: Clock;
 
   constructor(private readonly opts: FileChargeJournalOptions) {
     this.active = join(opts.dir, `${opts.instanceId}.jsonl`);
+    this.clock = opts.clock ?? systemClock;
   }
 
   append(row: ChargeRow): void {
@@ -94,7 +100,7 @@ export class FileChargeJournal implements ChargeJournal {
   /** This instance's file, and other instances' files left untouched long enough, become this instance's to record. */
   private claim(names: string[]): void {
     const me = this.opts.instanceId;
-    const now = Date.now();
+    const now = this.clock.now();
     for (const name of names) {
       const path = join(this.opts.dir, name);
       if (name === `${me}.jsonl`) {
@@ -112,7 +118,7 @@ export class FileChargeJournal implements ChargeJournal {
     if (ownerOf(name) !== this.opts.instanceId) return false;
     if (/\.claimed-\d+$/.test(name)) return true;
     const adopted = /\.adopted-(\d+)$/.exec(name);
-    return adopted !== null && Date.now() - Number(adopted[1]) >= (this.opts.settleMs ?? 2000);
+    return adopted !== null && this.clock.now() - Number(adopted[1]) >= (this.opts.settleMs ?? 2000);
   }
 
   private read(path: string, name: string): ChargeRow[] | null {

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { RATE_LIMITS, RATE_WINDOW_SECONDS, type RateDecision, type RateGroup, type RateLimiter } from '../../domain/ratelimit/rate-limiter';
-import { monotonicMillis } from '../../domain/shared/time';
+import type { Clock, TimerHandle } from '../../domain/ports/clock';
+import { systemClock } from '../../domain/shared/system-clock';
 
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 /** How long a decision may wait for Redis before this instance decides alone. */
@@ -44,7 +45,7 @@ return out`;
 
 interface Counter {
   readonly redisKey: string;
-  /** When the window ends (on monotonicMillis's clock): from Redis once it answered, else a minute after this instance's first request. */
+  /** When the window ends (on the clock's monotonic time): from Redis once it answered, else a minute after this instance's first request. */
   endsAt: number;
   /** This window's count as Redis last answered it (every instance's admits); without Redis, this instance's. */
   known: number;
@@ -68,15 +69,20 @@ interface Queued {
 
 type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<number[]>;
 
-/** Seconds until the counter's window ends, at least 1 (the Retry-After and reset headers). */
-const resetSeconds = (counter: Counter): number => Math.max(1, Math.ceil((counter.endsAt - monotonicMillis()) / 1000));
-const refused = (limit: number, counter: Counter): RateDecision => ({ allowed: false, limit, remaining: 0, resetSeconds: resetSeconds(counter) });
+/** Seconds from `now` until the counter's window ends, at least 1 (the Retry-After and reset headers). */
+const resetSeconds = (counter: Counter, now: number): number => Math.max(1, Math.ceil((counter.endsAt - now) / 1000));
+const refused = (limit: number, counter: Counter, now: number): RateDecision => ({
+  allowed: false,
+  limit,
+  remaining: 0,
+  resetSeconds: resetSeconds(counter, now),
+});
 /** Admitted as request number `counted` of the window. */
-const admitted = (limit: number, counted: number, counter: Counter): RateDecision => ({
+const admitted = (limit: number, counted: number, counter: Counter, now: number): RateDecision => ({
   allowed: true,
   limit,
   remaining: limit - counted,
-  resetSeconds: resetSeconds(counter),
+  resetSeconds: resetSeconds(counter, now),
 });
 
 /**
@@ -125,7 +131,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
   /** A flush on the next turn is scheduled (someone waits for a reply). */
   private flushSoon = false;
   /** A deferred flush is scheduled (only admits already answered are queued). */
-  private flushTimer: NodeJS.Timeout | null = null;
+  private flushTimer: TimerHandle | null = null;
   private nextSweep = 0;
   /** Until then Redis is not waited for (LOCAL_AFTER_FAILURE_MS). */
   private localUntil = 0;
@@ -135,6 +141,8 @@ export class LocalFirstRateLimiter implements RateLimiter {
     redis?: Redis,
     private readonly limits: Record<RateGroup, number> = RATE_LIMITS,
     private readonly onFallback: (err: unknown) => void = () => undefined,
+    /** What the windows, the wait for Redis and the local spell after a failure are timed on. */
+    private readonly clock: Clock = systemClock,
   ) {
     if (!redis) {
       this.incrEach = null;
@@ -147,9 +155,9 @@ export class LocalFirstRateLimiter implements RateLimiter {
   async consume(keyId: string, group: RateGroup): Promise<RateDecision> {
     const limit = this.limits[group];
     for (;;) {
-      const counter = this.counterOf(`rl:${group}:${keyId}`, monotonicMillis());
+      const counter = this.counterOf(`rl:${group}:${keyId}`, this.clock.monotonic());
       const counted = counter.known + counter.localOnly + (counter.syncing ? 1 : 0);
-      if (counted >= limit) return refused(limit, counter);
+      if (counted >= limit) return refused(limit, counter, this.clock.monotonic());
       if (counter.syncing) {
         // The key's previous admit is on its way to Redis: decide on what Redis answers to it.
         this.scheduleFlush(true);
@@ -163,11 +171,12 @@ export class LocalFirstRateLimiter implements RateLimiter {
       const sure = blind || (counter.learned && counted + 1 + tenth <= limit);
       const farFromLimit = blind || (counter.learned && counted + 1 + 2 * tenth <= limit);
       const syncing = this.count(counter, !farFromLimit);
-      if (sure || !syncing) return admitted(limit, counted + 1, counter);
+      if (sure || !syncing) return admitted(limit, counted + 1, counter, this.clock.monotonic());
       // Not sure of the count: this request's own increment decides.
       await syncing;
       const after = counter.known + counter.localOnly;
-      return after > limit ? refused(limit, counter) : admitted(limit, after, counter);
+      const now = this.clock.monotonic();
+      return after > limit ? refused(limit, counter, now) : admitted(limit, after, counter, now);
     }
   }
 
@@ -225,7 +234,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       counter.known++;
       return null;
     }
-    if (monotonicMillis() < this.localUntil) {
+    if (this.clock.monotonic() < this.localUntil) {
       // Redis just failed to answer: this admit is counted here, as one whose count timed out is.
       counter.localOnly++;
       return null;
@@ -243,13 +252,13 @@ export class LocalFirstRateLimiter implements RateLimiter {
       // After the I/O of this turn: every request that arrived with this one is in the batch.
       setImmediate(this.flush);
     } else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(this.flush, DEFERRED_SYNC_MS);
+      this.flushTimer = this.clock.setTimeout(this.flush, DEFERRED_SYNC_MS);
     }
   }
 
   private readonly flush = (): void => {
     this.flushSoon = false;
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.clock.clearTimeout(this.flushTimer);
     this.flushTimer = null;
     while (this.queue.length > 0) this.sync(this.queue.splice(0, MAX_COUNTERS_PER_SYNC));
   };
@@ -257,7 +266,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
   private sync(batch: Queued[]): void {
     let settled = false;
     const settle = (pairs: number[] | null) => {
-      const at = monotonicMillis();
+      const at = this.clock.monotonic();
       if (settled) {
         // A late answer: the admit did reach Redis, and the count tells what the other instances did.
         if (pairs) {
@@ -269,7 +278,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
         return;
       }
       settled = true;
-      clearTimeout(timer);
+      this.clock.clearTimeout(timer);
       this.localUntil = pairs ? 0 : at + LOCAL_AFTER_FAILURE_MS;
       batch.forEach((q, i) => {
         const { counter } = q;
@@ -284,7 +293,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       if (!settled) this.onFallback(err);
       settle(null);
     };
-    const timer = setTimeout(() => fail(new Error(`Redis did not answer the rate-limit counts within ${SYNC_TIMEOUT_MS} ms`)), SYNC_TIMEOUT_MS);
+    const timer = this.clock.setTimeout(() => fail(new Error(`Redis did not answer the rate-limit counts within ${SYNC_TIMEOUT_MS} ms`)), SYNC_TIMEOUT_MS);
     timer.unref();
     const keys = batch.map((q) => q.counter.redisKey);
     this.incrEach!(keys.length, ...keys, WINDOW_MS).then((pairs) => settle(pairs.map(Number)), fail);

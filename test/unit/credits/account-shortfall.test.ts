@@ -4,10 +4,12 @@
  * the true reason after the wait: the refusal itself when the balance or the cap is short
  * whatever settles, else the 429 `credits_in_flight` to retry in a second (never a 402 while
  * the balance covers the call); many requests short together share one wait rather than polling once each.
+ * The wait runs on a fake clock the test steps.
  */
 import { afterShortfall, RECALL_WAIT_MS, type ShortfallParties } from '../../../src/domain/credits/account-shortfall';
 import { DomainError } from '../../../src/domain/errors/domain-error';
 import { LocalTopicFeed } from '../../../src/infra/events/local-topic-feed';
+import { fakeClock } from '../../support/fake-clock';
 
 const shortfall = new DomainError('daily_cap_exceeded', 'cap spent', { retryAfterSeconds: 3600 });
 const ASKED = { amountMicro: 1_000_000, capMicro: 3_000_000 };
@@ -16,6 +18,7 @@ const inFlight = { status: 429, type: 'rate_limit_exceeded', code: 'credits_in_f
 
 function parties(openElsewhere: () => number, shortWhateverSettles: () => boolean = () => false) {
   const asked = { openElsewhere: 0, shortWhateverSettles: 0 };
+  const clock = fakeClock();
   const p: ShortfallParties = {
     returnIdleOf: async () => false,
     holdsLeaseOf: () => false,
@@ -24,35 +27,42 @@ function parties(openElsewhere: () => number, shortWhateverSettles: () => boolea
     openAnywhere: async () => openElsewhere(),
     shortWhateverSettles: async () => (asked.shortWhateverSettles++, shortWhateverSettles()),
     recalls: new LocalTopicFeed(),
+    clock,
   };
-  return { p, asked };
+  return { p, asked, clock };
 }
 
 test("another instance's lease that comes back on the recall serves the request", async () => {
   let open = 1;
-  const { p } = parties(() => open);
+  const { p, clock } = parties(() => open);
   let room = false;
-  setTimeout(() => ((open = 0), (room = true)), 40);
+  clock.setTimeout(() => ((open = 0), (room = true)), 40);
   const request = async () => {
     if (!room) throw shortfall;
     return 'granted';
   };
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, request, shortfall)).resolves.toBe('granted');
+  const answer = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, request, shortfall);
+  await clock.tickAsync(60);
+  await expect(answer).resolves.toBe('granted');
 });
 
 test('no room once the lease is back: the cap spent by committed charges is the real refusal; room held by calls in progress is the 429 to retry', async () => {
   let open = 1;
   let capSpent = true;
-  const { p } = parties(
+  const { p, clock } = parties(
     () => open,
     () => capSpent,
   );
-  setTimeout(() => (open = 0), 40);
+  clock.setTimeout(() => (open = 0), 40);
   const spent = async () => Promise.reject(shortfall);
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
+  const capRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall).catch((e: unknown) => e);
+  await clock.tickAsync(60);
+  expect(await capRefusal).toBe(shortfall);
   open = 1;
   capSpent = false;
-  await expect(afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall)).rejects.toMatchObject(inFlight);
+  const inFlightRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall).catch((e: unknown) => e);
+  await clock.tickAsync(RECALL_WAIT_MS + 50);
+  expect(await inFlightRefusal).toMatchObject(inFlight);
 });
 
 test('no lease open anywhere: short whatever settles is the refusal at once; otherwise the room came back and the request is tried again', async () => {
@@ -72,14 +82,17 @@ test('no lease open anywhere: short whatever settles is the refusal at once; oth
 });
 
 test('a lease that does not come back: the 429 to retry in a second, after the wait; concurrent requests share one wait', async () => {
-  const { p, asked } = parties(() => 1);
-  const started = performance.now();
-  const outcomes = await Promise.all(
-    Array.from({ length: 50 }, () =>
-      afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => e),
-    ),
+  const { p, asked, clock } = parties(() => 1);
+  let answered = 0;
+  const pending = Array.from({ length: 50 }, () =>
+    afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => (answered++, e)),
   );
-  expect(performance.now() - started).toBeGreaterThanOrEqual(RECALL_WAIT_MS - 20);
+  // Nobody is answered before the wait is over; everybody at its end (the next look after it).
+  await clock.tickAsync(RECALL_WAIT_MS - 1);
+  expect(answered).toBe(0);
+  await clock.tickAsync(50);
+  expect(answered).toBe(50);
+  const outcomes = await Promise.all(pending);
   for (const err of outcomes) expect(err).toMatchObject(inFlight);
   // 50 first looks, then one poller's (a wait of RECALL_WAIT_MS at one look per 15 ms or more), not 50 pollers'.
   expect(asked.openElsewhere).toBeLessThan(50 + RECALL_WAIT_MS / 15 + 5);

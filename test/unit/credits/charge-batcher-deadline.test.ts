@@ -1,8 +1,10 @@
 /**
  * The charge batcher against a database that stops answering: a batch is given up on after the
- * deadline, and the charges queued behind it with it, not one deadline after another.
+ * deadline, and the charges queued behind it with it, not one deadline after another. The
+ * deadline runs on a fake clock the test steps.
  */
 import { ChargeBatcher } from '../../../src/domain/credits/charge-batcher';
+import { fakeClock } from '../../support/fake-clock';
 import type { ChargeOutcome, ChargeRow, LeaseStore } from '../../../src/domain/credits/lease-store';
 
 const row = (n: number): ChargeRow => ({
@@ -29,23 +31,28 @@ function store() {
   return s;
 }
 
-/** Long enough that a timer running late on a loaded machine is small beside it. */
 const DEADLINE_MS = 300;
 
 test('a stalled transaction fails its charges after the deadline, and those queued behind it at the same moment', async () => {
   const s = store();
-  const batcher = new ChargeBatcher(s as unknown as LeaseStore, 0, 1, DEADLINE_MS);
-  const started = Date.now();
+  const clock = fakeClock();
+  const batcher = new ChargeBatcher(s as unknown as LeaseStore, 0, 1, DEADLINE_MS, clock);
   const first = batcher.record(row(1));
   // These arrive while the first transaction hangs: they queue behind it.
   const queued = Array.from({ length: 9 }, (_, i) => batcher.record(row(i + 2)));
-  const settled = await Promise.allSettled([first, ...queued]);
-  const elapsed = Date.now() - started;
+  let failed = 0;
+  for (const p of [first, ...queued]) p.catch(() => failed++);
+  const all = Promise.allSettled([first, ...queued]);
+  // One deadline, not one per batch: just before it nothing has failed, at it every charge has.
+  await clock.tickAsync(DEADLINE_MS - 1);
+  expect(failed).toBe(0);
+  await clock.tickAsync(1);
+  expect(failed).toBe(10);
+  const settled = await all;
   expect(settled.map((r) => r.status)).toEqual(Array(10).fill('rejected'));
   expect(String((settled[9] as PromiseRejectedResult).reason)).toMatch(new RegExp(`did not answer within ${DEADLINE_MS} ms`));
-  // One deadline, not one per batch (the queued ones would have waited two); the margin is wide
-  // because a loaded machine runs timers late.
-  expect(elapsed).toBeLessThan(DEADLINE_MS * 1.8);
+  // No second deadline is waiting for the queued ones.
+  expect(clock.armed()).toEqual([]);
   expect(s.transactions).toBe(1);
 
   // The database answers again: charges go through.
@@ -59,9 +66,14 @@ test('without a deadline (0) a slow transaction is waited for', async () => {
     record: (rows: readonly ChargeRow[]) =>
       new Promise<ChargeOutcome[]>((resolve) => (answer = () => resolve(rows.map((r) => ({ requestId: r.requestId, status: 0, chargedMicro: r.leaseMicro }))))),
   };
-  const batcher = new ChargeBatcher(slow as unknown as LeaseStore, 0, 1, 0);
-  const pending = batcher.record(row(1));
-  await new Promise((r) => setTimeout(r, 150));
+  const clock = fakeClock();
+  const batcher = new ChargeBatcher(slow as unknown as LeaseStore, 0, 1, 0, clock);
+  let settled = false;
+  const pending = batcher.record(row(1)).finally(() => (settled = true));
+  // However long it takes (an hour here), no deadline gives up on it.
+  expect(clock.armed()).toEqual([]);
+  await clock.tickAsync(3_600_000);
+  expect(settled).toBe(false);
   answer();
   await expect(pending).resolves.toMatchObject({ status: 0 });
 });

@@ -2,12 +2,14 @@
  * The charge journal on disk: what is appended is recorded by the next replay and then gone; a
  * failed recording keeps it; a file another instance left behind is taken over only once it has
  * been untouched long enough, and read only after it rests; a torn line is skipped and reported.
+ * Where a file's age matters, the journals read time from a fake clock the test steps.
  */
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileChargeJournal } from '../../../src/infra/credits/file-charge-journal';
 import type { ChargeOutcome, ChargeRow } from '../../../src/domain/credits/lease-store';
+import { fakeClock } from '../../support/fake-clock';
 
 let dir: string;
 beforeEach(() => {
@@ -71,9 +73,10 @@ test('charges the database refuses (status 1) are not counted as recorded, and n
 });
 
 test("another instance's file is taken over only when untouched for adoptAfterMs, and read only after it rests", async () => {
-  const dead = journal('inst_dead');
+  const clock = fakeClock();
+  const dead = journal('inst_dead', { clock });
   dead.append(row(7));
-  const live = journal('inst_live', { adoptAfterMs: 60_000, settleMs: 50 });
+  const live = journal('inst_live', { adoptAfterMs: 60_000, settleMs: 50, clock });
   const { seen, record } = recorder();
   // Touched just now: its instance may be alive and appending.
   expect(await live.replay(record)).toBe(0);
@@ -83,7 +86,9 @@ test("another instance's file is taken over only when untouched for adoptAfterMs
   utimesSync(join(dir, 'inst_dead.jsonl'), old, old);
   expect(await live.replay(record)).toBe(0);
   expect(readdirSync(dir)).toEqual([expect.stringMatching(/^inst_live\.\d+\.adopted-\d+$/)]);
-  await new Promise((r) => setTimeout(r, 60));
+  await clock.tickAsync(49);
+  expect(await live.replay(record)).toBe(0);
+  await clock.tickAsync(1);
   expect(await live.replay(record)).toBe(1);
   expect(seen).toEqual([row(7)]);
   expect(readdirSync(dir)).toEqual([]);
@@ -127,8 +132,9 @@ test('files that are not journal files are left alone', async () => {
 });
 
 test('two live instances on one directory do not pass a file back and forth: the one that took it over records it', async () => {
-  const a = journal('inst_a', { adoptAfterMs: 1_000, settleMs: 0 });
-  const b = journal('inst_b', { adoptAfterMs: 1_000, settleMs: 0 });
+  const clock = fakeClock();
+  const a = journal('inst_a', { adoptAfterMs: 1_000, settleMs: 0, clock });
+  const b = journal('inst_b', { adoptAfterMs: 1_000, settleMs: 0, clock });
   // inst_a kept a charge while the database was away, then claimed it, and could not record it.
   a.append(row(9));
   await expect(a.replay(async () => Promise.reject(new Error('database away')))).rejects.toThrow();
@@ -141,7 +147,7 @@ test('two live instances on one directory do not pass a file back and forth: the
   expect(await b.replay(fromB.record)).toBe(0);
   expect(readdirSync(dir)).toEqual([claimed]);
   // Its claim one second old: inst_b takes it over; inst_a, right after, finds it too fresh to take back.
-  await new Promise((r) => setTimeout(r, 1_050));
+  await clock.tickAsync(1_000);
   await b.replay(fromB.record);
   const fromA = recorder();
   await a.replay(fromA.record);

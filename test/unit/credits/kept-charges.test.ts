@@ -76,15 +76,20 @@ test('passes do not overlap: a pass asked for while one runs is that pass', asyn
   const db = database();
   db.up = true;
   let replays = 0;
+  // A slow disk: the replay goes on until the test lets it finish, after the three asks.
+  let finish!: () => void;
+  const slowDisk = new Promise<void>((r) => (finish = r));
   const journal: ChargeJournal = {
     append: () => undefined,
     replay: async () => {
       replays++;
-      await new Promise((r) => setTimeout(r, 20));
+      await slowDisk;
       return 0;
     },
   };
   const kept = new KeptCharges(db, { journal });
-  await Promise.all([kept.record(), kept.record(), kept.record()]);
+  const passes = [kept.record(), kept.record(), kept.record()];
+  finish();
+  await Promise.all(passes);
   expect(replays).toBe(1);
 });

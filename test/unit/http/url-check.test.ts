@@ -120,10 +120,9 @@ describe('checkCallerUrl', () => {
   });
 
   it('accepts when resolution is slower than the lookup timeout', async () => {
+    // The lookup never answers: only the lookup timeout lets the check answer.
     const hang: HostLookup = () => new Promise(() => undefined);
-    const started = Date.now();
     await expect(checkCallerUrl('https://slow.example.test/', { ...media, lookup: hang, lookupTimeoutMs: 50 })).resolves.toBe('https://slow.example.test/');
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it('accepts http for media when allowed', async () => {

@@ -7,6 +7,7 @@ import Ajv from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Worker } from 'node:worker_threads';
 import { JsonSampler, MAX_OUTPUT_CHARS } from '../../../src/providers/simulator/json-sample';
+import { pollUntil } from '../../support/poll';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -158,7 +159,12 @@ test('CPU that other threads of the process spend during a stall is not charged 
       ),
   );
   try {
-    while (spinning[0] !== 1 || spinning[1] !== 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await pollUntil(
+      async () => spinning[0] === 1 && spinning[1] === 1,
+      (both) => both,
+      10_000,
+      5,
+    );
     const { value, tests } = sampleWithFirstTestStalled(() => new JsonSampler(schema, 'x').sample());
     expect(tests).toBeGreaterThan(1);
     expect(value).toEqual(unhurried);
