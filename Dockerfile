@@ -24,6 +24,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# GET /openapi.json serves it, read at start-up from docs/ beside package.json (src/rest/package-root.ts).
+COPY docs/openapi.yaml ./docs/openapi.yaml
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -5,8 +5,10 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['reflect-metadata'],
-  // Builds the service (dist/src) and the console (dist/console) once, when missing or stale.
+  // Builds the service (dist/src) and the console (dist/console) once, when missing or stale, then a
+  // migrated database every test gateway copies (test/support/database-template.js).
   globalSetup: '<rootDir>/test/support/global-build.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testTimeout: 60000,
   maxWorkers: 2,
   // The run's last lines say which files skipped tests, and what they need (test/support/skipped-reporter.js).

@@ -9,7 +9,6 @@
  * true reason.
  */
 import type { Gateway } from '../src/gateway';
-import * as ledger from '../src/domain/credits/ledger';
 import { creditsToMicro } from '../src/domain/shared/money';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 
@@ -33,7 +32,9 @@ export async function runCapsPhase(gateway: Gateway, urls: string[]): Promise<Ca
   const keyIds: string[] = [];
   for (let a = 0; a < 2; a++) {
     const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: `bench-caps-${a}-${Date.now()}` });
-    await gateway.database.db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000), reason: 'bench' }));
+    await gateway.database.db.transaction((tx) =>
+      gateway.services.ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000), reason: 'bench' }),
+    );
     for (let k = 0; k < MAX_ACTIVE_KEYS; k++) {
       const made = await gateway.keys.create(account.id, { name: `caps ${k}`, mode: 'live', dailySpendCap: CAP });
       secrets.push(made.secret);

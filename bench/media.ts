@@ -13,7 +13,6 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { Gateway } from '../src/gateway';
-import * as ledger from '../src/domain/credits/ledger';
 import { creditsToMicro } from '../src/domain/shared/money';
 import { percentile, stallMs } from './phase';
 import type { MediaClientsJob, MediaClientsReport } from './media-clients';
@@ -58,7 +57,9 @@ export async function runMediaPhase(gateway: Gateway, gatewayUrl: string, opts: 
   const seconds = positiveInt('BENCH_MEDIA_SECONDS', 10);
   // One key per client: 30 image requests a minute each is plenty for a few edits a second.
   const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: 'bench-media' });
-  await gateway.database.db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench media' }));
+  await gateway.database.db.transaction((tx) =>
+    gateway.services.ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench media' }),
+  );
   const keys: string[] = [];
   for (let i = 0; i < Math.min(concurrency, 10); i++) keys.push((await gateway.keys.create(account.id, { name: `media ${i}`, mode: 'live' })).secret);
   const image = await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } })

@@ -49,7 +49,6 @@ import { loadConfig } from '../src/config';
 import { createGateway, type Gateway } from '../src/gateway';
 import { BUILTIN_CATALOG } from '../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../src/domain/catalog/model';
-import * as ledger from '../src/domain/credits/ledger';
 import { creditsToMicro } from '../src/domain/shared/money';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
@@ -145,7 +144,9 @@ async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
   const accounts = Math.ceil(size / MAX_ACTIVE_KEYS);
   const makeAccount = async (i: number): Promise<string[]> => {
     const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: `bench-${i}` });
-    await gateway.database.db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }));
+    await gateway.database.db.transaction((tx) =>
+      gateway.services.ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }),
+    );
     const secrets: string[] = [];
     const n = Math.min(MAX_ACTIVE_KEYS, size - i * MAX_ACTIVE_KEYS);
     for (let k = 0; k < n; k++)

@@ -1,6 +1,5 @@
 import type { Gateway } from './gateway';
 import { creditsToMicro } from './domain/shared/money';
-import * as ledger from './domain/credits/ledger';
 
 const DEMO_SUBJECT = 'demo';
 const DEMO_CREDITS = 1000;
@@ -16,7 +15,7 @@ export async function ensureDemoAccount(gateway: Gateway, origin: string): Promi
   const first = await db.run(`insert into server_secrets (name, value) values (?, ?) on conflict do nothing`, [MARKER, new Date().toISOString()]);
   if (first === 0) return;
   const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:dev-idp', subject: DEMO_SUBJECT });
-  await db.transaction((tx) => ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(DEMO_CREDITS), reason: 'demo account' }));
+  await db.transaction((tx) => gateway.services.ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(DEMO_CREDITS), reason: 'demo account' }));
   const idToken = await gateway.devIdentity.issue(DEMO_SUBJECT, { expiresIn: '365d' });
   const live = await gateway.keys.create(account.id, { name: 'demo live key', mode: 'live' });
   const test = await gateway.keys.create(account.id, { name: 'demo test key', mode: 'test' });

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
 import { tagRequestIds } from './infra/http/request-id';
@@ -25,6 +26,7 @@ import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhoo
 import { historyRoutes } from './rest/routes/history-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
+import { openApiJson, openApiRoutes } from './rest/routes/openapi-routes';
 import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
@@ -51,6 +53,8 @@ export interface Gateway {
   readonly accounts: Services['accounts'];
   readonly keys: Services['keys'];
   readonly devIdentity: Services['devIdentity'];
+  /** The REST door as built: the Express app and the paths the JSON lane serves ahead of it (the OpenAPI test compares them with the document). */
+  readonly rest: { readonly app: Express; readonly jsonLanePaths: readonly string[] };
   publicBaseUrl(): string;
   listen(): Promise<string>;
   /**
@@ -66,6 +70,8 @@ export interface Gateway {
 /** `clock`: what the services keep time with (the system's; a test's fake clock, to step time). */
 export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Read before anything is opened: a tree without docs/openapi.yaml stops here, naming the path.
+  const openApi = openApiJson();
   const metrics = new Metrics();
   const warn = throttledWarn(logger);
   const database = await openDatabase({
@@ -149,6 +155,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           }),
         }),
         mediaRoutes(s.media),
+        openApiRoutes(openApi),
         consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
@@ -163,10 +170,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         videoRoutes(s.video, idempotentJson),
       ],
       account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
-      admin: [
-        adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }),
-        adminDeliveryRoutes(database.db),
-      ],
+      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
     },
     graphql: graphql.mount.bind(graphql),
   });
@@ -200,6 +204,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     accounts: s.accounts,
     keys: s.keys,
     devIdentity: s.devIdentity,
+    rest: { app, jsonLanePaths: lane.map((r) => r.path) },
     publicBaseUrl,
     listen: () =>
       new Promise((resolve, reject) => {

@@ -16,7 +16,7 @@ import { Billing } from './domain/credits/billing';
 import { STREAM_START_TIMES, StreamStarts } from './domain/credits/stream-starts';
 import { ChargeBatcher } from './domain/credits/charge-batcher';
 import { LeaseBook } from './domain/credits/lease-book';
-import { LeaseStore } from './domain/credits/lease-store';
+import { Ledger } from './domain/credits/ledger';
 import { FileChargeJournal } from './infra/credits/file-charge-journal';
 import { newId } from './domain/shared/ids';
 import { systemClock } from './domain/shared/system-clock';
@@ -34,14 +34,11 @@ import type { TopicFeed } from './domain/ports/topic-feed';
 import { LocalTopicFeed } from './infra/events/local-topic-feed';
 import { RedisTopicFeed } from './infra/events/redis-topic-feed';
 import { ResponsesService } from './domain/chat/responses/responses-service';
-import { ResponseStore } from './domain/chat/responses/response-store';
 import { ImageService } from './domain/images/image-service';
 import { VideoService } from './domain/video/video-service';
 import { IdempotencyService } from './domain/idempotency/idempotency-service';
-import { VideoJobRepository } from './domain/video/video-job-repository';
 import { JobFinisher } from './domain/video/job-finisher';
 import { VideoJobRunner } from './domain/video/video-job-runner';
-import { WorkQueue } from './domain/work/work-queue';
 import { TestKeyBudget } from './domain/ratelimit/test-key-budget';
 import { Worker } from './domain/work/worker';
 import { WebhookDeliverer } from './domain/webhooks/webhook-deliverer';
@@ -57,6 +54,17 @@ import { throttledWarn } from './infra/observability/throttled-warn';
 import { LocalJobEventBus } from './infra/events/local-event-bus';
 import { RedisJobEventBus } from './infra/events/redis-event-bus';
 import { ProviderRegistry } from './providers/provider-registry';
+import { SqlHistoryRepository } from './infra/db/repositories/sql-history';
+import { SqlMediaRecords } from './infra/db/repositories/sql-media-records';
+import { SqlResponseStore } from './infra/db/repositories/sql-response-store';
+import { SqlVideoJobRepository } from './infra/db/repositories/sql-video-jobs';
+import { SqlWebhookRepository } from './infra/db/repositories/sql-webhooks';
+import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
+import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
+import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
+import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
+import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
+import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -114,19 +122,22 @@ export async function buildServices(deps: {
     fetchMedia: (url) => outbound.fetchMedia(url),
     routing: { breakers, report: (a) => attempts.report(a) },
   });
-  const media = await MediaLibrary.open(db, new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
+  const media = await MediaLibrary.open(new SqlMediaRecords(db), new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
   // A wrong secret is refused from memory whether its key id exists or not (see KeyDirectory).
-  const keyDirectory = new KeyDirectory(db, keyChanges, clock);
+  const keyRepository = new SqlKeyRepository(db);
+  const keyDirectory = new KeyDirectory(keyRepository, keyChanges, clock);
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(db, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
-  const history = new AccountHistory(db, keys);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
+  const webhooks = new SqlWebhookRepository(db);
+  const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
-  const leaseStore = new LeaseStore(db, deps.hotDb);
+  const leaseStore = new SqlLeaseStore(db, deps.hotDb);
+  const ledger = new Ledger(new SqlLedgerRepository());
   // On PostgreSQL a charge transaction gets CHARGE_DEADLINE_MS (5 s): past that the database is stalled or cut off.
   const { commitsInFlight, chargeDeadlineMs } = config.creditLeases;
   const chargeBatcher =
@@ -158,7 +169,7 @@ export async function buildServices(deps: {
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
-  const accounts = new AccountService(db, leaseBook);
+  const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const streamStarts = new StreamStarts(
     leaseStore,
@@ -167,7 +178,7 @@ export async function buildServices(deps: {
     clock,
   );
   const billing = new Billing(leaseBook, streamStarts);
-  const idempotency = new IdempotencyService(db, {
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db), {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
     clock,
@@ -175,12 +186,12 @@ export async function buildServices(deps: {
       logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
   const chat = new ChatService(catalog, providers, billing, limiter, urls);
-  const responses = new ResponsesService(chat, new ResponseStore(db));
+  const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
-  const queue = new WorkQueue(db, workLeaseSeconds);
-  const jobs = new VideoJobRepository((mediaId) => media.urlFor(mediaId, 'video/mp4'));
-  const finisher = new JobFinisher(db, jobs, queue, events, (job, webhook) => {
+  const queue = new SqlWorkQueue(db, workLeaseSeconds);
+  const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));
+  const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
     logger.info({ jobId: job.id, status: job.status, webhook }, 'video job finished');
   });
@@ -188,9 +199,9 @@ export async function buildServices(deps: {
   const pollEverySeconds = (provider: string) =>
     provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds;
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
-  const runner = new VideoJobRunner({ db, catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
+  const runner = new VideoJobRunner({ catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
   const deliverer = new WebhookDeliverer(
-    db,
+    webhooks,
     queue,
     webhookSender,
     config.webhook.retryDelaysSeconds,
@@ -200,7 +211,8 @@ export async function buildServices(deps: {
     },
     clock,
   );
-  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiryHandler(db, queue) }, logger, {
+  const holdExpiry = holdExpiryHandler(db, ledger, queue);
+  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,
@@ -208,7 +220,6 @@ export async function buildServices(deps: {
     clock,
   });
   const video = new VideoService({
-    db,
     catalog,
     providers,
     limiter,
@@ -219,6 +230,7 @@ export async function buildServices(deps: {
     timeoutSeconds: config.videoJobTimeoutSeconds,
     nudge: () => worker.nudge(),
     leases: leaseBook,
+    ledger,
   });
 
   // The catalog read again on POST /admin/catalog/reload or SIGHUP, on every instance of the feed.
@@ -246,9 +258,11 @@ export async function buildServices(deps: {
     accountAuth,
     keys,
     history,
+    webhooks,
     media,
     billing,
     leaseBook,
+    ledger,
     chargeBatcher,
     keyChanges,
     chat,

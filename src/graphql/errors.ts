@@ -1,8 +1,8 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError, causeText } from '../domain/errors/domain-error';
+import type { Spelling } from '../domain/errors/field-path';
 import type { Logger } from '../infra/observability/logger';
 import { requestRefusalMessage } from './request-errors';
-import { inGraphqlNames } from './field-names';
 
 /** Apollo's codes for a request the client got wrong: their messages are meant for the client. */
 const CLIENT_CODES = new Set([
@@ -52,13 +52,22 @@ function internalCause(error: unknown): boolean {
 
 const UNPARSABLE = 'The document could not be parsed.';
 
+const SNAKE_PART = /_([a-z0-9])/g;
+
+/**
+ * GraphQL inputs carry the domain's (REST's) keys in camelCase (CONTRACT: `aspectRatio` for
+ * `aspect_ratio`): a refused field is named as the client wrote it, in `extensions.param` and in
+ * the message, so a front end can put the message beside its field. A key without `_` is as it is.
+ */
+export const graphqlSpelling: Spelling = (key) => key.replace(SNAKE_PART, (_all, first: string) => first.toUpperCase());
+
 /** graphql-js names the fields, types and values a mistaken document may have meant: schema hints. */
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 
 /**
  * The one GraphQL error mapping, for HTTP (Apollo's formatError) and WebSocket alike. A
- * DomainError keeps its message; `extensions.code` is its REST `type`, with `param` (named in
- * GraphQL's camelCase, field-names.ts), the REST `code` as `reason`, and `retryAfter` seconds
+ * DomainError keeps its words, the field they name in GraphQL's camelCase (`graphqlSpelling`);
+ * `extensions.code` is its REST `type`, with `param` (spelled alike), the REST `code` as `reason`, and `retryAfter` seconds
  * where they apply. GraphQL's own client errors keep theirs, except Apollo's HTTP refusals,
  * reworded in our own words (request-errors.ts), and a parse failure that was not the client's
  * syntax. Everything else becomes `internal_error` with a fixed message: no stack, no internals.
@@ -73,11 +82,11 @@ export function createFormatError(logger: Logger, production = false) {
     if (domain) {
       if (domain.status >= 500) logger.warn({ type: domain.type, cause: causeText(domain.cause) }, domain.message);
       const extensions: Record<string, unknown> = { code: domain.type };
-      let message = domain.message;
-      if (domain.param !== null) ({ param: extensions.param, message } = inGraphqlNames(domain.param, domain.message));
+      const param = domain.paramFor(graphqlSpelling);
+      if (param !== null) extensions.param = param;
       if (domain.code !== null) extensions.reason = domain.code;
       if (domain.retryAfterSeconds !== undefined) extensions.retryAfter = domain.retryAfterSeconds;
-      return { message, ...where, extensions };
+      return { message: domain.messageFor(graphqlSpelling), ...where, extensions };
     }
     const code = formatted.extensions?.code;
     if (code === 'GRAPHQL_PARSE_FAILED' && internalCause(error)) {

@@ -5,18 +5,16 @@
  * text is written in the document or passed in a variable. One check for HTTP and WebSocket.
  */
 import { GraphQLError, Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
-import { DomainError, invalidRequest } from '../domain/errors/domain-error';
-import { assertStorableText, hasUnstorableText, paramOf } from '../domain/shared/validate';
+import { DomainError, invalidField, invalidRequest } from '../domain/errors/domain-error';
+import { asWritten } from '../domain/errors/field-path';
+import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
 import { asGraphQLError } from './errors';
 import { perDocument } from './per-document';
 
 type Path = (string | number)[];
 
-const unstorable = (path: Path) => {
-  const param = paramOf(path);
-  return invalidRequest(`Invalid '${param}': text must not contain NUL characters or unpaired UTF-16 surrogates.`, param);
-};
+const unstorable = (path: Path) => invalidField(path, 'text must not contain NUL characters or unpaired UTF-16 surrogates.');
 
 /**
  * One pass over the document's argument values (fields' and directives', in every operation and
@@ -70,7 +68,7 @@ export function unstorableArgumentError(document: DocumentNode, variables: Recor
     // First, as a REST body is: every later walk of the variables (the cost's cache key, their
     // coercion) recurses, and 5,000 levels of [[[…]]] overflowed the stack into a 500.
     if (jsonDepthExceeds(variables)) {
-      throw invalidRequest(`The variables nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, 'variables', 'body_too_deep');
+      throw invalidRequest(`The variables nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`, [asWritten('variables')], 'body_too_deep');
     }
     for (const [name, value] of Object.entries(variables ?? {})) {
       if (hasUnstorableText(name)) throw invalidRequest('Variable names must not contain NUL characters or unpaired UTF-16 surrogates.');

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GRAPHQL_TRANSPORT_WS_PROTOCOL, handleProtocols } from 'graphql-ws';
 import { DomainError } from '../domain/errors/domain-error';
+import { asWritten } from '../domain/errors/field-path';
 import { rawErrorAnswer } from '../infra/http/error-body';
 
 /** 16 bytes in base64, as RFC 6455 §4.1 asks (`ws`'s own test). */
@@ -48,6 +49,11 @@ export function handshakeFailed(wsMessage: string): DomainError {
   return badHandshake(`The WebSocket handshake is invalid: ${wsMessage}.`, null);
 }
 
-function badHandshake(message: string, param: string | null, headers?: Record<string, string>): DomainError {
-  return new DomainError('invalid_request_error', message, { param, code: 'invalid_websocket_handshake', headers });
+/** `header` names the handshake header at fault, as HTTP writes it. */
+function badHandshake(message: string, header: string | null, headers?: Record<string, string>): DomainError {
+  return new DomainError('invalid_request_error', message, {
+    fieldPath: header === null ? null : [asWritten(header)],
+    code: 'invalid_websocket_handshake',
+    headers,
+  });
 }

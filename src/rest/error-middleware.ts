@@ -45,7 +45,7 @@ export function bodyNotJson(): DomainError {
   return new DomainError('invalid_request_error', 'The request body is not valid JSON.');
 }
 
-/** What each of multer's limits means to the client (the field it names goes in `param`). */
+/** What each of multer's limits means to the client (the field it names is the error's path). */
 const MULTIPART_LIMITS: Record<string, (field?: string) => string> = {
   // Also what multer says of a field past its maxCount (a 17th image).
   LIMIT_UNEXPECTED_FILE: (field) =>
@@ -78,7 +78,8 @@ export function toDomainError(err: unknown): DomainError | null {
   if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) {
     const message = MULTIPART_LIMITS[e.code]?.(e.field) ?? 'The multipart body breaks a limit of this endpoint.';
     // Too many files are too many images: the field a client fixes.
-    return new DomainError('invalid_request_error', message, { param: e.field ?? (e.code === 'LIMIT_FILE_COUNT' ? 'image' : null) });
+    const field = e.field ?? (e.code === 'LIMIT_FILE_COUNT' ? 'image' : null);
+    return new DomainError('invalid_request_error', message, { fieldPath: field === null ? null : [field] });
   }
   // zlib's refusal of a body that is not what its Content-Encoding says (body-parser passes it on
   // as a 400): Z_… from gzip and deflate, ERR__ERROR_… from brotli. Both get the same code, so a

@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { invalidRequest } from '../domain/errors/domain-error';
+import { asWritten } from '../domain/errors/field-path';
 import { errorBody } from '../infra/http/error-body';
 import { sendJson } from './json-response';
 
@@ -15,7 +16,7 @@ export function continueWhenRead(server: Server): void {
   // Any other expectation is one this server cannot meet: node answers a bare 417 with an empty
   // body; here it is the 417 in the API's error shape, naming the header (not echoing its value).
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const err = invalidRequest("The Expect header is not supported, except as '100-continue'.", 'Expect', 'expectation_failed');
+    const err = invalidRequest("The Expect header is not supported, except as '100-continue'.", [asWritten('Expect')], 'expectation_failed');
     // Its body, if the client sends one, is not read: the connection ends with this answer.
     res.shouldKeepAlive = false;
     sendJson(res, 417, {}, errorBody(err));

@@ -3,7 +3,7 @@
  * text field must arrive once, as UTF-8 text, before the domain's schema reads the fields.
  */
 import type { RequestHandler } from 'express';
-import { DomainError, invalidRequest } from '../domain/errors/domain-error';
+import { invalidField } from '../domain/errors/domain-error';
 import { unsupportedContentType } from './error-middleware';
 
 /**
@@ -34,10 +34,8 @@ export function multipartTextFields(body: unknown): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries((body ?? {}) as Record<string, unknown>)) {
     const param = name.slice(0, 64);
-    if (Array.isArray(value)) throw invalidRequest(`Invalid '${param}': given more than once; give it once, as plain text.`, param);
-    if (typeof value === 'string' && value.includes(REPLACEMENT)) {
-      throw new DomainError('invalid_request_error', `Invalid '${param}': the text is not valid UTF-8.`, { param, code: 'invalid_encoding' });
-    }
+    if (Array.isArray(value)) throw invalidField([param], 'given more than once; give it once, as plain text.');
+    if (typeof value === 'string' && value.includes(REPLACEMENT)) throw invalidField([param], 'the text is not valid UTF-8.', 'invalid_encoding');
     fields[name] = value;
   }
   return fields;

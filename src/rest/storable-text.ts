@@ -7,7 +7,7 @@
  * which the routes' number checks would report as "received NaN".
  */
 import type { RequestHandler } from 'express';
-import { invalidRequest, notFound, type DomainError } from '../domain/errors/domain-error';
+import { invalidField, notFound, type DomainError } from '../domain/errors/domain-error';
 import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
 
 function decodedPath(path: string): string | null {
@@ -24,8 +24,8 @@ function decodedPath(path: string): string | null {
  */
 const NOT_FOUND_BY_PREFIX: Array<[string, () => DomainError]> = [
   ['/media/', () => notFound('No such media.', 'media_not_found')],
-  ['/account/api-keys/', () => notFound('No API key with that id.', 'key_not_found', 'id')],
-  ['/v1/responses/', () => notFound('No response with that id.', 'response_not_found', 'response_id')],
+  ['/account/api-keys/', () => notFound('No API key with that id.', 'key_not_found', ['id'])],
+  ['/v1/responses/', () => notFound('No response with that id.', 'response_not_found', ['response_id'])],
 ];
 
 function unknownPath(path: string): DomainError {
@@ -43,7 +43,7 @@ export const storableText: RequestHandler = (req, _res, next) => {
   }
   for (const [name, value] of Object.entries(req.query)) {
     if (typeof value === 'string' || (LIST_PARAMS.has(name) && Array.isArray(value) && value.every((v) => typeof v === 'string'))) continue;
-    return next(invalidRequest(`Invalid '${name.slice(0, 64)}': give it once, as plain text.`, name.slice(0, 64)));
+    return next(invalidField([name.slice(0, 64)], 'give it once, as plain text.'));
   }
   next();
 };

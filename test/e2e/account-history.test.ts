@@ -1,21 +1,14 @@
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
-let gw: TestGateway;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.2', WEBHOOK_ALLOW_LOCAL: '1' });
 });
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.2', WEBHOOK_ALLOW_LOCAL: '1' });
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await receiver.close();
-  }
+  await receiver.close();
 });
 
 const gql = (query: string, token: string, variables?: Record<string, unknown>) => gw.api('POST', '/graphql', { token, body: { query, variables } });

@@ -7,11 +7,9 @@
 import OpenAI from 'openai';
 import { writeModelsFile } from '../support/models-file';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { allCallsBilled } from '../support/billed';
 
-let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;
 
@@ -19,16 +17,11 @@ beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
   const route = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 5 };
   models = writeModelsFile({ 'svc-chat-1': route });
-  gw = await startTestGateway({ MODELS_FILE: models.path });
 });
+const gw = useTestGateway(() => ({ MODELS_FILE: models.path }));
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await upstream.close();
-    models.remove();
-  }
+  await upstream.close();
+  models.remove();
 });
 
 const settled = (accountId: string) => allCallsBilled(gw, accountId);

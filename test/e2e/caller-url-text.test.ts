@@ -5,15 +5,9 @@
  * with `param` naming the field (webhook `url`, video `image_url`), nothing stored or charged.
  * `regenerateSecret: false` names `regenerateSecret`.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw.close();
-});
+const gw = useTestGateway();
 
 const BAD = [
   'https://example.com/x\r\nX-Injected: 1',

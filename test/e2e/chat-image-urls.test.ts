@@ -4,14 +4,9 @@
  * loopback, private or metadata address for the caller. Refused with a 400 naming the part's
  * URL, before any hold or upstream call, in chat (plain and streamed) and the Responses API.
  */
-import { startAgentRig, type AgentRig } from '../support/agent-gateway';
+import { useAgentRig } from '../support/agent-gateway';
 
-let rig: AgentRig;
-
-beforeAll(async () => {
-  rig = await startAgentRig(10);
-});
-afterAll(() => rig.close());
+const rig = useAgentRig(10);
 beforeEach(() => {
   rig.upstream.setMode('ok');
   rig.upstream.requests.length = 0;

@@ -10,14 +10,9 @@ import OpenAI, { toFile } from 'openai';
 import { makePng } from '../support/fake-openai-upstream';
 import { decodePng } from '../support/png';
 import { z } from 'zod';
-import { startAgentRig, type AgentRig } from '../support/agent-gateway';
+import { useAgentRig } from '../support/agent-gateway';
 
-let rig: AgentRig;
-
-beforeAll(async () => {
-  rig = await startAgentRig(10);
-});
-afterAll(() => rig.close());
+const rig = useAgentRig(10);
 beforeEach(() => {
   rig.upstream.requests.length = 0;
 });

@@ -6,14 +6,9 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
-import { startAgentRig, type AgentRig } from '../support/agent-gateway';
+import { useAgentRig } from '../support/agent-gateway';
 
-let rig: AgentRig;
-
-beforeAll(async () => {
-  rig = await startAgentRig(10);
-});
-afterAll(() => rig.close());
+const rig = useAgentRig(10);
 beforeEach(() => {
   rig.upstream.requests.length = 0;
 });

@@ -7,15 +7,10 @@
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { PLAIN_CALL_CREDITS, startAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters, type AgentRig } from '../support/agent-gateway';
+import { PLAIN_CALL_CREDITS, useAgentRig, UPSTREAM_CHAT_MODEL, UPSTREAM_SECRET, weatherParameters } from '../support/agent-gateway';
 import { FAKE_AGENT_USAGE } from '../support/fake-openai-chat';
 
-let rig: AgentRig;
-
-beforeAll(async () => {
-  rig = await startAgentRig(10);
-});
-afterAll(() => rig.close());
+const rig = useAgentRig(10);
 beforeEach(() => {
   rig.upstream.setMode('ok');
   rig.upstream.requests.length = 0;

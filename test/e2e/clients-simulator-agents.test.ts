@@ -11,19 +11,15 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, stepCountIs, tool } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
-import { startAgentRig, weatherParameters, type AgentRig } from '../support/agent-gateway';
+import { useAgentRig, weatherParameters } from '../support/agent-gateway';
 
-let rig: AgentRig;
-
-beforeAll(async () => {
-  rig = await startAgentRig(0);
-});
+// Registered before the rig's fixtures, so it reads the gateway before it closes.
 afterAll(async () => {
   // Free: the account had nothing and still has nothing; the upstream never saw a request.
   expect(await rig.gw.balance(rig.test.account)).toBe(0);
   expect(rig.upstream.requests).toHaveLength(0);
-  await rig.close();
 });
+const rig = useAgentRig(0);
 
 const openai = () => new OpenAI({ apiKey: rig.test.secret, baseURL: `${rig.gw.url}/v1`, maxRetries: 0 });
 const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: weatherParameters, strict: true } }];

@@ -3,13 +3,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import {
   SCREENSHOTS,
   devSignIn,
   firstRenderMs,
-  withChromium,
+  launchChromium,
   openPage,
   scrollsSideways,
   unnamedControls,
@@ -18,15 +18,15 @@ import {
 } from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
-let gw: TestGateway;
 let browser: Browser;
 const pages: ConsolePage[] = [];
-beforeAll(async () => {
-  [gw, browser] = await withChromium(startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' }));
-});
+// Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
+beforeAll(async () => {
+  browser = await launchChromium();
 });
 afterEach(() => {
   // No console errors on any page of the gateway, in any test.

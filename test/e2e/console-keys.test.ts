@@ -1,20 +1,24 @@
 import type { Browser } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, withChromium, openPage } from '../support/browser';
+import { useTestGateway } from '../support/use-test-gateway';
+import { devSignIn, launchChromium, openPage } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { pollUntil } from '../support/poll';
 
 /** The Keys view's edit and webhook panels, checked against what the gateway then stores and does. */
-let gw: TestGateway;
 let browser: Browser;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  [gw, browser] = await withChromium(startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' }));
 });
+// Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' });
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
   await receiver?.close();
 });
 

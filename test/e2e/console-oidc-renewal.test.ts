@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { freePort } from '../support/free-port';
-import { withChromium, openPage } from '../support/browser';
+import { launchChromium, openPage } from '../support/browser';
 import { pollUntil } from '../support/poll';
 import { recordWire } from '../support/page-wire';
 import { claimsOf, signInAtProvider, startProvider, storedIdToken, storedRefreshToken, type Seen } from '../support/oidc';
@@ -16,23 +16,25 @@ import { claimsOf, signInAtProvider, startProvider, storedIdToken, storedRefresh
  */
 const CLIENT_ID = 'svc-console';
 const TTL = 5;
-let gw: TestGateway;
 let browser: Browser;
 let idp: ChildProcess;
+let port: number;
 let issuer: string;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
+  port = await freePort();
   issuer = `http://127.0.0.1:${port}`;
-  const env = { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID, SIMULATOR_VIDEO_SECONDS: '2' };
-  [gw, browser] = await withChromium(startTestGateway(env));
-  idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen, { ID_TOKEN_TTL: String(TTL) });
 });
+// Registered before the gateway's fixture, so the provider and the browser go before the gateway.
 afterAll(async () => {
   idp?.kill();
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway(() => ({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID, SIMULATOR_VIDEO_SECONDS: '2' }));
+beforeAll(async () => {
+  browser = await launchChromium();
+  idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen, { ID_TOKEN_TTL: String(TTL) });
 });
 
 const gatewayStatus = async (token: string) => (await gw.api('GET', '/graphql?query=' + encodeURIComponent('{ account { id } }'), { token })).status;

@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { freePort } from '../support/free-port';
-import { withChromium, openPage } from '../support/browser';
+import { launchChromium, openPage } from '../support/browser';
 import { signInAtProvider, startProvider, type Seen } from '../support/oidc';
 
 /**
@@ -11,21 +11,23 @@ import { signInAtProvider, startProvider, type Seen } from '../support/oidc';
  * Renewal of the ID token is console-oidc-renewal.test.ts.
  */
 const CLIENT_ID = 'svc-console';
-let gw: TestGateway;
 let browser: Browser;
 let idp: ChildProcess;
+let port: number;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  [gw, browser] = await withChromium(startTestGateway({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }));
-  idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen);
+  port = await freePort();
 });
+// Registered before the gateway's fixture, so the provider and the browser go before the gateway.
 afterAll(async () => {
   idp?.kill();
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway(() => ({ OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_CLIENT_ID: CLIENT_ID, OIDC_AUDIENCE: CLIENT_ID }));
+beforeAll(async () => {
+  browser = await launchChromium();
+  idp = await startProvider(port, CLIENT_ID, `${gw.url}/console/`, seen);
 });
 
 test('sign in through the provider with authorization code and PKCE; the ID token reaches GraphQL; sign-out clears it', async () => {

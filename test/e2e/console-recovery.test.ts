@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, withChromium, openPage, type ConsolePage } from '../support/browser';
+import { useTestGateway } from '../support/use-test-gateway';
+import { devSignIn, launchChromium, openPage, type ConsolePage } from '../support/browser';
 import { pollUntil } from '../support/poll';
 
 /**
@@ -8,15 +8,15 @@ import { pollUntil } from '../support/poll';
  * succeeds again, the page says when live updates are paused, and a reconnect re-reads without
  * undoing what was loaded.
  */
-let gw: TestGateway;
 let browser: Browser;
 const pages: ConsolePage[] = [];
-beforeAll(async () => {
-  [gw, browser] = await withChromium(startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' }));
-});
+// Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
+beforeAll(async () => {
+  browser = await launchChromium();
 });
 afterEach(async () => {
   for (const p of pages.splice(0)) {

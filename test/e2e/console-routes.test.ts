@@ -1,13 +1,7 @@
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /** The HTTP side of the console: redirects, its configuration, headers, the development sign-in page. */
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw.close();
-});
+const gw = useTestGateway();
 
 /** Each answer read whole: a body left unread keeps its socket paused, open past the test's end. */
 const raw = async (path: string, init: RequestInit = {}) => {

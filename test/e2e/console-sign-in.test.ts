@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, withChromium, openPage, type ConsolePage } from '../support/browser';
+import { useTestGateway } from '../support/use-test-gateway';
+import { devSignIn, launchChromium, openPage, type ConsolePage } from '../support/browser';
 import { storedIdToken } from '../support/oidc';
 
 /**
@@ -8,15 +8,15 @@ import { storedIdToken } from '../support/oidc';
  * sign-in this tab started (its state), so a planted link signs nobody in; the view asked for
  * before signing in is the one shown after; an unknown view is said to be so.
  */
-let gw: TestGateway;
 let browser: Browser;
 const pages: ConsolePage[] = [];
-beforeAll(async () => {
-  [gw, browser] = await withChromium(startTestGateway());
-});
+// Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway();
+beforeAll(async () => {
+  browser = await launchChromium();
 });
 afterEach(async () => {
   for (const p of pages.splice(0)) {

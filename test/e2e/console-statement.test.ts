@@ -1,20 +1,21 @@
 import type { Browser } from 'playwright-core';
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, openPage, scrollsSideways, withChromium } from '../support/browser';
+import { ADMIN_TOKEN } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
+import { devSignIn, launchChromium, openPage, scrollsSideways } from '../support/browser';
 
 /**
  * The Overview's statement: every change of the balance, newest first, as the gateway's ledger has
  * it (grants and removals with their reasons, each call's charge with its model and key), a page
  * of 20 at a time, fitting 390 px.
  */
-let gw: TestGateway;
 let browser: Browser;
-beforeAll(async () => {
-  [gw, browser] = await withChromium(startTestGateway());
-});
+// Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
+});
+const gw = useTestGateway();
+beforeAll(async () => {
+  browser = await launchChromium();
 });
 
 test('the statement lists grants, removals and charges as the ledger has them, newest first, and pages to the oldest', async () => {

@@ -1,4 +1,5 @@
-import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * Credit amounts in requests (a key's dailySpendCap over REST and GraphQL, operator grants) are
@@ -6,11 +7,7 @@ import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } fro
  * than six decimals, not finite, negative where it must be positive, too large) is a 400 naming
  * the field, and nothing changes.
  */
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.close());
+const gw = useTestGateway();
 
 const gql = (token: string, query: string, variables?: Record<string, unknown>) => gw.api('POST', '/graphql', { token, body: { query, variables } });
 

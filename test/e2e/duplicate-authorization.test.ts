@@ -4,17 +4,12 @@
  * Express and on the JSON lane, /account, /admin) answers 400 naming it, whichever comes first,
  * and nothing is charged. Two Idempotency-Key headers likewise (Node joined them into one key).
  */
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { rawRequest } from '../support/raw-http';
 import { allCallsBilled } from '../support/billed';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw.close();
-});
+const gw = useTestGateway();
 
 const CHAT = JSON.stringify({ model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }] });
 

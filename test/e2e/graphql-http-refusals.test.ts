@@ -1,17 +1,15 @@
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * Requests /graphql refuses at the HTTP level answer in the GraphQL error shape
  * (`{ errors: [{ message, extensions: { code } }] }`), in our words (none names the library
  * that serves them), with their statuses; a missing credential is a 401 as a bad one is.
  */
-let gw: TestGateway;
+const gw = useTestGateway();
 let key: { id: string; secret: string };
 beforeAll(async () => {
-  gw = await startTestGateway();
   key = await gw.newKey(await gw.newAccount(10));
 });
-afterAll(() => gw.close());
 
 const auth = () => ({ authorization: `Bearer ${key.secret}` });
 

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
 /**
@@ -8,11 +8,7 @@ import { pollUntil } from '../support/poll';
  * be the one that runs. graphql-ws on its own ended the old operation after the new one had
  * registered under the id, deleted the new one's entry and told the client `complete`.
  */
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
-});
-afterAll(() => gw.close());
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
 
 /** Waits until `seen` holds, failing the test if it does not within `ms`. */
 async function waitFor(seen: () => boolean, ms = 5000): Promise<void> {

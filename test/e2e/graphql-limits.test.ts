@@ -1,16 +1,14 @@
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * Abusive documents are refused before execution with a 400, over HTTP. (How quickly is for the
  * benchmarks; here we check where they are stopped: parsing, the shape bounds, or the cost bound.)
  */
-let gw: TestGateway;
+const gw = useTestGateway();
 let key: string;
 beforeAll(async () => {
-  gw = await startTestGateway();
   key = (await gw.newKey(await gw.newAccount(10))).secret;
 });
-afterAll(() => gw.close());
 
 const post = (body: unknown, token = key) => gw.api('POST', '/graphql', { token, body });
 const messages = (res: { body: any }) => (res.body.errors ?? []).map((e: any) => e.message).join('\n');

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import type { TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
 /**
@@ -28,15 +29,10 @@ function upgrade(url: string, headers: Record<string, string> = {}): Promise<Upg
 }
 
 describe('per-address connection cap', () => {
-  let gw: TestGateway;
   const sockets: WebSocket[] = [];
-  beforeAll(async () => {
-    gw = await startTestGateway({ WS_MAX_CONNECTIONS_PER_ADDRESS: '3' });
-  });
-  afterAll(async () => {
-    sockets.forEach((s) => s.terminate());
-    await gw.close();
-  });
+  // Registered before the gateway's fixture, so the sockets end before the gateway closes.
+  afterAll(() => sockets.forEach((s) => s.terminate()));
+  const gw = useTestGateway({ WS_MAX_CONNECTIONS_PER_ADDRESS: '3' });
 
   test('past the cap an upgrade is refused with 429 and the error body; after one closes, one more is accepted', async () => {
     const url = wsUrlOf(gw);
@@ -89,15 +85,9 @@ describe('per-address connection cap', () => {
 });
 
 describe('behind a trusted proxy', () => {
-  let gw: TestGateway;
   const sockets: WebSocket[] = [];
-  beforeAll(async () => {
-    gw = await startTestGateway({ WS_MAX_CONNECTIONS_PER_ADDRESS: '2', TRUSTED_PROXIES: '127.0.0.0/8' });
-  });
-  afterAll(async () => {
-    sockets.forEach((s) => s.terminate());
-    await gw.close();
-  });
+  afterAll(() => sockets.forEach((s) => s.terminate()));
+  const gw = useTestGateway({ WS_MAX_CONNECTIONS_PER_ADDRESS: '2', TRUSTED_PROXIES: '127.0.0.0/8' });
 
   test('each client named by X-Forwarded-For has its own count', async () => {
     const url = wsUrlOf(gw);
@@ -120,15 +110,11 @@ describe('behind a trusted proxy', () => {
 });
 
 describe('one event, a few hundred subscribers', () => {
-  let gw: TestGateway;
   const clients: Client[] = [];
-  beforeAll(async () => {
-    gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
-  });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.dispose()));
-    await gw.close();
   });
+  const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
 
   test("a job's completion reaches every subscriber of its account (more than one batch), once each, and no other account's", async () => {
     const SUBSCRIBERS = 450;

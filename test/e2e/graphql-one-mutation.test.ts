@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * A mutation operation selects one root field, over HTTP and WebSocket. Every mutation's result
@@ -8,17 +9,15 @@ import { startTestGateway, type TestAccount, type TestGateway } from '../support
  * failed answered `data: null`: the first was charged and its job id never told. Such a document
  * is refused before anything runs.
  */
-let gw: TestGateway;
+const gw = useTestGateway();
 let wsUrl: string;
 const clients: Client[] = [];
 beforeAll(async () => {
-  gw = await startTestGateway();
   wsUrl = `${gw.url.replace(/^http/, 'ws')}/graphql`;
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
 });
-afterAll(() => gw.close());
 
 const TEXT_MODEL = 'svc-2.5-preview-text-to-video';
 const REFUSAL = 'A mutation operation may select one field; send each mutation in its own request.';

@@ -1,32 +1,32 @@
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * Refusals before any work, alike over HTTP and WebSocket, each naming what the client wrote:
  * the per-connection operation cap counted in arrival order, the paging arguments of the lists,
  * and unstorable text named by the argument it fills (not the variable that carries it).
  */
-let gw: TestGateway;
 let wsUrl: string;
 let acct: TestAccount;
 let key: { id: string; secret: string };
 const clients: Client[] = [];
+// Registered before the gateway's fixture, so it reads the gateway before it closes.
+afterAll(async () => {
+  // Every refusal here comes before any work: nothing charged, no job queued.
+  expect(await gw.balance(acct)).toBe(100);
+  const jobs = await gw.api('POST', '/graphql', { token: key.secret, body: { query: '{ videoJobs { edges { node { id } } } }' } });
+  expect(jobs.body.data.videoJobs.edges).toEqual([]);
+});
+const gw = useTestGateway();
 beforeAll(async () => {
-  gw = await startTestGateway();
   wsUrl = `${gw.url.replace(/^http/, 'ws')}/graphql`;
   acct = await gw.newAccount(100);
   key = await gw.newKey(acct);
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
-});
-afterAll(async () => {
-  // Every refusal here comes before any work: nothing charged, no job queued.
-  expect(await gw.balance(acct)).toBe(100);
-  const jobs = await gw.api('POST', '/graphql', { token: key.secret, body: { query: '{ videoJobs { edges { node { id } } } }' } });
-  expect(jobs.body.data.videoJobs.edges).toEqual([]);
-  await gw.close();
 });
 
 const http = (query: string, variables: Record<string, unknown> = {}, token = key.secret) => gw.api('POST', '/graphql', { token, body: { query, variables } });

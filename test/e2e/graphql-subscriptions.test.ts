@@ -1,20 +1,19 @@
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { decodeJwt } from 'jose';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /** graphql-transport-ws against the running server: jobs watched from queueing to their end. */
-let gw: TestGateway;
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
 let wsUrl: string;
 const clients: Client[] = [];
 beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
   wsUrl = `${gw.url.replace(/^http/, 'ws')}/graphql`;
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
 });
-afterAll(() => gw.close());
 
 const TEXT_MODEL = 'svc-2.5-preview-text-to-video';
 const JOB_FIELDS = 'id status url reason creditsCharged creditsUsed updatedAt';

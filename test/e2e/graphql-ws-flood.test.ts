@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import type { TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { maskedTextFrames, openRawWebSocket } from '../support/raw-websocket';
 import { pollUntil } from '../support/poll';
 
@@ -31,14 +32,10 @@ function connectionAck(url: string, token: string): Promise<{ acked: true } | { 
 }
 
 describe('a flood of messages from one WebSocket', () => {
-  let gw: TestGateway;
+  const gw = useTestGateway();
   let key: string;
   beforeAll(async () => {
-    gw = await startTestGateway();
     key = (await gw.newKey(await gw.newAccount(0))).secret;
-  });
-  afterAll(async () => {
-    await gw.close();
   });
 
   test('another client still gets connection_ack, and the flooder is closed with 1008', async () => {

@@ -1,11 +1,8 @@
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /** The GraphQL door over HTTP: credentials, the same domain rules as REST, errors and limits. */
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
-});
-afterAll(() => gw.close());
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
 
 const TEXT_MODEL = 'svc-2.5-preview-text-to-video';
 

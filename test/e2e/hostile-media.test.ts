@@ -7,17 +7,14 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import sharp from 'sharp';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { jpegHeaderOnly, pngBomb, pngHeaderOnly, webpHeaderOnly } from '../support/image-bombs';
 import { makePng } from '../support/fake-openai-upstream';
 import { allCallsBilled } from '../support/billed';
 import { pollUntil } from '../support/poll';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.close());
+const gw = useTestGateway();
 
 async function account(credits = 50): Promise<{ acct: TestAccount; live: string; test: string }> {
   const acct = await gw.newAccount(credits);

@@ -8,8 +8,8 @@
  * a GraphQL internal error. Live-key calls are made on an account of their own, whose balance
  * must equal its ledger afterwards; the test key's calls are free.
  */
-import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 jest.setTimeout(120_000);
 
@@ -110,7 +110,7 @@ const V1_BODIES: Array<[string, Record<string, unknown>]> = [
   ['/v1/video/retrieve', { id: 'vid_doesnotexist' }],
 ];
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let testKey: string;
 let liveAccount: TestAccount;
 let liveKey: string;
@@ -118,18 +118,10 @@ let owner: TestAccount;
 const problems: unknown[] = [];
 
 beforeAll(async () => {
-  gw = await startTestGateway();
   owner = await gw.newAccount(0);
   testKey = (await gw.newKey(owner, { mode: 'test' })).secret;
   liveAccount = await gw.newAccount(100);
   liveKey = (await gw.newKey(liveAccount)).secret;
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
 });
 
 /** Sends one request and notes what a client must never get. */

@@ -7,22 +7,12 @@
  * image generations and edits). Each is answered with the first run's work, before any limit or
  * balance check: one job, one charge, its `x-svc-credits`; after a top-up nothing runs again.
  */
-import { startTestGateway, ADMIN_TOKEN, type TestGateway, type TestAccount } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { makePng } from '../support/fake-openai-upstream';
 import { RATE_LIMITS } from '../../src/domain/ratelimit/rate-limiter';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
 
 const VIDEO = { model: 'svc-2.5-preview-text-to-video', prompt: 'a lighthouse', duration: '5s', resolution: '480p' };
 const MOTION = { image_url: 'https://example.com/a.png', video_url: 'https://example.com/b.mp4', duration_seconds: 5 };

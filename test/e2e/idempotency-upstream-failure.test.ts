@@ -10,12 +10,10 @@ import type { IncomingMessage } from 'node:http';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
 let upstream: FakeOpenAIUpstream;
-let gw: TestGateway;
 let dir: string;
 
 beforeAll(async () => {
@@ -40,17 +38,12 @@ beforeAll(async () => {
     ),
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_IDEM_KEY: 'sk-upstream' });
 });
+const gw = useTestGateway(() => ({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_IDEM_KEY: 'sk-upstream' }));
 
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await upstream.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('5xx first, then the retry with the same key runs and is charged once; the next retry replays it', async () => {

@@ -7,22 +7,16 @@ import OpenAI, { toFile } from 'openai';
 import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
 import { makePng } from '../support/fake-openai-upstream';
 import { startDroppingProxy, type DroppingProxy } from '../support/dropping-proxy';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
 let proxy: DroppingProxy;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
-  proxy = await startDroppingProxy(gw.url);
-});
+// Registered before the gateway's fixture, so the proxy closes before the gateway it forwards to.
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await proxy.close();
-    await gw.close();
-  }
+  await proxy.close();
+});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '30' });
+beforeAll(async () => {
+  proxy = await startDroppingProxy(gw.url);
 });
 beforeEach(() => {
   proxy.forwarded.length = 0;

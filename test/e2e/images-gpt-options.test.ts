@@ -8,10 +8,9 @@ import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { writeModelsFile } from '../support/models-file';
 import { GPT_IMAGE_ABOUT, makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;
 let account: TestAccount;
@@ -24,18 +23,15 @@ beforeAll(async () => {
     'svc-creative-v7': { ...upstreamRoute, upstreamModel: 'up-svc-creative-v7' },
     'svc-image-edit-1': { ...upstreamRoute, upstreamModel: 'up-svc-image-edit-1' },
   });
-  gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_IMG_KEY: 'sk-img-upstream-1234' });
+});
+const gw = useTestGateway(() => ({ MODELS_FILE: models.path, UPSTREAM_IMG_KEY: 'sk-img-upstream-1234' }));
+beforeAll(async () => {
   account = await gw.newAccount(100);
   openai = new OpenAI({ apiKey: (await gw.newKey(account)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 });
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await upstream.close();
-    models.remove();
-  }
+  await upstream.close();
+  models.remove();
 });
 
 test.each([

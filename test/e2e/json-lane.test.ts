@@ -6,24 +6,16 @@
  * client would refuse to (a lying Content-Length, a body that never ends, a chunked flood).
  */
 import { connect } from 'node:net';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let acct: TestAccount;
 let key: { id: string; secret: string };
 
 beforeAll(async () => {
-  gw = await startTestGateway();
   acct = await gw.newAccount(50);
   key = await gw.newKey(acct);
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
 });
 
 const CHAT = { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 };

@@ -5,20 +5,10 @@
  * together fit the cap must not get a 429 `daily_cap_exceeded` with a Retry-After to midnight
  * while the cap's room sits in the key's own lease.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway();
 
 /** flux-dev: 3 credits an image, served by the simulator for live keys too. */
 const IMAGE = { model: 'flux-dev', prompt: 'a lighthouse', size: '64x64' };
@@ -27,7 +17,8 @@ async function image(secret: string) {
   const res = await gw.api('POST', '/v1/images/generations', { token: secret, body: IMAGE });
   return {
     status: res.status,
-    code: res.body?.error?.type as string | undefined,
+    type: res.body?.error?.type as string | undefined,
+    code: res.body?.error?.code as string | undefined,
     retryAfter: res.headers.get('retry-after'),
     credits: res.headers.get('x-svc-credits'),
   };
@@ -48,7 +39,7 @@ test('a cap lowered by the owner applies to the next call, though the key holds 
   for (let i = 0; i < 6; i++) outcomes.push(await image(key.secret));
   // 3 spent; three more make 12; the fifth image would make 15 > 13.
   expect(outcomes.map((o) => o.status)).toEqual([200, 200, 200, 429, 429, 429]);
-  expect(outcomes[3]).toMatchObject({ code: 'daily_cap_exceeded' });
+  expect(outcomes[3]).toMatchObject({ type: 'daily_cap_exceeded' });
   expect(await balanceOf(acct)).toBe(388);
   // Raised again, the key spends again at once.
   await gw.api('PATCH', `/account/api-keys/${key.id}`, { token: acct.idToken, body: { dailySpendCap: 100 } });
@@ -90,5 +81,5 @@ test("concurrent calls that together fit the key's cap are all served; a refusal
   for (const refusal of refusals) expect(refusal).toBe('429 credits_in_flight 1');
   expect(await balanceOf(acct)).toBe(970);
   // The cap is spent now: the eleventh is the 429.
-  expect(await image(key.secret)).toMatchObject({ status: 429, code: 'daily_cap_exceeded' });
+  expect(await image(key.secret)).toMatchObject({ status: 429, type: 'daily_cap_exceeded' });
 });

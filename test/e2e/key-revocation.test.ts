@@ -7,7 +7,8 @@
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import type { TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
@@ -17,19 +18,15 @@ const shared = process.env.DATABASE_URL && process.env.REDIS_URL && hasRedisServ
 shared('key changes across instances', () => {
   let redis: OwnRedis;
   let scratch: { url: string; drop: () => Promise<void> };
-  let a: TestGateway;
-  let b: TestGateway;
 
   beforeAll(async () => {
     redis = await startOwnRedis();
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_keys');
-    const env = { DATABASE_URL: scratch.url, REDIS_URL: redis.url, WORKER_CONCURRENCY: '0' };
-    a = await startTestGateway(env);
-    b = await startTestGateway(env);
   });
+  const env = () => ({ DATABASE_URL: scratch.url, REDIS_URL: redis.url, WORKER_CONCURRENCY: '0' });
+  const a = useTestGateway(env);
+  const b = useTestGateway(env);
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
     redis?.cleanup();
     await scratch?.drop();
   });

@@ -8,26 +8,21 @@
 import { connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { makePng } from '../support/fake-openai-upstream';
-import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
 let acct: TestAccount;
 let key: { id: string; secret: string };
 
+// Registered before the gateway's fixture, so it reads the balance before the gateway closes.
+afterAll(async () => {
+  expect(await gw.balance(acct)).toBe(50);
+});
+// A short receive deadline, for the slow-sender test; every other request here arrives at once.
+const gw = useTestGateway({ REQUEST_RECEIVE_SECONDS: '2' });
 beforeAll(async () => {
-  // A short receive deadline, for the slow-sender test; every other request here arrives at once.
-  gw = await startTestGateway({ REQUEST_RECEIVE_SECONDS: '2' });
   acct = await gw.newAccount(50);
   key = await gw.newKey(acct);
-});
-afterAll(async () => {
-  try {
-    expect(await gw.balance(acct)).toBe(50);
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
 });
 
 async function send(method: string, path: string, body: Buffer | string, headers: Record<string, string>, token = key.secret) {

@@ -4,18 +4,15 @@
  * escape answers the code its route gives any unknown id (`media_not_found`, `key_not_found`,
  * `response_not_found`), not a generic `not_found`.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let acct: TestAccount;
 let secret: string;
 beforeAll(async () => {
-  gw = await startTestGateway();
   acct = await gw.newAccount(0);
   secret = (await gw.newKey(acct, { mode: 'test' })).secret;
-});
-afterAll(async () => {
-  await gw.close();
 });
 
 test('a Range past the end: 416, Content-Range bytes */size, an OpenAI error body', async () => {

@@ -7,24 +7,19 @@
  * this is charged: the live account's balance never moves.
  */
 import { makePng } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
 let acct: TestAccount;
 let key: { id: string; secret: string };
+// Registered before the gateway's fixture, so it reads the balance before the gateway closes.
+afterAll(async () => {
+  expect(await gw.balance(acct)).toBe(50);
+});
+const gw = useTestGateway();
 beforeAll(async () => {
-  gw = await startTestGateway();
   acct = await gw.newAccount(50);
   key = await gw.newKey(acct);
-});
-afterAll(async () => {
-  try {
-    expect(await gw.balance(acct)).toBe(50);
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
 });
 
 const BOUNDARY = 'XyZ';

@@ -6,27 +6,22 @@
  */
 import { writeModelsFile } from '../support/models-file';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
-let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;
 
 beforeAll(async () => {
   upstream = await startFakeOpenAIUpstream();
   models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 30 } });
-  gw = await startTestGateway({ MODELS_FILE: models.path });
 });
+const gw = useTestGateway(() => ({ MODELS_FILE: models.path }));
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await upstream.close();
-    models.remove();
-  }
+  await upstream.close();
+  models.remove();
 });
 
 const call = (secret: string) =>

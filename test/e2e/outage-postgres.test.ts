@@ -9,8 +9,9 @@
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { proxiedDatabaseUrl, type TcpProxy } from '../support/tcp-proxy';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import { fakeClock, type FakeClock } from '../support/fake-clock';
 import { DATABASE_ANSWER_DEADLINE_MS } from '../../src/domain/shared/deadline';
@@ -25,8 +26,8 @@ const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
 withPostgres('PostgreSQL outage', () => {
   let proxy: TcpProxy;
+  let proxiedUrl: string;
   let scratch: { url: string; drop: () => Promise<void> };
-  let gw: TestGateway;
   let upstream: FakeOpenAIUpstream;
   let models: ReturnType<typeof writeModelsFile>;
   /** The instance on the fake clock (no worker: nothing of it runs unless the test steps it). */
@@ -40,19 +41,25 @@ withPostgres('PostgreSQL outage', () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_pgcut');
     const via = await proxiedDatabaseUrl(scratch.url);
     proxy = via.proxy;
+    proxiedUrl = via.url;
     // svc-chat-held streams from a fake upstream that waits for the test between its first delta and the rest.
     upstream = await startFakeOpenAIUpstream();
     const held = { provider: 'openai-compatible' as const, upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 30 };
     models = writeModelsFile({}, [{ id: 'svc-chat-held', group: 'chat' as const, ownedBy: 'svc', creditsPer10kTokens: 1, route: held }]);
-    gw = await startTestGateway({ DATABASE_URL: via.url, SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path });
-    clock = fakeClock();
-    stepped = await startTestGateway({ DATABASE_URL: via.url, MODELS_FILE: models.path, WORKER_CONCURRENCY: '0' }, { clock });
   });
-
+  // Registered before the gateway's fixture: the handler is removed, and the stepped instance
+  // closed, before the gateway closes.
   afterAll(async () => {
     process.off('unhandledRejection', onRejection);
     await stepped?.close();
-    await gw?.close();
+  });
+  const gw = useTestGateway(() => ({ DATABASE_URL: proxiedUrl, SIMULATOR_VIDEO_SECONDS: '3', MODELS_FILE: models.path }));
+  beforeAll(async () => {
+    clock = fakeClock();
+    stepped = await startTestGateway({ DATABASE_URL: proxiedUrl, MODELS_FILE: models.path, WORKER_CONCURRENCY: '0' }, { clock });
+  });
+
+  afterAll(async () => {
     await upstream?.close();
     models?.remove();
     await proxy?.close();

@@ -13,7 +13,8 @@ import { createClient } from 'graphql-ws';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { freePort } from '../support/free-port';
 import { hasRedisServer, ownRedis, type OwnRedis } from '../support/own-redis';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import type { TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
 
@@ -22,22 +23,18 @@ const shared = process.env.DATABASE_URL && process.env.REDIS_URL && hasRedisServ
 shared('Redis outage', () => {
   let redis: OwnRedis;
   let scratch: { url: string; drop: () => Promise<void> };
-  let a: TestGateway;
-  let b: TestGateway;
 
   beforeAll(async () => {
     redis = ownRedis(await freePort());
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_rediscut');
-    // The job finishes 7 s after it is queued: after the outage has begun (about a second after queueing).
-    const env = { DATABASE_URL: scratch.url, REDIS_URL: redis.url, SIMULATOR_VIDEO_SECONDS: '7' };
-    // Redis is not running yet: start-up goes on degraded.
-    a = await startTestGateway({ ...env, WORKER_CONCURRENCY: '0' });
-    b = await startTestGateway(env);
   });
+  // The job finishes 7 s after it is queued: after the outage has begun (about a second after queueing).
+  const env = () => ({ DATABASE_URL: scratch.url, REDIS_URL: redis.url, SIMULATOR_VIDEO_SECONDS: '7' });
+  // Redis is not running yet: start-up goes on degraded.
+  const a = useTestGateway(() => ({ ...env(), WORKER_CONCURRENCY: '0' }));
+  const b = useTestGateway(env);
 
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
     redis?.cleanup();
     await scratch?.drop();
   });

@@ -11,7 +11,8 @@
  */
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import type { TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
 
@@ -20,22 +21,19 @@ const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : de
 shared('Redis partition', () => {
   let proxy: TcpProxy;
   let scratch: { url: string; drop: () => Promise<void> };
-  let a: TestGateway;
-  let b: TestGateway;
 
   beforeAll(async () => {
     const target = new URL(process.env.REDIS_URL!);
     proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
     scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_redispart');
-    const redisUrl = `redis://127.0.0.1:${proxy.port}`;
-    a = await startTestGateway({ DATABASE_URL: scratch.url, REDIS_URL: redisUrl });
-    b = await startTestGateway({ DATABASE_URL: scratch.url, REDIS_URL: redisUrl, WORKER_CONCURRENCY: '0' });
   });
+  // Registered before the gateways' fixtures, so Redis answers again while they close.
+  afterAll(() => proxy?.resume());
+  const redisUrl = () => `redis://127.0.0.1:${proxy.port}`;
+  const a = useTestGateway(() => ({ DATABASE_URL: scratch.url, REDIS_URL: redisUrl() }));
+  const b = useTestGateway(() => ({ DATABASE_URL: scratch.url, REDIS_URL: redisUrl(), WORKER_CONCURRENCY: '0' }));
 
   afterAll(async () => {
-    proxy?.resume();
-    await a?.close();
-    await b?.close();
     await proxy?.close();
     await scratch?.drop();
   });

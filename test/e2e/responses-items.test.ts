@@ -5,24 +5,16 @@
  * gateway's simulator, with a live key whose balance must not move for the two free calls.
  */
 import OpenAI from 'openai';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import type { TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let account: TestAccount;
 let openai: OpenAI;
 beforeAll(async () => {
-  gw = await startTestGateway();
   account = await gw.newAccount(100);
   const key = await gw.newKey(account);
   openai = new OpenAI({ apiKey: key.secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
 });
 
 const MODEL = 'svc-chat-1';

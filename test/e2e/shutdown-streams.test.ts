@@ -12,10 +12,9 @@ import { writeModelsFile } from '../support/models-file';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { openDatabase } from '../../src/infra/db/orm';
 import { FAKE_CHAT_DELTAS, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
 let upstream: FakeOpenAIUpstream;
 let silent: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;
@@ -29,10 +28,11 @@ beforeAll(async () => {
   models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } }, [
     { ...chatModel, id: 'svc-chat-silent', route: { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: silent.url, timeoutSeconds: 60 } },
   ]);
-  gw = await startTestGateway({ MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' });
 });
+// The test stops the gateway itself, so the fixture cannot read its database afterwards: the test
+// checks the ledger invariants on that database, reopened after the stop.
+const gw = useTestGateway(() => ({ MODELS_FILE: models.path, SHUTDOWN_DRAIN_SECONDS: '1' }), { ledgerInvariants: false });
 afterAll(async () => {
-  await gw.close();
   await upstream.close();
   await silent.close();
   models.remove();

@@ -4,15 +4,9 @@
  * its sentences to come up, a live key's reply never says nothing was charged while its
  * `x-svc-credits` and balance say otherwise, and a test key's never says it was charged.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw.close();
-});
+const gw = useTestGateway();
 
 const SAYS_FREE = /nothing (was|is) charged|not (been )?charged|free of charge|no charge|cost(s)? nothing/i;
 const SAYS_CHARGED = /(?<!nothing )\b(was|were|has been) (charged|debited)\b/i;

@@ -5,19 +5,16 @@
  * `invalid_encoding` a UTF-16 body gets (it had no code); a 1 MB JSON route refuses a declared
  * Content-Length over its limit before reading the body, with `Connection: close`.
  */
-import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { rawRequest } from '../support/raw-http';
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let acct: TestAccount;
 let key: { id: string; secret: string };
 beforeAll(async () => {
-  gw = await startTestGateway();
   acct = await gw.newAccount(20);
   key = await gw.newKey(acct);
-});
-afterAll(async () => {
-  await gw.close();
 });
 
 test('/admin/webhook-deliveries: an unknown query parameter is a 400 naming it; the known ones still filter', async () => {

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import WebSocket from 'ws';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
 /**
  * Requests that ask for an upgrade the gateway does not make. Node hands every request with
@@ -52,14 +52,10 @@ const H2C = ['Connection: Upgrade, HTTP2-Settings', 'Upgrade: h2c', 'HTTP2-Setti
 const head = (lines: string[]) => `${lines.join('\r\n')}\r\n\r\n`;
 
 describe('requests with an Upgrade header', () => {
-  let gw: TestGateway;
+  const gw = useTestGateway();
   let key: string;
   beforeAll(async () => {
-    gw = await startTestGateway();
     key = (await gw.newKey(await gw.newAccount(50))).secret;
-  });
-  afterAll(async () => {
-    await gw.close();
   });
 
   test('GET /healthz with an upgrade to an unknown protocol is answered as plain HTTP, then the connection closes', async () => {

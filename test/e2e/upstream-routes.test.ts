@@ -18,8 +18,8 @@ import type { CatalogInput } from '../../src/domain/catalog/model';
 import { startFakeOpenAIUpstream, type FakeOpenAIMode, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 import { startFakeFalUpstream, type FakeFalUpstream } from '../support/fake-fal-upstream';
 import { startFakeReplicateUpstream } from '../support/fake-replicate-upstream';
-import { startTestGateway, ADMIN_TOKEN, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { ADMIN_TOKEN } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { freePort } from '../support/free-port';
 import { pollUntil } from '../support/poll';
 
@@ -32,7 +32,6 @@ let d: FakeOpenAIUpstream;
 let falRefusing: FakeFalUpstream;
 let falOk: FakeFalUpstream;
 let replicate: Replicate;
-let gw: TestGateway;
 let dir: string;
 let deadPort: number;
 
@@ -114,17 +113,12 @@ beforeAll(async () => {
     ],
   };
   writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
-  gw = await startTestGateway({ MODELS_FILE: join(dir, 'models.json'), VIDEO_POLL_SECONDS: '0.2' });
 });
+const gw = useTestGateway(() => ({ MODELS_FILE: join(dir, 'models.json'), VIDEO_POLL_SECONDS: '0.2' }));
 
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await Promise.all([a, b, c, d, falRefusing, falOk, replicate].map((u) => u.close()));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await Promise.all([a, b, c, d, falRefusing, falOk, replicate].map((u) => u.close()));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const chatPaths = (u: FakeOpenAIUpstream) => u.requests.filter((r) => r.path.endsWith('/chat/completions')).length;

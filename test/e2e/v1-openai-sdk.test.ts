@@ -1,20 +1,11 @@
 import OpenAI, { toFile } from 'openai';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { decodePng } from '../support/png';
 import { makePng } from '../support/fake-openai-upstream';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway();
 
 const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 

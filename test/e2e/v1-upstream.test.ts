@@ -13,8 +13,9 @@ import OpenAI, { toFile } from 'openai';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import type { CatalogInput } from '../../src/domain/catalog/model';
 import { pollUntil } from '../support/poll';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import type { TestAccount } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { allCallsBilled } from '../support/billed';
 import { estimatePromptTokens } from '../../src/domain/chat/prompt-tokens';
 import { chatCostMicro } from '../../src/domain/shared/money';
@@ -41,7 +42,6 @@ const EDIT_PRICE = 2;
 const USAGE_CREDITS = FAKE_USAGE.total_tokens / 10_000;
 
 let upstream: FakeOpenAIUpstream;
-let gw: TestGateway;
 let dir: string;
 
 beforeAll(async () => {
@@ -66,20 +66,14 @@ beforeAll(async () => {
         : m,
     ),
   };
-  const modelsFile = join(dir, 'models.json');
-  writeFileSync(modelsFile, JSON.stringify(catalog));
-  // Failure after failure on one route would open its circuit: these cases test each failure itself.
-  gw = await startTestGateway({ MODELS_FILE: modelsFile, UPSTREAM_TEST_KEY: UPSTREAM_SECRET, UPSTREAM_CIRCUIT_MIN_CALLS: '1000000' });
+  writeFileSync(join(dir, 'models.json'), JSON.stringify(catalog));
 });
+// Failure after failure on one route would open its circuit: these cases test each failure itself.
+const gw = useTestGateway(() => ({ MODELS_FILE: join(dir, 'models.json'), UPSTREAM_TEST_KEY: UPSTREAM_SECRET, UPSTREAM_CIRCUIT_MIN_CALLS: '1000000' }));
 
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-    await upstream.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => {

@@ -4,20 +4,9 @@
  * lease, the lease is called back and the job is charged, not refused with a 402 for as long as
  * other calls of the account keep leases open, though the account has the credits.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway();
 
 test('credits in idle leases of the account pay for a video job', async () => {
   const acct = await gw.newAccount(16);

@@ -4,16 +4,12 @@
  * motion control quoted `duration`/`resolution` as if they counted. A motion quote sent
  * `duration: "5s"` names `duration`, what was sent, not the `duration_seconds` it lacks.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 
-let gw: TestGateway;
+const gw = useTestGateway();
 let secret: string;
 beforeAll(async () => {
-  gw = await startTestGateway();
   secret = (await gw.newKey(await gw.newAccount(0))).secret;
-});
-afterAll(async () => {
-  await gw.close();
 });
 
 const quote = (body: object) => gw.api('POST', '/v1/video/quote', { token: secret, body });

@@ -1,19 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { startTestGateway, type TestAccount } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
-});
-afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await gw.close();
-  }
-});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
 
 async function liveKey(credits: number, body: Record<string, unknown> = {}): Promise<{ acct: TestAccount; secret: string }> {
   const acct = await gw.newAccount(credits);

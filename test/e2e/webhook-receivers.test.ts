@@ -8,23 +8,28 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 
 const TIMEOUT_S = 5;
-let gw: TestGateway;
 let receiver: Server;
 let base: string;
 const hits: Record<string, number> = {};
 const open = new Set<ServerResponse>();
 
+// Registered before the gateway's fixture, so the receiver closes before the gateway.
+afterAll(async () => {
+  for (const res of open) res.destroy();
+  receiver.closeAllConnections();
+  await new Promise((r) => receiver.close(r));
+});
+const gw = useTestGateway({
+  SIMULATOR_VIDEO_SECONDS: '0.2',
+  WEBHOOK_ALLOW_LOCAL: '1',
+  WEBHOOK_RETRY_DELAYS: '0.2,0.2',
+  WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_S),
+});
 beforeAll(async () => {
-  gw = await startTestGateway({
-    SIMULATOR_VIDEO_SECONDS: '0.2',
-    WEBHOOK_ALLOW_LOCAL: '1',
-    WEBHOOK_RETRY_DELAYS: '0.2,0.2',
-    WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_S),
-  });
   receiver = createServer((req, res) => {
     const path = req.url ?? '';
     hits[path] = (hits[path] ?? 0) + 1;
@@ -58,13 +63,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  for (const res of open) res.destroy();
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
-  await gw.close();
 });
 
 async function jobWithWebhook(path: string) {

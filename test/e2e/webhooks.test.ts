@@ -1,23 +1,18 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { startTestGateway, ADMIN_TOKEN, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
+import { useTestGateway } from '../support/use-test-gateway';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { pollUntil } from '../support/poll';
-import { expectLedgerInvariants } from '../support/ledger-invariants';
 
-let gw: TestGateway;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
-beforeAll(async () => {
-  gw = await startTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '1,2' });
-  receiver = await startWebhookReceiver();
-});
+// Registered before the gateway's fixture, so the receiver closes before the gateway.
 afterAll(async () => {
-  try {
-    await expectLedgerInvariants(gw.gateway.database.db);
-  } finally {
-    await receiver.close();
-    await gw.close();
-  }
+  await receiver.close();
+});
+const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '1,2' });
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
 });
 beforeEach(() => {
   receiver.received.length = 0;
@@ -230,11 +225,7 @@ test('webhook body validation', async () => {
 });
 
 describe('webhook URLs without WEBHOOK_ALLOW_LOCAL', () => {
-  let strict: TestGateway;
-  beforeAll(async () => {
-    strict = await startTestGateway();
-  });
-  afterAll(() => strict.close());
+  const strict = useTestGateway();
 
   test('http://, loopback, metadata, [::1], private and loopback-resolving names are refused with 400 param url', async () => {
     const acct = await strict.newAccount();

@@ -12,7 +12,8 @@ import { fakeClock } from '../support/fake-clock';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook, type LeaseBookOptions } from '../../src/domain/credits/lease-book';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import type { LeaseStore } from '../../src/domain/credits/lease-store';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
@@ -46,7 +47,7 @@ const bookOptions = (name: string, options: Partial<LeaseBookOptions> = {}): Lea
   ...options,
 });
 function instance(name: string, options: Partial<LeaseBookOptions> = {}, maxCommits = 1): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
-  const store = new LeaseStore(gw.gateway.database.db);
+  const store = new SqlLeaseStore(gw.gateway.database.db);
   const batcher = new ChargeBatcher(store, 0, maxCommits);
   const book = new LeaseBook(store, batcher, recalls, bookOptions(name, options));
   books.push(book);
@@ -441,7 +442,7 @@ test('group commit: concurrent charges share transactions', async () => {
 });
 
 /** A lease store whose next closes fail as the database would: `failures` of them, with `code`. */
-class FailingCloses extends LeaseStore {
+class FailingCloses extends SqlLeaseStore {
   failures = 0;
   code: string | undefined;
   closeCalls = 0;
@@ -456,7 +457,7 @@ class FailingCloses extends LeaseStore {
 }
 
 /** A lease store counting the stale-lease sweeps that have run to their end. */
-class CountedSweeps extends LeaseStore {
+class CountedSweeps extends SqlLeaseStore {
   done = 0;
   override async forgetSilentHolders(graceSeconds: number) {
     try {
@@ -504,7 +505,7 @@ test('a lease whose close failed (the database away) is closed by the next retur
 });
 
 /** A lease store whose next charge batches fail as an unreachable database's would. */
-class FailingRecords extends LeaseStore {
+class FailingRecords extends SqlLeaseStore {
   failures = 0;
   override record(rows: Parameters<LeaseStore['record']>[0]) {
     if (this.failures > 0) {
@@ -557,7 +558,7 @@ test('a stream charged its estimate by a close from elsewhere, whose usage is re
 
   // Another instance closes the lease (as after this one stopped heartbeating): the stream is charged its estimate.
   const [lease] = await db().all<{ id: string }>(`select id from credit_leases where account_id = ? and closed_at is null`, [acct.id]);
-  await new LeaseStore(db()).close(lease.id);
+  await new SqlLeaseStore(db()).close(lease.id);
   expect(await gw.balance(acct)).toBeCloseTo(49.1, 9);
 
   // The journal is recorded: the call is charged its usage, the estimate's excess given back.

@@ -12,9 +12,10 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import { IdempotencyService, type IdempotencyStart } from '../../src/domain/idempotency/idempotency-service';
+import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-idempotency-repository';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -37,7 +38,7 @@ const clock = fakeClock();
 
 function instance(name: string) {
   const instanceId = `inst_${name}_${Math.random().toString(36).slice(2)}`;
-  const store = new LeaseStore(db());
+  const store = new SqlLeaseStore(db());
   const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1, 0, clock), recalls, {
     instanceId,
     idleMs: 60_000,
@@ -47,7 +48,7 @@ function instance(name: string) {
     minWantMicro: creditsToMicro(1),
     clock,
   });
-  const idempotency = new IdempotencyService(db(), { instanceId, graceSeconds: GRACE_SECONDS, clock });
+  const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db()), { instanceId, graceSeconds: GRACE_SECONDS, clock });
   return { book, billing: new Billing(book), idempotency };
 }
 

@@ -11,6 +11,7 @@ import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyService } from '../../src/domain/keys/key-service';
+import { SqlKeyRepository } from '../../src/infra/db/repositories/sql-key-repository';
 import type { Database, SqlExecutor } from '../../src/domain/ports/database';
 import type { UrlGuard } from '../../src/domain/ports/url-guard';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -56,7 +57,7 @@ async function setUp(random = () => 0) {
   const clock = fakeClock();
   const { watched, reads } = watchedDatabase(gw.gateway.database.db);
   const cache = new KeyCache(new LocalTopicFeed(), clock, random);
-  const keys = new KeyService(watched, () => true, noUrls, cache, undefined, clock);
+  const keys = new KeyService(new SqlKeyRepository(watched), () => true, noUrls, cache, undefined, clock);
   const account = await gw.newAccount(1);
   const key = await gw.newKey(account);
   return { clock, reads, cache, keys, key };

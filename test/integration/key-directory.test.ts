@@ -9,6 +9,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { KeyService } from '../../src/domain/keys/key-service';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyDirectory } from '../../src/domain/keys/key-directory';
+import { SqlKeyRepository } from '../../src/infra/db/repositories/sql-key-repository';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 import { CallerUrlGuard } from '../../src/infra/http/caller-url-guard';
 import type { TopicFeed } from '../../src/domain/ports/topic-feed';
@@ -39,9 +40,10 @@ function counting(db: Database) {
 
 async function instance(feed: TopicFeed, clock: FakeClock = fakeClock()) {
   const { db, reads } = counting(gw.gateway.database.db);
-  const directory = new KeyDirectory(db, feed, clock);
+  const repository = new SqlKeyRepository(db);
+  const directory = new KeyDirectory(repository, feed, clock);
   await directory.load();
-  const keys = new KeyService(db, () => true, new CallerUrlGuard({ webhookAllowLocal: false }), new KeyCache(feed, clock), directory, clock);
+  const keys = new KeyService(repository, () => true, new CallerUrlGuard({ webhookAllowLocal: false }), new KeyCache(feed, clock), directory, clock);
   return { keys, reads, directory, clock };
 }
 

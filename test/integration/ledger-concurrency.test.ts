@@ -1,6 +1,7 @@
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
-import * as ledger from '../../src/domain/credits/ledger';
+import { Ledger } from '../../src/domain/credits/ledger';
+import { SqlLedgerRepository } from '../../src/infra/db/repositories/sql-ledger-repository';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { DomainError } from '../../src/domain/errors/domain-error';
 
@@ -9,6 +10,8 @@ beforeAll(async () => {
   gw = await startTestGateway();
 });
 afterAll(() => gw.close());
+
+const ledger = new Ledger(new SqlLedgerRepository());
 
 const key = (id: string, capCredits: number | null = null) => ({ id, dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits) });
 

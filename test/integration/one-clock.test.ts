@@ -5,8 +5,10 @@
  */
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
-import * as ledger from '../../src/domain/credits/ledger';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { Ledger } from '../../src/domain/credits/ledger';
+import { SqlLedgerRepository } from '../../src/infra/db/repositories/sql-ledger-repository';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
+import { takeLease } from '../../src/domain/credits/lease-take';
 import { creditsToMicro } from '../../src/domain/shared/money';
 
 let gw: TestGateway;
@@ -20,6 +22,8 @@ afterAll(async () => {
     await gw.close();
   }
 });
+
+const ledger = new Ledger(new SqlLedgerRepository());
 
 const db = () => gw.gateway.database.db;
 const databaseDay = async () => (await db().one<{ d: string }>(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as d`))!.d;
@@ -55,9 +59,9 @@ test("a charge made by an instance whose clock is a day off counts on the databa
 test("a lease taken by an instance whose clock is a day ahead counts against the database's day: no second day's cap", async () => {
   const acct = await gw.newAccount(100);
   const { id: keyId } = await gw.newKey(acct, { dailySpendCap: 5 });
-  const store = new LeaseStore(db());
+  const store = new SqlLeaseStore(db());
   const take = (id: string, day: string) =>
-    store.take({
+    takeLease(store, {
       id,
       accountId: acct.id,
       keyId,

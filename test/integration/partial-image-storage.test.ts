@@ -10,6 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway-harness';
 import { MediaLibrary } from '../../src/domain/media/media-library';
 import { renderImages } from '../../src/domain/images/image-output';
 import { DiskBlobStore, storageUnavailable } from '../../src/infra/media/disk-blob-store';
+import { SqlMediaRecords } from '../../src/infra/db/repositories/sql-media-records';
 import { makePng } from '../support/fake-openai-upstream';
 
 let gw: TestGateway;
@@ -38,7 +39,7 @@ const files = () => readdirSync(root, { recursive: true, withFileTypes: true }).
 
 test('four images, room for two: the answer fails with storage_unavailable, and neither the two stored files nor their rows stay', async () => {
   const db = gw.gateway.database.db;
-  const media = await MediaLibrary.open(db, new FillingStore(2), () => 'http://gw.test');
+  const media = await MediaLibrary.open(new SqlMediaRecords(db), new FillingStore(2), () => 'http://gw.test');
   const acct = await gw.newAccount(0);
   const images = Array.from({ length: 4 }, () => ({ data: makePng(8, 8), contentType: 'image/png' }));
   const err = await renderImages(images, 'url', acct.id, media).catch((e) => e);
@@ -46,7 +47,7 @@ test('four images, room for two: the answer fails with storage_unavailable, and 
   expect(files()).toBe(0);
   expect(await db.all(`select id from media_objects where account_id = ?`, [acct.id])).toEqual([]);
   // With room, the same answer is stored whole.
-  const stored = await renderImages(images, 'url', acct.id, await MediaLibrary.open(db, new FillingStore(4), () => 'http://gw.test'));
+  const stored = await renderImages(images, 'url', acct.id, await MediaLibrary.open(new SqlMediaRecords(db), new FillingStore(4), () => 'http://gw.test'));
   expect(stored).toHaveLength(4);
   expect(files()).toBe(4);
 });

@@ -9,15 +9,17 @@ import { startTestGateway, type TestAccount, type TestGateway } from '../support
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
-import { LeaseStore, type ChargeOutcome, type ChargeRow } from '../../src/domain/credits/lease-store';
+import type { ChargeOutcome, ChargeRow } from '../../src/domain/credits/lease-store';
+import { takeLease } from '../../src/domain/credits/lease-take';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import type { SqlExecutor } from '../../src/domain/ports/database';
 
 let gw: TestGateway;
-let store: LeaseStore;
+let store: SqlLeaseStore;
 beforeAll(async () => {
   gw = await startTestGateway();
-  store = new LeaseStore(gw.gateway.database.db);
+  store = new SqlLeaseStore(gw.gateway.database.db);
 });
 afterAll(async () => {
   try {
@@ -39,7 +41,7 @@ async function setUp(credits: number, leases: number, leaseMicro: number) {
   const ids: string[] = [];
   for (let i = 0; i < leases; i++) {
     const id = uniqueId('lease');
-    const grant = await store.take({
+    const grant = await takeLease(store, {
       id,
       accountId: account.id,
       keyId,
@@ -233,7 +235,7 @@ onPostgres('the heartbeat does not wait for a charge batch in flight (PostgreSQL
   const { leases, row } = await setUp(100, 2, 1_000_000);
   await db().transaction(async (tx) => {
     // A batch recorded, its transaction not yet committed: both its leases locked by it.
-    await new LeaseStore(db(), tx).record([row(leases[0], 10), row(leases[1], 5)]);
+    await new SqlLeaseStore(db(), tx).record([row(leases[0], 10), row(leases[1], 5)]);
     // Either the beat is answered, or it is seen waiting for a lock (the batch's, held until this transaction ends).
     let beaten = false;
     const beat = store.heartbeat('inst_record_test').then(() => (beaten = true));
@@ -362,7 +364,7 @@ test("usage above the lease stops at the key's daily cap, however many calls are
   const leases = await Promise.all(
     [0, 1].map(async () => {
       const id = uniqueId('lease');
-      await store.take({
+      await takeLease(store, {
         id,
         accountId: account.id,
         keyId,

@@ -11,14 +11,16 @@ import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
-import { LeaseStore, type ChargeRow, type StreamStart } from '../../src/domain/credits/lease-store';
+import type { ChargeRow, StreamStart } from '../../src/domain/credits/lease-store';
+import { takeLease } from '../../src/domain/credits/lease-take';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
 
 let gw: TestGateway;
-let store: LeaseStore;
+let store: SqlLeaseStore;
 beforeAll(async () => {
   gw = await startTestGateway();
-  store = new LeaseStore(gw.gateway.database.db);
+  store = new SqlLeaseStore(gw.gateway.database.db);
 });
 afterAll(async () => {
   try {
@@ -36,7 +38,7 @@ async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId:
   const account = await gw.newAccount(10);
   const { id: keyId } = await gw.newKey(account);
   const leaseId = uniqueId('lease');
-  await store.take({
+  await takeLease(store, {
     id: leaseId,
     accountId: account.id,
     keyId,

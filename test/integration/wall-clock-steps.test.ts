@@ -11,7 +11,8 @@ import { pollUntil } from '../support/poll';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
-import { LeaseStore } from '../../src/domain/credits/lease-store';
+import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
+import { SqlIdempotencyRepository } from '../../src/infra/db/repositories/sql-idempotency-repository';
 import { IdempotencyService } from '../../src/domain/idempotency/idempotency-service';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -52,7 +53,7 @@ describe('work in progress while the wall clock steps', () => {
   });
   const clock = fakeClock();
   const instance = (name: string) => {
-    const service = new IdempotencyService(gw.gateway.database.db, {
+    const service = new IdempotencyService(new SqlIdempotencyRepository(gw.gateway.database.db), {
       instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
       graceSeconds: GRACE_SECONDS,
       clock,
@@ -91,7 +92,7 @@ describe('work in progress while the wall clock steps', () => {
   test('a lease last used before the clock stepped back goes back once idle, not 1,000 s later', async () => {
     const acct = await gw.newAccount(40);
     const { id: keyId } = await gw.newKey(acct);
-    const store = new LeaseStore(gw.gateway.database.db);
+    const store = new SqlLeaseStore(gw.gateway.database.db);
     const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1, 0, clock), new LocalTopicFeed(), {
       instanceId: `inst_idle_${Math.random().toString(36).slice(2)}`,
       idleMs: 100,

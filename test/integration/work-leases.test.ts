@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkQueue, type WorkItem } from '../../src/domain/work/work-queue';
+import type { WorkItem } from '../../src/domain/work/work-queue';
+import { SqlWorkQueue } from '../../src/infra/db/repositories/sql-work-queue';
 import { Worker } from '../../src/domain/work/worker';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness';
@@ -40,18 +41,18 @@ test('a handler running three times longer than the lease is never run twice, an
   // The lease the queue claims and renews for, on the database's clock; the worker renews it every third of it, on the fake clock.
   const LEASE_SECONDS = 30;
   const RENEW_MS = (LEASE_SECONDS * 1000) / 3;
-  const queue = new WorkQueue(db, LEASE_SECONDS);
+  const queue = new SqlWorkQueue(db, LEASE_SECONDS);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-test', {}));
   const held = heldHandler();
   const finished: string[] = [];
   const slow = (name: string) => async (item: WorkItem) => {
     await held.run(name)();
-    await queue.done(db, item);
+    await queue.done(item);
     finished.push(name);
   };
   // B's claims, counted: it keeps trying for the item while A runs it.
   const bClaims = { n: 0 };
-  const bQueue = Object.create(queue) as WorkQueue;
+  const bQueue = Object.create(queue) as SqlWorkQueue;
   bQueue.claim = (limit) => (bClaims.n++, queue.claim(limit));
   const clock = fakeClock();
   const opts = { batchSize: 5, maxIdleMs: 1_000, concurrency: 5, leaseSeconds: LEASE_SECONDS, clock };
@@ -95,7 +96,7 @@ test('a handler running three times longer than the lease is never run twice, an
 
 test('a worker stopped before its handler finishes gives the lease back at once', async () => {
   const { db } = gw.gateway.database;
-  const queue = new WorkQueue(db, 30);
+  const queue = new SqlWorkQueue(db, 30);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-return', {}));
   const held = heldHandler();
   const hang = held.run('w');

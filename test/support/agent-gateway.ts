@@ -6,8 +6,9 @@
 import { writeModelsFile } from './models-file';
 import { FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
 import { FAKE_AGENT_USAGE } from './fake-openai-chat';
-import { startTestGateway, type TestAccount, type TestGateway } from './gateway-harness';
-import { expectLedgerInvariants } from './ledger-invariants';
+import type { TestAccount, TestGateway } from './gateway-harness';
+import { useFixture } from './fixture';
+import { useTestGateway } from './use-test-gateway';
 import { allCallsBilled } from './billed';
 
 export const UPSTREAM_SECRET = 'sk-upstream-agent-secret-0123';
@@ -27,41 +28,53 @@ export interface AgentRig {
   chatRequests(): any[];
   /** Checks the live account's balance moved by exactly `calls` more answers since the last check (agent answers unless told). */
   expectCharged(calls: number, creditsEach?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
-export async function startAgentRig(credits = 10): Promise<AgentRig> {
-  const upstream = await startFakeOpenAIUpstream();
-  const models = writeModelsFile({
-    'svc-chat-1': {
-      provider: 'openai-compatible',
-      upstreamModel: UPSTREAM_CHAT_MODEL,
-      baseUrl: upstream.url,
-      apiKeyEnv: 'UPSTREAM_AGENT_KEY',
-      timeoutSeconds: 5,
-    },
+/**
+ * The rig for a file: the fake upstream before its gateway (from useTestGateway, which checks the
+ * ledger invariants after the file's tests), the accounts and keys after it.
+ */
+export function useAgentRig(credits = 10): AgentRig {
+  let upstream: FakeOpenAIUpstream | undefined;
+  let models: ReturnType<typeof writeModelsFile> | undefined;
+  beforeAll(async () => {
+    upstream = await startFakeOpenAIUpstream();
+    models = writeModelsFile({
+      'svc-chat-1': {
+        provider: 'openai-compatible',
+        upstreamModel: UPSTREAM_CHAT_MODEL,
+        baseUrl: upstream.url,
+        apiKeyEnv: 'UPSTREAM_AGENT_KEY',
+        timeoutSeconds: 5,
+      },
+    });
   });
-  const gw = await startTestGateway({ MODELS_FILE: models.path, UPSTREAM_AGENT_KEY: UPSTREAM_SECRET });
-  const liveAccount = await gw.newAccount(credits);
-  let expectedBalance = credits;
-  const testAccount = await gw.newAccount(0);
-  return {
-    gw,
-    upstream,
-    live: { account: liveAccount, secret: (await gw.newKey(liveAccount, { name: 'live' })).secret },
-    test: { account: testAccount, secret: (await gw.newKey(testAccount, { name: 'test', mode: 'test' })).secret },
-    chatRequests: () => upstream.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.json),
-    async expectCharged(calls, creditsEach = AGENT_CALL_CREDITS) {
-      expectedBalance -= calls * creditsEach;
-      expect(await settledBalance(gw, liveAccount)).toBeCloseTo(expectedBalance, 9);
+  const gw = useTestGateway(() => ({ MODELS_FILE: models!.path, UPSTREAM_AGENT_KEY: UPSTREAM_SECRET }));
+  afterAll(async () => {
+    await upstream?.close();
+    models?.remove();
+  });
+  return useFixture(
+    'useAgentRig',
+    async () => {
+      const fake = upstream!;
+      const liveAccount = await gw.newAccount(credits);
+      let expectedBalance = credits;
+      const testAccount = await gw.newAccount(0);
+      return {
+        gw,
+        upstream: fake,
+        live: { account: liveAccount, secret: (await gw.newKey(liveAccount, { name: 'live' })).secret },
+        test: { account: testAccount, secret: (await gw.newKey(testAccount, { name: 'test', mode: 'test' })).secret },
+        chatRequests: () => fake.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.json),
+        async expectCharged(calls: number, creditsEach = AGENT_CALL_CREDITS) {
+          expectedBalance -= calls * creditsEach;
+          expect(await settledBalance(gw, liveAccount)).toBeCloseTo(expectedBalance, 9);
+        },
+      };
     },
-    async close() {
-      await expectLedgerInvariants(gw.gateway.database.db);
-      await gw.close();
-      await upstream.close();
-      models.remove();
-    },
-  };
+    async () => undefined,
+  );
 }
 
 /** Waits until every call of the account is billed, then answers the balance. */

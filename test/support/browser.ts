@@ -24,18 +24,6 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/**
- * A gateway (starting) and Chromium, together; if either fails the other is closed before the
- * error is thrown, so a missing browser does not leave a gateway running past the test file.
- */
-export async function withChromium<G extends { close(): Promise<void> }>(starting: Promise<G>): Promise<[G, Browser]> {
-  const [gateway, browser] = await Promise.allSettled([starting, launchChromium()]);
-  if (gateway.status === 'fulfilled' && browser.status === 'fulfilled') return [gateway.value, browser.value];
-  if (gateway.status === 'fulfilled') await gateway.value.close();
-  if (browser.status === 'fulfilled') await browser.value.close();
-  throw gateway.status === 'rejected' ? gateway.reason : (browser as PromiseRejectedResult).reason;
-}
-
 export interface ConsolePage {
   context: BrowserContext;
   page: Page;

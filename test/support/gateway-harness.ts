@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { postgresTemplate, seedDataDir } from './database-template';
+import { checkExchange } from './openapi-check';
 import type { Clock } from '../../src/domain/ports/clock';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -27,7 +29,14 @@ export interface TestGateway {
   api<T = any>(
     method: string,
     path: string,
-    opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+    opts?: {
+      token?: string;
+      body?: unknown;
+      rawBody?: string;
+      headers?: Record<string, string>;
+      /** A request sent to break the rules: only its answer is checked against docs/openapi.yaml (see openapi-check.ts). */
+      unchecked?: boolean;
+    },
   ): Promise<ApiResponse<T>>;
   /** A fresh account (its own ID token) with `credits` granted by the operator endpoint. */
   newAccount(credits?: number): Promise<TestAccount>;
@@ -41,8 +50,10 @@ export interface TestGateway {
 export async function startTestGateway(env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const baseDbUrl = process.env.DATABASE_URL;
-  // With DATABASE_URL set (CI's second run) every gateway gets a database of its own.
-  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test') : undefined;
+  // Each gateway gets a database of its own, a copy of the run's migrated one: with DATABASE_URL
+  // set (CI's second run) beside it on PostgreSQL, else PGlite's files in its DATA_DIR.
+  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test', postgresTemplate()) : undefined;
+  if (!db && env.DATA_DIR === undefined) seedDataDir(dataDir);
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -67,6 +78,20 @@ export async function startTestGateway(env: Record<string, string | undefined> =
     } else if (body !== undefined) headers['content-type'] ??= 'application/json';
     const res = await fetch(url + path, { method, headers, body });
     const text = await res.text();
+    // Every exchange is one docs/openapi.yaml describes; a redirect followed is judged by its last answer.
+    const last = res.redirected ? new URL(res.url) : undefined;
+    checkExchange(
+      {
+        method: last ? 'GET' : method,
+        target: last ? last.pathname + last.search : path,
+        requestHeaders: headers,
+        requestBody: last ? undefined : body,
+        status: res.status,
+        responseHeaders: res.headers,
+        responseBody: text,
+      },
+      { unchecked: opts.unchecked },
+    );
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : null;

@@ -5,7 +5,10 @@
 // tested. Building here, not in a test file, matters: two workers compiling at once would rewrite
 // files under a running child.
 const { buildIfStale } = require('../../scripts/build-if-stale');
+const { prepareDatabaseTemplate } = require('./database-template');
 
 module.exports = async function buildWhatIsStale() {
   buildIfStale((line) => process.stdout.write(`\n${line}`));
+  // Then the run's migrated database, which every test gateway starts from.
+  await prepareDatabaseTemplate();
 };

@@ -12,6 +12,7 @@ import { pollUntil } from './poll';
 import { startFakeOpenAIUpstream, type FakeOpenAIUpstream } from './fake-openai-upstream';
 import { writeModelsFile } from './models-file';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { postgresTemplate } from './database-template';
 
 export interface TwoGateways {
   a: ChildGateway;
@@ -26,7 +27,7 @@ export interface TwoGateways {
 }
 
 export async function startTwoGateways(name: string, env: Record<string, string> = {}): Promise<TwoGateways> {
-  const scratch = await createScratchDatabase(process.env.DATABASE_URL!, `gw_${name}`);
+  const scratch = await createScratchDatabase(process.env.DATABASE_URL!, `gw_${name}`, postgresTemplate());
   const dataDir = mkdtempSync(join(tmpdir(), `gw-${name}-`));
   const upstream = await startFakeOpenAIUpstream();
   const models = writeModelsFile({ 'svc-chat-1': { provider: 'openai-compatible', upstreamModel: 'up', baseUrl: upstream.url, timeoutSeconds: 60 } });

@@ -1,5 +1,6 @@
 import { GraphQLError, parse } from 'graphql';
-import { DomainError, invalidRequest } from '../../src/domain/errors/domain-error';
+import { DomainError, invalidField, invalidRequest } from '../../src/domain/errors/domain-error';
+import { asWritten, FIELD, words } from '../../src/domain/errors/field-path';
 import { createFormatError, parseFailure } from '../../src/graphql/errors';
 import type { Logger } from '../../src/infra/observability/logger';
 
@@ -9,7 +10,7 @@ const format = createFormatError(logger);
 const located = (original: Error) => new GraphQLError(original.message, { originalError: original, path: ['queueVideo'] });
 
 test('a DomainError becomes its REST type, with param, reason and retryAfter', () => {
-  const err = located(invalidRequest("Invalid 'resolution'", 'resolution'));
+  const err = located(invalidRequest(words`Invalid '${FIELD}'`, ['resolution']));
   expect(format(err.toJSON(), err)).toEqual({
     message: "Invalid 'resolution'",
     path: ['queueVideo'],
@@ -20,14 +21,14 @@ test('a DomainError becomes its REST type, with param, reason and retryAfter', (
 });
 
 test('a refused field is named as GraphQL inputs spell it (camelCase), in param and in the message', () => {
-  const err = located(invalidRequest("Invalid 'reference_image_urls[1]': the address is private.", 'reference_image_urls[1]'));
+  const err = located(invalidField(['reference_image_urls', 1], 'the address is private.'));
   expect(format(err.toJSON(), err)).toMatchObject({
     message: "Invalid 'referenceImageUrls[1]': the address is private.",
     extensions: { code: 'invalid_request_error', param: 'referenceImageUrls[1]' },
   });
-  const bare = located(invalidRequest('image_url must not point to a loopback address (127.0.0.1).', 'image_url'));
+  const bare = located(invalidRequest(words`${FIELD} must not point to a loopback address (127.0.0.1).`, ['image_url']));
   expect(format(bare.toJSON(), bare).message).toBe('imageUrl must not point to a loopback address (127.0.0.1).');
-  const header = located(invalidRequest("Invalid 'Idempotency-Key': must be 1 to 255 printable ASCII characters.", 'Idempotency-Key'));
+  const header = located(invalidField([asWritten('Idempotency-Key')], 'must be 1 to 255 printable ASCII characters.'));
   expect(format(header.toJSON(), header).extensions).toEqual({ code: 'invalid_request_error', param: 'Idempotency-Key' });
 });
 

@@ -1,8 +1,9 @@
-import type { Database, SqlExecutor } from '../ports/database';
+import type { SqlExecutor } from '../ports/database';
 import { z } from 'zod';
 import { invalidRequest, notFound } from '../errors/domain-error';
 import { newId } from '../shared/ids';
-import * as ledger from '../credits/ledger';
+import type { Ledger } from '../credits/ledger';
+import type { AccountRepository } from './account-repository';
 import { creditAmount } from '../shared/credit-amount';
 import { oneLineLabel, parseInput } from '../shared/validate';
 
@@ -14,24 +15,6 @@ export interface Account {
   member: boolean;
   created: Date;
 }
-
-interface AccountRow {
-  id: string;
-  issuer: string;
-  subject: string;
-  balance_micro: string | number;
-  member: boolean;
-  created_at: Date;
-}
-
-const toAccount = (r: AccountRow): Account => ({
-  id: r.id,
-  issuer: r.issuer,
-  subject: r.subject,
-  balanceMicro: Number(r.balance_micro),
-  member: r.member,
-  created: new Date(r.created_at),
-});
 
 /** Where an account's credits may sit outside its balance: this instance's and others' credit leases. */
 export interface LeasedCredits {
@@ -48,41 +31,32 @@ const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 
 /** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
 export class AccountService {
   constructor(
-    private readonly db: Database,
+    private readonly accounts: AccountRepository,
+    private readonly ledger: Ledger,
     /** Without it (tools, tests of accounts alone) a removal takes from the balance only. */
     private readonly leases?: LeasedCredits,
   ) {}
 
   async findOrCreate(identity: { issuer: string; subject: string }): Promise<Account> {
-    // `do update` (a no-op) rather than `do nothing` so the existing row is returned too.
-    const row = await this.db.one<AccountRow>(
-      `insert into accounts (id, issuer, subject) values (?, ?, ?)
-       on conflict (issuer, subject) do update set issuer = excluded.issuer
-       returning id, issuer, subject, balance_micro, member, created_at`,
-      [newId('acct'), identity.issuer, identity.subject],
-    );
-    return toAccount(row!);
+    return this.accounts.findOrCreate(newId('acct'), identity);
   }
 
-  async get(accountId: string, tx: SqlExecutor = this.db): Promise<Account> {
-    // Credits leased to instances and not yet charged are still the account's (svc_shown_balance).
-    const row = await tx.one<AccountRow>(`select id, issuer, subject, member, created_at, svc_shown_balance(id) as balance_micro from accounts where id = ?`, [
-      accountId,
-    ]);
-    if (!row) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
-    return toAccount(row);
+  /** The account with its balance shown: credits leased to instances and not yet charged are still the account's. */
+  async get(accountId: string, tx?: SqlExecutor): Promise<Account> {
+    const account = await this.accounts.find(accountId, tx);
+    if (!account) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
+    return account;
   }
 
   async setMember(accountId: string, member: boolean): Promise<Account> {
-    const touched = await this.db.run(`update accounts set member = ? where id = ?`, [member, accountId]);
-    if (touched === 0) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', 'accountId');
+    if (!(await this.accounts.setMember(accountId, member))) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
     return this.get(accountId);
   }
 
   /**
    * Operator grant (or removal, never below zero) of `{ credits, reason }`. Answers the account
    * after it. A removal takes what the balance holds at once and, for the rest, what the
-   * account's open credit leases give back as they close (ledger.removeCredits): it calls them
+   * account's open credit leases give back as they close (Ledger.removeCredits): it calls them
    * back (on every instance) and waits up to LEASE_CALL_BACK_MS for them, so "take everything"
    * leaves nothing to spend, however busy the account is. A lease whose calls outlast the wait
    * is swept when it closes, later.
@@ -90,22 +64,22 @@ export class AccountService {
   async adjustCredits(accountId: string, input: unknown): Promise<Account> {
     const { credits: amountMicro, reason } = parseInput(grantInput, input);
     if (amountMicro < 0) {
-      const { pendingMicro } = await this.db.transaction(async (tx) => {
+      const { pendingMicro } = await this.accounts.transaction(async (tx) => {
         await this.get(accountId, tx);
-        return ledger.removeCredits(tx, { accountId, amountMicro: -amountMicro, reason });
+        return this.ledger.removeCredits(tx, { accountId, amountMicro: -amountMicro, reason });
       });
       if (pendingMicro > 0 && this.leases) await this.leases.callBack(accountId, LEASE_CALL_BACK_MS);
       return this.get(accountId);
     }
-    return this.db.transaction(async (tx) => {
+    return this.accounts.transaction(async (tx) => {
       await this.get(accountId, tx);
-      await ledger.grant(tx, { accountId, amountMicro, reason });
+      await this.ledger.grant(tx, { accountId, amountMicro, reason });
       const after = await this.get(accountId, tx);
       // Past 2^53 micro-credits a balance cannot be written exactly in JSON (or held in a JS number).
       if (after.balanceMicro > Number.MAX_SAFE_INTEGER) {
         throw invalidRequest(
           `This grant would take the balance past ${Math.floor(Number.MAX_SAFE_INTEGER / 1e6)} credits, the most an account may hold.`,
-          'credits',
+          ['credits'],
           'balance_too_large',
         );
       }

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors/domain-error';
+import { asWritten, FIELD, words } from '../errors/field-path';
 import type { TopicFeed } from '../ports/topic-feed';
 import { Catalog, CatalogError } from './catalog';
 import type { CatalogData } from './model';
@@ -59,9 +60,10 @@ export class CatalogReloader {
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
       const first = err.problems[0];
+      // A place in MODELS_FILE, named as the catalog's problems write it: no door respells it.
       throw invalidRequest(
-        `The catalog was not reloaded: ${first.path}: ${first.message}${err.problems.length > 1 ? ` (and ${err.problems.length - 1} more)` : ''}.`,
-        first.path,
+        words`The catalog was not reloaded: ${FIELD}: ${first.message}${err.problems.length > 1 ? ` (and ${err.problems.length - 1} more)` : ''}.`,
+        [asWritten(first.path)],
       );
     }
     const problems = this.deps.problems(data);

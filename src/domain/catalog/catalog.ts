@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { modelNotFound } from '../errors/domain-error';
+import type { FieldPath } from '../errors/field-path';
 import { BUILTIN_CATALOG } from './builtin-catalog';
 import { catalogSchema, type CatalogData, type CatalogInput, type CatalogModel, type ModelGroup } from './model';
 
@@ -136,13 +137,13 @@ export class Catalog {
   }
 
   /** The model `id` of `group`; a model of another group is as unknown to this endpoint as a missing one. */
-  require<G extends ModelGroup>(id: string, group: G, param = 'model'): Extract<CatalogModel, { group: G }> {
+  require<G extends ModelGroup>(id: string, group: G, path: FieldPath = ['model']): Extract<CatalogModel, { group: G }> {
     const model = this.byId.get(id);
-    if (!model) throw modelNotFound(id, param);
+    if (!model) throw modelNotFound(id, path);
     if (model.group !== group) {
       // Still a 404 (the contract's answer for a model this endpoint does not know), but saying why.
       const why = `The model '${id}' exists, but not for this endpoint (it is a ${model.group} model): GET /v1/models lists each model's kind.`;
-      throw modelNotFound(id, param, why);
+      throw modelNotFound(id, path, why);
     }
     return model as Extract<CatalogModel, { group: G }>;
   }

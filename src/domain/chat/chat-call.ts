@@ -3,7 +3,8 @@
  * can take, tools and structured outputs it supports, tool turns that fit together, and the
  * options forwarded as sent. Everything here is a 400 naming the field when it does not hold.
  */
-import { invalidRequest } from '../errors/domain-error';
+import { invalidField, invalidRequest } from '../errors/domain-error';
+import { FIELD, words } from '../errors/field-path';
 import type { ChatModel } from '../catalog/model';
 import type { ChatMessage, ChatOptions } from './chat-port';
 import type { ChatRequestBody } from './chat-request';
@@ -62,15 +63,15 @@ export function readChatCall(body: ChatRequestBody, model: ChatModel): ChatCall 
   checkStructuredOutput(body, model);
   // As OpenAI answers it: the options of a stream that was not asked for are a mistake worth saying.
   if (body.stream_options != null && body.stream !== true) {
-    throw invalidRequest("Invalid 'stream_options': only allowed when 'stream' is true.", 'stream_options');
+    throw invalidField(['stream_options'], "only allowed when 'stream' is true.");
   }
   if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
-    throw invalidRequest("Invalid 'top_logprobs': requires 'logprobs' to be true.", 'top_logprobs');
+    throw invalidField(['top_logprobs'], "requires 'logprobs' to be true.");
   }
   const sentParam = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? model.defaultMaxTokens;
   if (maxTokens > model.maxOutputTokens) {
-    throw invalidRequest(`${sentParam} is too large: ${model.id} writes at most ${model.maxOutputTokens} tokens.`, sentParam);
+    throw invalidRequest(words`${FIELD} is too large: ${model.id} writes at most ${model.maxOutputTokens} tokens.`, [sentParam]);
   }
   const routeParam = model.route.maxTokensParam;
   return {
@@ -89,25 +90,24 @@ function checkTools(body: ChatRequestBody, model: ChatModel): void {
   // Two tools of one name: the model's call could not say which it meant.
   const seen = new Set<string>();
   (body.tools ?? []).forEach((t, i) => {
-    if (seen.has(t.function.name))
-      throw invalidRequest(`Invalid 'tools[${i}].function.name': '${t.function.name}' names another tool too.`, `tools[${i}].function.name`);
+    if (seen.has(t.function.name)) throw invalidField(['tools', i, 'function', 'name'], `'${t.function.name}' names another tool too.`);
     seen.add(t.function.name);
   });
   const usesTools = (body.tools?.length ?? 0) > 0 || body.messages.some((m) => m.role === 'tool' || (m.role === 'assistant' && m.tool_calls?.length));
-  if (usesTools && !model.tools) throw invalidRequest(`The model '${model.id}' does not support tools.`, 'tools');
+  if (usesTools && !model.tools) throw invalidRequest(`The model '${model.id}' does not support tools.`, ['tools']);
   const choice = body.tool_choice;
   if (choice === undefined || choice === 'none' || choice === 'auto') return;
   const names = new Set((body.tools ?? []).map((t) => t.function.name));
-  if (names.size === 0) throw invalidRequest("Invalid 'tool_choice': 'tools' must be given when a tool is required.", 'tool_choice');
+  if (names.size === 0) throw invalidField(['tool_choice'], "'tools' must be given when a tool is required.");
   if (typeof choice === 'object' && !names.has(choice.function.name)) {
-    throw invalidRequest(`Invalid 'tool_choice': no tool named '${choice.function.name}' in 'tools'.`, 'tool_choice');
+    throw invalidField(['tool_choice'], `no tool named '${choice.function.name}' in 'tools'.`);
   }
 }
 
 function checkStructuredOutput(body: ChatRequestBody, model: ChatModel): void {
   const type = body.response_format?.type;
   if ((type === 'json_object' || type === 'json_schema') && !model.structuredOutputs) {
-    throw invalidRequest(`The model '${model.id}' does not support response_format '${type}'.`, 'response_format');
+    throw invalidRequest(words`The model '${model.id}' does not support ${FIELD} '${type}'.`, ['response_format']);
   }
 }
 
@@ -121,19 +121,13 @@ function readMessages(body: ChatRequestBody, model: ChatModel): ChatMessage[] {
     const content = Array.isArray(m.content) ? readContentParts(m.content, m.role, ['messages', i, 'content'], model.id, model.inputs) : (m.content ?? null);
     if (m.role === 'tool') {
       if (!open.has(m.tool_call_id)) {
-        throw invalidRequest(
-          `Invalid 'messages[${i}].tool_call_id': it answers no tool call of the preceding assistant message.`,
-          `messages[${i}].tool_call_id`,
-        );
+        throw invalidField(['messages', i, 'tool_call_id'], 'it answers no tool call of the preceding assistant message.');
       }
       open.delete(m.tool_call_id);
       return { role: 'tool', content, tool_call_id: m.tool_call_id };
     }
     if (open.size > 0) {
-      throw invalidRequest(
-        `Invalid 'messages[${i}]': the tool calls of the assistant message before it must each be answered by a 'tool' message first.`,
-        `messages[${i}]`,
-      );
+      throw invalidField(['messages', i], "the tool calls of the assistant message before it must each be answered by a 'tool' message first.");
     }
     if (m.role === 'assistant') {
       open = new Set((m.tool_calls ?? []).map((c) => c.id));
@@ -148,10 +142,7 @@ function readMessages(body: ChatRequestBody, model: ChatModel): ChatMessage[] {
   });
   if (open.size > 0) {
     const last = messages.length - 1;
-    throw invalidRequest(
-      `Invalid 'messages[${last}]': its tool calls must be answered by 'tool' messages before the model is asked again.`,
-      `messages[${last}]`,
-    );
+    throw invalidField(['messages', last], "its tool calls must be answered by 'tool' messages before the model is asked again.");
   }
   return messages;
 }

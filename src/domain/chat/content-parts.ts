@@ -4,8 +4,9 @@
  * (`messages[2].content[1]`), never a silent drop.
  */
 import { z } from 'zod';
-import { invalidRequest } from '../errors/domain-error';
-import { paramOf } from '../shared/validate';
+import { invalidField } from '../errors/domain-error';
+import type { FieldPath } from '../errors/field-path';
+import { issuePath } from '../shared/validate';
 import type { ChatInput } from '../catalog/model';
 import type { ContentPart } from './chat-port';
 
@@ -67,25 +68,24 @@ const ROLE_PARTS: Record<string, ReadonlySet<string>> = {
 export function readContentParts(
   raw: readonly { type: string }[],
   role: string,
-  path: (string | number)[],
+  path: FieldPath,
   modelId: string,
   inputs: readonly ChatInput[],
 ): ContentPart[] {
   return raw.map((part, j) => {
-    const param = paramOf([...path, j])!;
+    const at = [...path, j];
     const schema = PART_SCHEMAS[part.type as keyof typeof PART_SCHEMAS];
     if (!schema || !ROLE_PARTS[role]?.has(part.type)) {
-      throw invalidRequest(`Invalid '${param}': a ${role} message cannot carry a part of type '${String(part.type).slice(0, 40)}'.`, param);
+      throw invalidField(at, `a ${role} message cannot carry a part of type '${String(part.type).slice(0, 40)}'.`);
     }
     const need = NEEDS[part.type as keyof typeof NEEDS];
     if (need && !inputs.includes(need)) {
-      throw invalidRequest(`Invalid '${param}': the model '${modelId}' does not accept ${need} input.`, param, 'unsupported_content');
+      throw invalidField(at, `the model '${modelId}' does not accept ${need} input.`, 'unsupported_content');
     }
     const parsed = schema.safeParse(part);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      const where = paramOf([...path, j, ...issue.path]) ?? param;
-      throw invalidRequest(`Invalid '${where}': ${issue.message}`, where);
+      throw invalidField([...at, ...issuePath(issue.path)], issue.message);
     }
     return parsed.data;
   });

@@ -16,7 +16,7 @@ export async function checkImagePartUrls(messages: ChatMessage[], urls: UrlGuard
     for (let j = 0; j < content.length; j++) {
       const part = content[j];
       if (part.type !== 'image_url' || part.image_url.url.startsWith('data:')) continue;
-      part.image_url.url = await urls.checkMediaUrl(part.image_url.url, `messages[${i}].content[${j}].image_url.url`);
+      part.image_url.url = await urls.checkMediaUrl(part.image_url.url, ['messages', i, 'content', j, 'image_url', 'url']);
     }
   }
 }

@@ -1,16 +1,16 @@
 import type { Database } from '../ports/database';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
-import * as ledger from './ledger';
+import type { Ledger } from './ledger';
 
 /**
  * The `hold_expiry` work handler: a hold still open long after its call (the instance died
  * mid-call) is released in full. The caller is not charged for a call we cannot account for.
  */
-export function holdExpiryHandler(db: Database, queue: WorkQueue) {
+export function holdExpiryHandler(db: Database, ledger: Ledger, queue: WorkQueue) {
   return async (item: WorkItem): Promise<void> => {
     const { accountId, keyId } = item.payload as { accountId: string; keyId: string };
     // Settling deletes the expiry row too; `done` covers a hold that was settled meanwhile.
     await ledger.settleHold(db, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
-    await queue.done(db, item);
+    await queue.done(item);
   };
 }

@@ -10,7 +10,6 @@
 import { DomainError, databaseTooSlow } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, waitUntil, withinDeadline } from '../shared/deadline';
 import type { KeyPrincipal } from '../keys/principal';
-import { newId } from '../shared/ids';
 import { utcDay } from '../shared/time';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
@@ -20,16 +19,13 @@ import type { ChargeRow, LeaseStore } from './lease-store';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
-import { afterShortfall, callBackLeases, creditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
+import { callBackLeases, creditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
+import { afterRefusal, newLeaseFor, shortWhateverSettles, type TakeTerms } from './lease-take';
 import { inScope, type Lease, type Reservation } from './lease';
 
 export type { Reservation } from './lease';
 
-export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions {
-  /** A lease is asked for this many times the call at hand, at least `minWantMicro`. */
-  wantFactor: number;
-  minWantMicro: number;
-}
+export interface LeaseBookOptions extends KeptChargesOptions, LeaseUpkeepOptions, TakeTerms {}
 
 export class LeaseBook {
   private readonly current = new Map<string, Lease>();
@@ -60,8 +56,7 @@ export class LeaseBook {
       recall: (scope) => this.recall(scope),
       openElsewhere: (scope) => store.openElsewhere(options.instanceId, scope.accountId, scope.keyId),
       openAnywhere: (accountId) => store.openOf(accountId),
-      shortWhateverSettles: (scope, asked) =>
-        store.shortWhateverSettles(scope.accountId, scope.keyId ? { keyId: scope.keyId, capMicro: asked.capMicro ?? null } : null, asked.amountMicro),
+      shortWhateverSettles: (scope, asked) => shortWhateverSettles(store, scope, asked),
       recalls,
       clock: this.clock,
     };
@@ -126,7 +121,7 @@ export class LeaseBook {
       // Nothing moved although the call cost something: recorded before (the same call's charge,
       // committed by an instance that died before answering; see IdempotencyStart), or nothing
       // left to collect. What the call was charged is then what the balance moved for it.
-      if (outcome.chargedMicro === 0 && costMicro > 0) return await this.store.chargedFor(requestId).catch(() => 0);
+      if (outcome.chargedMicro === 0 && costMicro > 0) return (await this.store.recordedCharge(requestId).catch(() => null)) ?? 0;
       return outcome.chargedMicro;
     } catch (err) {
       // The database decides what was recorded; this lease is retired and closed from it.
@@ -246,33 +241,7 @@ export class LeaseBook {
   }
 
   private async take(key: KeyPrincipal, amountMicro: number, now: Date): Promise<void> {
-    const want = Math.max(amountMicro * this.options.wantFactor, this.options.minWantMicro);
-    // A take aborted for a deadlock (its key's day and account rows against a charge batch's
-    // excess, which locks them the other way round) wrote nothing: it is tried again.
-    const request = () =>
-      retryOnLockConflict(() =>
-        this.store.take({
-          id: newId('lease'),
-          accountId: key.accountId,
-          keyId: key.keyId,
-          capMicro: key.dailySpendCapMicro,
-          minMicro: amountMicro,
-          wantMicro: want,
-          day: utcDay(now),
-          instanceId: this.options.instanceId,
-          now,
-        }),
-      );
-    let grant;
-    try {
-      grant = await request();
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      // The cap counts the key's open leases whole until they close: while one is open (its
-      // calls settling here, or another instance's), the room may come back in a moment, so the
-      // call gets the 429 to retry in a second, not the 429 to midnight of a spent cap.
-      grant = await this.afterRefusal(key, amountMicro, request, err);
-    }
+    const grant = await newLeaseFor(this.store, this.shortfall, this.options, key, amountMicro, now);
     const lease: Lease = {
       id: grant.id,
       accountId: key.accountId,
@@ -298,18 +267,8 @@ export class LeaseBook {
     try {
       return await charge();
     } catch (err) {
-      return this.afterRefusal(key, amountMicro, charge, err);
+      return afterRefusal(this.shortfall, key, amountMicro, charge, err);
     }
-  }
-
-  /** A take or a charge refused for the balance or the key's cap: its retry once the room is back, or the true reason (account-shortfall.ts). */
-  private async afterRefusal<T>(key: KeyPrincipal, amountMicro: number, request: () => Promise<T>, err: unknown): Promise<T> {
-    if (err instanceof DomainError && err.type === 'insufficient_credits')
-      return afterShortfall(this.shortfall, { accountId: key.accountId }, { amountMicro }, request, err);
-    if (err instanceof DomainError && err.type === 'daily_cap_exceeded') {
-      return afterShortfall(this.shortfall, { accountId: key.accountId, keyId: key.keyId }, { amountMicro, capMicro: key.dailySpendCapMicro }, request, err);
-    }
-    throw err;
   }
 
   /** Closes this instance's unused leases (of one account or key, or all); answers whether any went back. */

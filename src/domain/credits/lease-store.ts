@@ -1,11 +1,23 @@
 /**
- * The database side of credit leases: each call is one round trip to a SQL function, where the
- * money rules live (svc_take_lease, svc_close_lease, svc_record_charges: src/infra/db/functions),
- * but for the one statement that records a lone plain charge (below).
+ * The database side of credit leases, as the lease book, the charge batcher and the stream
+ * starts use it: its SQL lives in src/infra/db/repositories/sql-lease-store.ts, each operation
+ * one round trip, most of them to a SQL function where the money rules live (svc_take_lease,
+ * svc_close_lease, svc_record_charges: src/infra/db/functions).
  */
-import type { Database, SqlExecutor } from '../ports/database';
-import { insufficientCredits } from '../errors/domain-error';
-import { dailyCapExceeded } from './ledger';
+import type { Shortfall } from './ledger-repository';
+
+/** A lease asked of the balance: at least `minMicro`, up to `wantMicro`, within the key's daily cap. */
+export interface LeaseRequest {
+  id: string;
+  accountId: string;
+  keyId: string;
+  capMicro: number | null;
+  minMicro: number;
+  wantMicro: number;
+  /** The day this instance's clock gives, which only names the day in its memory: the take counts on the database's. */
+  day: string;
+  instanceId: string;
+}
 
 export interface LeaseGrant {
   id: string;
@@ -49,225 +61,35 @@ export interface ChargeOutcome {
   chargedMicro: number;
 }
 
-/**
- * One charge within an open lease, as `svc_record_charges` records it:
- * the lease row key-share-locked, so a close (which locks it for update and then sums its charges)
- * either counts this charge or makes it find the lease closed; one insert; nothing when the
- * lease is closed, unknown, of another account, or the call was recorded before.
- */
-const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
-    select id from credit_leases where id = ? and account_id = ? and closed_at is null for key share
-  )
-  insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
-  select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
-  on conflict on constraint lease_charges_pkey do nothing
-  returning request_id`;
-
-export class LeaseStore {
-  constructor(
-    private readonly db: Database,
-    /** Where the charge batches go: the hot path's own connections when the adapter has them. */
-    private readonly hot: SqlExecutor = db,
-  ) {}
-
-  /**
-   * A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. It
-   * counts on the database's day, whatever `day` this instance's clock
-   * gave, which only names the day in this instance's memory (its lease is retired at its midnight).
-   */
-  async take(input: {
-    id: string;
-    accountId: string;
-    keyId: string;
-    capMicro: number | null;
-    minMicro: number;
-    wantMicro: number;
-    day: string;
-    instanceId: string;
-    now: Date;
-  }): Promise<LeaseGrant> {
-    const row = await this.db.one<{ amount: string | number }>(`select svc_take_lease(?, ?, ?, ?, ?, ?, ?::date, ?) as amount`, [
-      input.id,
-      input.accountId,
-      input.keyId,
-      input.capMicro,
-      input.minMicro,
-      input.wantMicro,
-      input.day,
-      input.instanceId,
-    ]);
-    const amount = Number(row?.amount);
-    if (amount === -2) throw dailyCapExceeded(input.now);
-    if (amount < 0) throw insufficientCredits();
-    return { id: input.id, amountMicro: amount };
-  }
-
+export interface LeaseStore {
+  /** A lease of the request's size, or what kept it from being taken. */
+  take(request: LeaseRequest): Promise<LeaseGrant | Shortfall>;
   /** Returns what the lease's recorded charges did not use; -1 when it was closed already. */
-  async close(leaseId: string): Promise<number> {
-    const row = await this.db.one<{ back: string | number }>(`select svc_close_lease(?) as back`, [leaseId]);
-    return Number(row?.back);
-  }
-
-  async record(rows: readonly ChargeRow[]): Promise<ChargeOutcome[]> {
-    const only = rows.length === 1 ? rows[0] : undefined;
-    if (only && only.excessMicro === 0 && !only.waivedMicro) {
-      // A batch of one plain charge (every call at low load): svc_record_charges' first pass as
-      // one statement, without the function call around it (about 50–80 µs less a call in
-      // pgbench). Whatever it does not record (a lease closed or unknown, a call recorded
-      // before) goes to the function, which decides it by the money rules.
-      const recorded = await this.hot.all(RECORD_ONE_WITHIN_OPEN_LEASE, [
-        only.leaseId,
-        only.accountId,
-        only.requestId,
-        only.accountId,
-        only.keyId,
-        only.model,
-        only.leaseMicro,
-      ]);
-      if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
-    }
-    const items = rows.map((r) => ({
-      request_id: r.requestId,
-      lease_id: r.leaseId,
-      account_id: r.accountId,
-      api_key_id: r.keyId,
-      model: r.model,
-      lease_micro: r.leaseMicro,
-      excess_micro: r.excessMicro,
-      waived_micro: r.waivedMicro ?? 0,
-    }));
-    const out = await this.hot.all<{ request_id: string; status: number; charged: string | number }>(
-      `select request_id, status, charged from svc_record_charges(?::jsonb)`,
-      [JSON.stringify(items)],
-    );
-    return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
-  }
-
-  /** What a recorded call was charged: its lease part and what was debited beyond its lease (0 when none is recorded). */
-  async chargedFor(requestId: string): Promise<number> {
-    return (await this.recordedCharge(requestId)) ?? 0;
-  }
-
+  close(leaseId: string): Promise<number>;
+  /** Records call charges within their leases, idempotently by request id (svc_record_charges). */
+  record(rows: readonly ChargeRow[]): Promise<ChargeOutcome[]>;
   /** What a call was charged, or null when no charge of it is recorded (nothing in its lease, nothing from the balance, nothing uncollected). */
-  async recordedCharge(requestId: string): Promise<number | null> {
-    const row = await this.db.one<{ leased: string | number | null; debited: string | number | null; uncollected: boolean }>(
-      `select (select amount_micro from lease_charges where request_id = ?) as leased,
-              (select -sum(amount_micro) from ledger_entries where kind = 'charge' and reference = ?) as debited,
-              exists (select 1 from uncollected_charges where request_id = ?) as uncollected`,
-      [requestId, requestId, requestId],
-    );
-    if (!row || (row.leased === null && row.debited === null && !row.uncollected)) return null;
-    return Number(row.leased ?? 0) + Number(row.debited ?? 0);
-  }
-
+  recordedCharge(requestId: string): Promise<number | null>;
   /** Streams that have begun answering (stream-starts.ts): charged their prompt if their lease is closed before they settle. */
-  async writeStreamStarts(starts: readonly StreamStart[]): Promise<void> {
-    const items = starts.map((s) => ({
-      request_id: s.requestId,
-      lease_id: s.leaseId,
-      account_id: s.accountId,
-      api_key_id: s.keyId,
-      model: s.model,
-      owed_micro: s.owedMicro,
-    }));
-    // A stream settled meanwhile (its charge recorded) needs no row.
-    await this.db.run(
-      `insert into stream_starts (request_id, lease_id, account_id, api_key_id, model, owed_micro)
-       select x.request_id, x.lease_id, x.account_id, x.api_key_id, x.model, x.owed_micro
-         from jsonb_to_recordset(?::jsonb) as x(request_id text, lease_id text, account_id text, api_key_id text, model text, owed_micro bigint)
-        where not exists (select 1 from lease_charges c where c.request_id = x.request_id)
-       on conflict (request_id) do nothing`,
-      [JSON.stringify(items)],
-    );
-  }
-
+  writeStreamStarts(starts: readonly StreamStart[]): Promise<void>;
   /** What running streams owe now (it only grows). */
-  async updateStreamsOwed(items: ReadonlyArray<{ requestId: string; owedMicro: number }>): Promise<void> {
-    await this.db.run(
-      `update stream_starts s set owed_micro = x.owed_micro
-         from jsonb_to_recordset(?::jsonb) as x(request_id text, owed_micro bigint)
-        where s.request_id = x.request_id and s.converted_micro is null and x.owed_micro > s.owed_micro`,
-      [JSON.stringify(items.map((i) => ({ request_id: i.requestId, owed_micro: i.owedMicro })))],
-    );
-  }
-
+  updateStreamsOwed(items: ReadonlyArray<{ requestId: string; owedMicro: number }>): Promise<void>;
   /** The rows of streams whose charges are recorded. */
-  async forgetStreamStarts(requestIds: readonly string[]): Promise<void> {
-    await this.db.run(`delete from stream_starts where request_id = any(?::text[]) and converted_micro is null`, [requestIds]);
-  }
-
+  forgetStreamStarts(requestIds: readonly string[]): Promise<void>;
+  /** Marks this instance, and so every open lease it holds, alive (its lease rows are not touched). */
+  heartbeat(instanceId: string): Promise<void>;
+  /** Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the database). */
+  stale(graceSeconds: number): Promise<string[]>;
+  /** Forgets the holders silent for longer than `graceSeconds`; answers how many went. */
+  forgetSilentHolders(graceSeconds: number): Promise<number>;
   /**
-   * Marks this instance, and so every open lease it holds, alive: one row (its lease rows are
-   * not touched, so the beat neither waits for the charges on them nor makes them wait).
+   * What calls in progress cannot take away: the account's balance shown (svc_shown_balance: its
+   * leased, uncharged credits counted as its own) and, given a key, what the key's committed
+   * charges spent today (its day's spend less what its open leases hold uncharged).
    */
-  async heartbeat(instanceId: string): Promise<void> {
-    await this.db.run(
-      `insert into lease_holders (instance_id, heartbeat_at) values (?, now())
-       on conflict (instance_id) do update set heartbeat_at = excluded.heartbeat_at`,
-      [instanceId],
-    );
-  }
-
-  /**
-   * Open leases whose holder stopped heartbeating `graceSeconds` ago (it crashed or lost the
-   * database): neither the lease (taken then) nor its holder's row heard from since.
-   */
-  async stale(graceSeconds: number): Promise<string[]> {
-    const rows = await this.db.all<{ id: string }>(
-      `select l.id from credit_leases l left join lease_holders h on h.instance_id = l.instance_id
-        where l.closed_at is null
-          and greatest(l.heartbeat_at, h.heartbeat_at) < now() - make_interval(secs => ?)
-        order by l.id limit 100`,
-      [graceSeconds],
-    );
-    return rows.map((r) => r.id);
-  }
-
-  /**
-   * Forgets the holders silent for longer than `graceSeconds` (one row per process start would
-   * otherwise pile up with every deploy). Safe whatever they still hold: a beat older than the
-   * grace keeps no lease alive (see stale), so each lease's fate is the same with the row or
-   * without it, and a holder that beats again writes its row anew. Answers how many went.
-   */
-  async forgetSilentHolders(graceSeconds: number): Promise<number> {
-    return this.db.run(`delete from lease_holders where heartbeat_at < now() - make_interval(secs => ?)`, [graceSeconds]);
-  }
-
-  /**
-   * Whether `amountMicro` is short whatever the calls in progress do: the account's balance shown
-   * (svc_shown_balance: its leased, uncharged credits counted as its own) does not cover it, or,
-   * given a key, what the key's committed charges spent today (its day's spend less what its open
-   * leases hold uncharged) leaves under `capMicro` does not.
-   */
-  async shortWhateverSettles(accountId: string, key: { keyId: string; capMicro: number | null } | null, amountMicro: number): Promise<boolean> {
-    const row = await this.db.one<{ balance: string | number | null; committed: string | number | null }>(
-      `select svc_shown_balance(?) as balance,
-              (select s.spent_micro - coalesce((select sum(greatest(0, l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0)))
-                                                   from credit_leases l where l.api_key_id = s.api_key_id and l.day = s.day and l.closed_at is null), 0)
-                 from key_daily_spend s where s.api_key_id = ? and s.day = (now() at time zone 'UTC')::date) as committed`,
-      [accountId, key?.keyId ?? null],
-    );
-    if (Number(row?.balance ?? 0) < amountMicro) return true;
-    return key !== null && key.capMicro !== null && key.capMicro - Number(row?.committed ?? 0) < amountMicro;
-  }
-
+  fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: number }>;
   /** Open leases of an account, on every instance. */
-  async openOf(accountId: string): Promise<number> {
-    const row = await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]);
-    return Number(row?.n ?? 0);
-  }
-
+  openOf(accountId: string): Promise<number>;
   /** Open leases of an account (or of one of its keys) held by other instances (to recall them). */
-  async openElsewhere(instanceId: string, accountId: string, keyId?: string): Promise<number> {
-    const row = keyId
-      ? await this.db.one<{ n: string | number }>(
-          `select count(*) as n from credit_leases where account_id = ? and api_key_id = ? and closed_at is null and instance_id <> ?`,
-          [accountId, keyId, instanceId],
-        )
-      : await this.db.one<{ n: string | number }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null and instance_id <> ?`, [
-          accountId,
-          instanceId,
-        ]);
-    return Number(row?.n ?? 0);
-  }
+  openElsewhere(instanceId: string, accountId: string, keyId?: string): Promise<number>;
 }

@@ -1,8 +1,12 @@
 /**
  * Typed domain errors. Domain code throws these; the REST error middleware and the GraphQL
  * formatError are the only two places that turn them into wire errors, both through
- * `statusFor` (one table) so a type always has the same HTTP status and GraphQL code.
+ * `statusFor` (one table) so a type always has the same HTTP status and GraphQL code. A refusal
+ * names its field by a path, and each door writes it (in `param` and in the message) in its own
+ * spelling (field-path.ts).
  */
+import { domainSpelling, FIELD, spellPath, Wording, words, type FieldPath, type Spelling } from './field-path';
+
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -51,7 +55,11 @@ export function statusFor(type: ErrorType): number {
 
 export interface DomainErrorOptions {
   code?: string | null;
-  param?: string | null;
+  /**
+   * The refused field (or a name that is not a field, `asWritten`); an empty path names none. Not
+   * `path`: graphql-js takes an error with an array `path` for one it has already located.
+   */
+  fieldPath?: FieldPath | null;
   /** Seconds a client should wait before retrying (429, 503). */
   retryAfterSeconds?: number;
   /** Extra response headers, e.g. the x-ratelimit-* family. */
@@ -61,19 +69,24 @@ export interface DomainErrorOptions {
 
 export class DomainError extends Error {
   readonly code: string | null;
-  readonly param: string | null;
+  readonly fieldPath: FieldPath | null;
+  readonly wording: Wording;
   readonly retryAfterSeconds?: number;
   readonly headers: Record<string, string>;
 
+  /** `message` is `message` as REST writes it (and logs read it): the field named in the domain's spelling. */
   constructor(
     readonly type: ErrorType,
-    message: string,
+    message: string | Wording,
     options: DomainErrorOptions = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const wording = typeof message === 'string' ? Wording.plain(message) : message;
+    const path = options.fieldPath?.length ? options.fieldPath : null;
+    super(wording.for(path ? spellPath(path) : ''), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DomainError';
+    this.wording = wording;
+    this.fieldPath = path;
     this.code = options.code ?? null;
-    this.param = options.param ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers ?? {};
   }
@@ -81,25 +94,44 @@ export class DomainError extends Error {
   get status(): number {
     return statusFor(this.type);
   }
+
+  /** The refused field as REST names it (`reference_image_urls[1]`), or null. */
+  get param(): string | null {
+    return this.paramFor(domainSpelling);
+  }
+
+  /** The refused field with its keys spelled by `spell`, or null. */
+  paramFor(spell: Spelling): string | null {
+    return this.fieldPath ? spellPath(this.fieldPath, spell) : null;
+  }
+
+  /** The message naming the field with its keys spelled by `spell`. */
+  messageFor(spell: Spelling): string {
+    return this.wording.for(this.paramFor(spell) ?? '');
+  }
 }
 
-export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
-  new DomainError('invalid_request_error', message, { param, code });
+export const invalidRequest = (message: string | Wording, path: FieldPath | null = null, code: string | null = null) =>
+  new DomainError('invalid_request_error', message, { fieldPath: path, code });
+
+/** The house refusal of one field's value: `Invalid '<field>': <reason>`. */
+export const invalidField = (path: FieldPath, reason: string | Wording, code: string | null = null) =>
+  invalidRequest(words`Invalid '${FIELD}': ${typeof reason === 'string' ? Wording.plain(reason) : reason}`, path, code);
 
 export const unauthenticated = (message = 'Invalid or missing credentials.') => new DomainError('authentication_error', message, { code: 'invalid_api_key' });
 
-export const notFound = (message: string, code: string | null = null, param: string | null = null) =>
-  new DomainError('not_found_error', message, { code, param });
+export const notFound = (message: string | Wording, code: string | null = null, path: FieldPath | null = null) =>
+  new DomainError('not_found_error', message, { code, fieldPath: path });
 
-export const modelNotFound = (model: string, param = 'model', message = `The model '${model}' does not exist.`) =>
-  new DomainError('not_found_error', message, { code: 'model_not_found', param });
+export const modelNotFound = (model: string, path: FieldPath = ['model'], message = `The model '${model}' does not exist.`) =>
+  new DomainError('not_found_error', message, { code: 'model_not_found', fieldPath: path });
 
-export const modelForbidden = (model: string) => new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { param: 'model' });
+export const modelForbidden = (model: string) => new DomainError('model_forbidden', `This API key may not use the model '${model}'.`, { fieldPath: ['model'] });
 
 export const insufficientCredits = (message = 'Your credit balance does not cover this request.') => new DomainError('insufficient_credits', message);
 
 export const contentPolicyViolation = (message = 'The prompt was rejected by the model provider on content-policy grounds.') =>
-  new DomainError('content_policy_violation', message, { param: 'prompt' });
+  new DomainError('content_policy_violation', message, { fieldPath: ['prompt'] });
 
 /**
  * The database did not answer in time (stalled, partitioned: no error comes, only silence). The

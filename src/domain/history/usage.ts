@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import type { SqlExecutor } from '../ports/database';
-import { invalidRequest } from '../errors/domain-error';
-import { microToCredits } from '../shared/money';
+import { invalidField } from '../errors/domain-error';
 import { utcDay } from '../shared/time';
 import { parseInput } from '../shared/validate';
+import type { HistoryRepository } from './history-repository';
 
 export type UsageGroupBy = 'day' | 'key' | 'model';
 
@@ -55,8 +54,8 @@ export function parseUsageQuery(input: unknown, now = new Date()): { from: strin
   const defaultFrom = utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
   const from = v.from ?? (defaultFrom < FIRST_DAY ? FIRST_DAY : defaultFrom);
   const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
-  if (span < 1) throw invalidRequest("Invalid 'from': must not be after 'to'.", 'from');
-  if (span > MAX_USAGE_DAYS) throw invalidRequest(`Invalid 'from': the range is at most ${MAX_USAGE_DAYS} days.`, 'from');
+  if (span < 1) throw invalidField(['from'], "must not be after 'to'.");
+  if (span > MAX_USAGE_DAYS) throw invalidField(['from'], `the range is at most ${MAX_USAGE_DAYS} days.`);
   return { from, to, groupBy: v.group_by };
 }
 
@@ -68,31 +67,8 @@ export function parseUsageQuery(input: unknown, now = new Date()): { from: strin
  * charge on one day and a negative day after it. Test keys never touch the ledger, so their
  * calls are not here.
  */
-export async function usageHistory(db: SqlExecutor, accountId: string, input: unknown, now = new Date()): Promise<UsageHistory> {
+export async function usageHistory(history: HistoryRepository, accountId: string, input: unknown, now = new Date()): Promise<UsageHistory> {
   const q = parseUsageQuery(input, now);
-  const keyCol = q.groupBy === 'key' ? 'api_key_id' : 'null';
-  const modelCol = q.groupBy === 'model' ? 'model' : 'null';
-  const end = new Date(Date.parse(`${q.to}T00:00:00Z`) + DAY_MS).toISOString();
-  const rows = await db.all<{ day: string; key_id: string | null; model: string | null; spent: string | number }>(
-    `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${keyCol} as key_id, ${modelCol} as model, -sum(amount_micro) as spent
-       from (select created_at, api_key_id, model, amount_micro from ledger_entries
-              where account_id = ? and kind = 'charge' and created_at >= ?::timestamptz and created_at < ?::timestamptz
-             union all
-             -- Refunds come after their charges: those since the range began, placed at their charge.
-             select coalesce(c.created_at, r.created_at), coalesce(c.api_key_id, r.api_key_id), coalesce(c.model, r.model), r.amount_micro
-               from ledger_entries r
-               left join ledger_entries c on c.kind = 'charge' and c.reference = r.reference and c.account_id = r.account_id
-              where r.account_id = ? and r.kind = 'refund' and r.created_at >= ?::timestamptz
-                and coalesce(c.created_at, r.created_at) >= ?::timestamptz and coalesce(c.created_at, r.created_at) < ?::timestamptz
-             union all
-             -- Calls paid from credit leases: each is a charge of its lease (see lease_charges).
-             select created_at, api_key_id, model, -amount_micro from lease_charges
-              where account_id = ? and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
-      group by 1, 2, 3 order by 1, 2, 3`,
-    [accountId, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, `${q.from}T00:00:00Z`, end, accountId, `${q.from}T00:00:00Z`, end],
-  );
-  return {
-    ...q,
-    buckets: rows.map((r) => ({ day: r.day, keyId: r.key_id, model: r.model, credits: microToCredits(r.spent) })),
-  };
+  const until = new Date(Date.parse(`${q.to}T00:00:00Z`) + DAY_MS).toISOString();
+  return { ...q, buckets: await history.spending(accountId, { since: `${q.from}T00:00:00Z`, until, groupBy: q.groupBy }) };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors/domain-error';
+import { FIELD, words } from '../errors/field-path';
 import { integerText } from '../shared/integer-text';
 
 export const IMAGE_OPTION_NAMES = ['quality', 'background', 'output_format', 'output_compression', 'moderation', 'style', 'input_fidelity'] as const;
@@ -50,15 +51,15 @@ export function readImageOptions(values: Partial<Record<ImageOptionName, unknown
   const options: Record<string, unknown> = {};
   for (const name of IMAGE_OPTION_NAMES) {
     if (values[name] === undefined) continue;
-    if (!accepted.includes(name)) throw invalidRequest(`The model '${modelId}' does not take '${name}'.`, name);
+    if (!accepted.includes(name)) throw invalidRequest(words`The model '${modelId}' does not take '${FIELD}'.`, [name]);
     options[name] = values[name];
   }
   const o = options as ImageOptions;
   if (o.background === 'transparent' && o.output_format === 'jpeg') {
-    throw invalidRequest('A transparent background needs output_format png or webp.', 'background');
+    throw invalidRequest('A transparent background needs output_format png or webp.', ['background']);
   }
   if (o.output_compression !== undefined && (o.output_format ?? 'png') === 'png') {
-    throw invalidRequest('output_compression applies to jpeg and webp output.', 'output_compression');
+    throw invalidRequest(words`${FIELD} applies to jpeg and webp output.`, ['output_compression']);
   }
   return o;
 }

@@ -113,10 +113,10 @@ export class ImageService {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
-    if (files.images.length === 0) throw invalidRequest('An image file is required.', 'image');
+    if (files.images.length === 0) throw invalidRequest('An image file is required.', ['image']);
     // Counted over both spellings of the field: 16 of `image` and one more of `image[]` came through.
     if (files.images.length > MAX_EDIT_IMAGES)
-      throw invalidRequest(`At most ${MAX_EDIT_IMAGES} images may be edited at once; ${files.images.length} were sent.`, 'image');
+      throw invalidRequest(`At most ${MAX_EDIT_IMAGES} images may be edited at once; ${files.images.length} were sent.`, ['image']);
     const input = checkInputImages(files.images, files.mask);
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);

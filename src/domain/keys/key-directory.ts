@@ -13,8 +13,8 @@
  * as it does for an id it cannot vouch for: it never refuses a key it has not seen the end of.
  * Memory: about 150 bytes a key (100,000 keys, 15 MB).
  */
-import type { SqlExecutor } from '../ports/database';
 import type { TopicFeed } from '../ports/topic-feed';
+import type { KeyRepository } from './key-repository';
 import type { Clock, TimerHandle } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
 
@@ -42,7 +42,7 @@ export class KeyDirectory {
   private lastLoadTry = -Infinity;
 
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly keys: Pick<KeyRepository, 'allActiveHashes' | 'activeHashesOf'>,
     private readonly feed: TopicFeed,
     private readonly clock: Clock = systemClock,
   ) {
@@ -57,9 +57,9 @@ export class KeyDirectory {
   /** Reads every active key; until it has, and after any gap until it has again, every answer is "ask". */
   async load(): Promise<void> {
     const generation = this.generation;
-    const rows = await this.db.all<{ id: string; secret_hash: string }>(`select id, secret_hash from api_keys where revoked_at is null`);
+    const rows = await this.keys.allActiveHashes();
     if (generation !== this.generation || this.stopped) return;
-    this.hashes = new Map(rows.map((r) => [r.id, Buffer.from(r.secret_hash, 'hex')]));
+    this.hashes = new Map(rows.map((r) => [r.id, Buffer.from(r.secretHash, 'hex')]));
     this.loaded = true;
   }
 
@@ -114,11 +114,8 @@ export class KeyDirectory {
     for (const id of ids) this.due.delete(id);
     if (this.due.size > 0) this.timer = this.clock.setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
     try {
-      const rows = await this.db.all<{ id: string; secret_hash: string }>(
-        `select id, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
-        ids,
-      );
-      const found = new Map(rows.map((r) => [r.id, r.secret_hash]));
+      const rows = await this.keys.activeHashesOf(ids);
+      const found = new Map(rows.map((r) => [r.id, r.secretHash]));
       for (const id of ids) {
         const hex = found.get(id);
         if (hex) this.hashes.set(id, Buffer.from(hex, 'hex'));

@@ -10,9 +10,9 @@
  * until they expire, and their next use tries again.
  */
 import type { Clock, TimerHandle } from '../ports/clock';
-import type { SqlExecutor } from '../ports/database';
 import type { Entry as CachedKey, KeyCache } from './key-cache';
-import { activeKeyRows, principalOf } from './key-record';
+import { principalOf } from './key-record';
+import type { KeyRepository } from './key-repository';
 
 const REFRESH_BATCH_MS = 100;
 const MAX_BATCH = 500;
@@ -22,7 +22,7 @@ export class KeyRefresher {
   private timer: TimerHandle | undefined;
 
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly keys: Pick<KeyRepository, 'findActiveKeys'>,
     private readonly cache: KeyCache,
     private readonly clock: Clock,
   ) {}
@@ -46,11 +46,11 @@ export class KeyRefresher {
     const ids = batch.map(([keyId]) => keyId);
     try {
       const loadedAt = this.cache.startLoad();
-      const rows = await activeKeyRows(this.db, ids);
+      const rows = await this.keys.findActiveKeys(ids);
       const found = new Map(rows.map((row) => [row.id, row]));
       for (const keyId of ids) {
         const row = found.get(keyId);
-        if (row) this.cache.put(keyId, loadedAt, principalOf(row), row.secret_hash);
+        if (row) this.cache.put(keyId, loadedAt, principalOf(row), row.secretHash);
         else this.cache.drop(keyId);
       }
     } catch {

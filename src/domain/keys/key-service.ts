@@ -3,14 +3,15 @@ import type { KeyDirectory } from './key-directory';
 import { KeyRefresher } from './key-refresher';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
-import { DomainError, databaseTooSlow, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
+import { DomainError, databaseTooSlow, invalidField, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
+import { asWritten, FIELD, words } from '../errors/field-path';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { assertStorableText, oneLineLabel, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
-import { KEY_COLUMNS, activeKeyRows, principalOf, toApiKey, type ApiKey, type ApiKeyRow } from './key-record';
+import { principalOf, type ApiKey } from './key-record';
+import type { KeyChanges, KeyRepository } from './key-repository';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
 import type { Clock, TimerHandle } from '../ports/clock';
@@ -44,7 +45,7 @@ export class KeyService {
   private readonly refresher?: KeyRefresher;
 
   constructor(
-    private readonly db: Database,
+    private readonly keys: KeyRepository,
     isKnownModel: (id: string) => boolean,
     private readonly urls: UrlGuard,
     private readonly cache?: KeyCache,
@@ -52,7 +53,7 @@ export class KeyService {
     /** What lastUsed's resolution and its batched writes are timed on; the cache's background reads too. */
     private readonly clock: Clock = systemClock,
   ) {
-    if (cache) this.refresher = new KeyRefresher(db, cache, clock);
+    if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
     this.createSchema = z
       .object({
         name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
@@ -76,28 +77,22 @@ export class KeyService {
     const v = parseInput(this.createSchema, input);
     const id = newKeyId(v.mode);
     const secret = newKeySecret(id);
-    const key = await this.db.transaction(async (tx) => {
+    const key = await this.keys.transaction(async (tx) => {
       // Lock the account row so two concurrent creates cannot both see 9 active keys.
-      await tx.one(`select id from accounts where id = ? for update`, [accountId]);
-      const active = await tx.one<{ n: string }>(`select count(*) as n from api_keys where account_id = ? and revoked_at is null`, [accountId]);
-      if (Number(active?.n ?? 0) >= MAX_ACTIVE_KEYS) {
+      await this.keys.lockAccount(tx, accountId);
+      if ((await this.keys.countActive(tx, accountId)) >= MAX_ACTIVE_KEYS) {
         throw new DomainError('key_limit_reached', `An account may hold at most ${MAX_ACTIVE_KEYS} active API keys.`);
       }
-      const row = await tx.one<ApiKeyRow>(
-        `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro)
-         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?) returning ${KEY_COLUMNS}`,
-        [
-          id,
-          accountId,
-          v.name ?? `${v.mode} key`,
-          v.mode,
-          hashSecret(secret),
-          v.allowedModels ? JSON.stringify(v.allowedModels) : null,
-          v.blockedModels ? JSON.stringify(v.blockedModels) : null,
-          v.dailySpendCap ?? null, // micro-credits already (creditAmount)
-        ],
-      );
-      return toApiKey(row!);
+      return this.keys.insert(tx, {
+        id,
+        accountId,
+        name: v.name ?? `${v.mode} key`,
+        mode: v.mode,
+        secretHash: hashSecret(secret),
+        allowedModels: v.allowedModels ?? null,
+        blockedModels: v.blockedModels ?? null,
+        dailySpendCapMicro: v.dailySpendCap ?? null, // micro-credits already (creditAmount)
+      });
     });
     // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
     this.directory?.add(id, hashSecret(secret));
@@ -106,49 +101,33 @@ export class KeyService {
   }
 
   async list(accountId: string): Promise<ApiKey[]> {
-    const rows = await this.db.all<ApiKeyRow>(`select ${KEY_COLUMNS} from api_keys where account_id = ? and revoked_at is null order by created_at desc, id`, [
-      accountId,
-    ]);
-    return rows.map(toApiKey);
+    return this.keys.listActive(accountId);
   }
 
   /** One active key of the account; another account's key answers 404 like a missing one. */
   async get(accountId: string, keyId: string): Promise<ApiKey> {
-    const row = await this.db.one<ApiKeyRow>(`select ${KEY_COLUMNS} from api_keys where id = ? and account_id = ? and revoked_at is null`, [keyId, accountId]);
-    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
-    return toApiKey(row);
+    const key = await this.keys.findActive(accountId, keyId);
+    if (!key) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
+    return key;
   }
 
   async update(accountId: string, keyId: string, input: unknown): Promise<ApiKey> {
     const v = parseInput(this.updateSchema, input);
-    const sets: string[] = [];
-    const params: unknown[] = [];
+    const changes: KeyChanges = {};
     const raw = (input ?? {}) as Record<string, unknown>;
-    const set = (column: string, value: unknown) => {
-      sets.push(column);
-      params.push(value);
-    };
-    if (v.name !== undefined) set('name = ?', v.name);
-    if ('allowedModels' in raw) set('allowed_models = ?::jsonb', v.allowedModels ? JSON.stringify(v.allowedModels) : null);
-    if ('blockedModels' in raw) set('blocked_models = ?::jsonb', v.blockedModels ? JSON.stringify(v.blockedModels) : null);
-    if ('dailySpendCap' in raw) set('daily_spend_cap_micro = ?', v.dailySpendCap ?? null);
-    if (sets.length === 0) return this.get(accountId, keyId);
-    const row = await this.db.one<ApiKeyRow>(
-      `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
-      [...params, keyId, accountId],
-    );
-    if (!row) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    if (v.name !== undefined) changes.name = v.name;
+    if ('allowedModels' in raw) changes.allowedModels = v.allowedModels ?? null;
+    if ('blockedModels' in raw) changes.blockedModels = v.blockedModels ?? null;
+    if ('dailySpendCap' in raw) changes.dailySpendCapMicro = v.dailySpendCap ?? null;
+    if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
+    const key = await this.keys.update(accountId, keyId, changes);
+    if (!key) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
     await this.cache?.invalidate(keyId);
-    return toApiKey(row);
+    return key;
   }
 
   async revoke(accountId: string, keyId: string): Promise<void> {
-    const touched = await this.db.run(
-      `update api_keys set revoked_at = now(), webhook_url = null, webhook_secret = null
-       where id = ? and account_id = ? and revoked_at is null`,
-      [keyId, accountId],
-    );
-    if (touched === 0) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', 'id');
+    if (!(await this.keys.revoke(accountId, keyId))) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
     await this.cache?.invalidate(keyId);
   }
 
@@ -161,28 +140,27 @@ export class KeyService {
     if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object.');
     assertStorableText(body);
     const unknownField = Object.keys(body).find((k) => k !== 'url' && k !== 'regenerateSecret');
-    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, unknownField);
+    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, [asWritten(unknownField)]);
     const current = await this.get(accountId, keyId);
     if ('url' in body && body.url === null) {
-      await this.db.run(`update api_keys set webhook_url = null, webhook_secret = null where id = ? and account_id = ?`, [keyId, accountId]);
+      await this.keys.clearWebhook(accountId, keyId);
       return { url: null };
     }
     if ('url' in body) {
-      const url = await this.urls.checkWebhookUrl(body.url, 'url');
+      const url = await this.urls.checkWebhookUrl(body.url, ['url']);
       const secret = `whsec_${randomBase62(32)}`;
-      await this.db.run(`update api_keys set webhook_url = ?, webhook_secret = ? where id = ? and account_id = ?`, [url, secret, keyId, accountId]);
+      await this.keys.setWebhook(accountId, keyId, url, secret);
       return { url, secret };
     }
     if (body.regenerateSecret === true) {
-      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', 'regenerateSecret');
+      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', ['regenerateSecret']);
       const secret = `whsec_${randomBase62(32)}`;
-      await this.db.run(`update api_keys set webhook_secret = ? where id = ? and account_id = ?`, [secret, keyId, accountId]);
+      await this.keys.setWebhookSecret(accountId, keyId, secret);
       return { url: current.webhookUrl, secret };
     }
     // `regenerateSecret: false` (or any value but true) is a field sent wrong, named as such.
-    if ('regenerateSecret' in body)
-      throw invalidRequest("Invalid 'regenerateSecret': must be true (send 'url': null to remove the webhook).", 'regenerateSecret');
-    throw invalidRequest("The body must carry 'url' (a URL or null) or 'regenerateSecret': true.", 'url');
+    if ('regenerateSecret' in body) throw invalidField(['regenerateSecret'], "must be true (send 'url': null to remove the webhook).");
+    throw invalidRequest(words`The body must carry '${FIELD}' (a URL or null) or 'regenerateSecret': true.`, ['url']);
   }
 
   /**
@@ -205,11 +183,11 @@ export class KeyService {
     const loadedAt = this.cache?.startLoad() ?? 0;
     // A read that can be let go: a database that does not answer makes this a 503, not a request
     // held for as long as the silence lasts (its client long gone, its connection held open).
-    const [row] = await withinDeadline(activeKeyRows(this.db, [keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
-    if (!row || !secretMatchesHash(secret, row.secret_hash)) throw unauthenticated('Invalid API key.');
+    const [row] = await withinDeadline(this.keys.findActiveKeys([keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
+    if (!row || !secretMatchesHash(secret, row.secretHash)) throw unauthenticated('Invalid API key.');
     this.touchLastUsed(keyId);
     const principal = principalOf(row);
-    this.cache?.put(keyId, loadedAt, principal, row.secret_hash);
+    this.cache?.put(keyId, loadedAt, principal, row.secretHash);
     return principal;
   }
 
@@ -258,7 +236,7 @@ export class KeyService {
       const ids = [...this.lastUsedPending].slice(0, 1000);
       for (const id of ids) this.lastUsedPending.delete(id);
       if (this.lastUsedPending.size > 0) this.scheduleLastUsedFlush();
-      this.db.run(`update api_keys set last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids).catch(() => undefined);
+      this.keys.markUsed(ids).catch(() => undefined);
     }, LAST_USED_FLUSH_MS);
     this.lastUsedFlush.unref();
   }

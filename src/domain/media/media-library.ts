@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../ports/database';
 import type { BlobHandle, BlobStore } from '../ports/blob-store';
+import type { MediaRecords } from './media-records';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { databaseTooSlow } from '../errors/domain-error';
 import { newId, randomBase62 } from '../shared/ids';
@@ -15,16 +15,14 @@ const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': '
  */
 export class MediaLibrary {
   private constructor(
-    private readonly db: Database,
+    private readonly records: MediaRecords,
     private readonly blobs: BlobStore,
     private readonly secret: string,
     private readonly baseUrl: () => string,
   ) {}
 
-  static async open(db: Database, blobs: BlobStore, baseUrl: () => string): Promise<MediaLibrary> {
-    await db.run(`insert into server_secrets (name, value) values (?, ?) on conflict do nothing`, [SECRET_NAME, randomBase62(48)]);
-    const row = await db.one<{ value: string }>(`select value from server_secrets where name = ?`, [SECRET_NAME]);
-    return new MediaLibrary(db, blobs, row!.value, baseUrl);
+  static async open(records: MediaRecords, blobs: BlobStore, baseUrl: () => string): Promise<MediaLibrary> {
+    return new MediaLibrary(records, blobs, await records.serverSecret(SECRET_NAME, randomBase62(48)), baseUrl);
   }
 
   private token(id: string): string {
@@ -39,13 +37,7 @@ export class MediaLibrary {
   async save(accountId: string, data: Buffer, contentType: string): Promise<{ id: string; url: string }> {
     const id = newId('med', 24);
     await this.blobs.put(id, data);
-    const insert = this.db.run(`insert into media_objects (id, account_id, content_type, size_bytes, storage_key) values (?, ?, ?, ?, ?)`, [
-      id,
-      accountId,
-      contentType,
-      data.length,
-      id,
-    ]);
+    const insert = this.records.insert({ id, accountId, contentType, sizeBytes: data.length, storageKey: id });
     // On the request's way (an image answered by URL): a stalled database is a 503 within
     // seconds, nothing charged, instead of a request held for the whole stall. A row that lands
     // later names a blob nobody was given the URL of.
@@ -59,7 +51,7 @@ export class MediaLibrary {
    */
   async discard(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.run(`delete from media_objects where id in (${ids.map(() => '?').join(', ')})`, [...ids]);
+    await this.records.remove(ids);
     await Promise.all(ids.map((id) => this.blobs.remove(id)));
   }
 
@@ -71,9 +63,9 @@ export class MediaLibrary {
     const expected = Buffer.from(this.token(id));
     const given = Buffer.from(token);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-    const row = await this.db.one<{ content_type: string; storage_key: string }>(`select content_type, storage_key from media_objects where id = ?`, [id]);
-    if (!row) return null;
-    const blob = await this.blobs.open(row.storage_key);
-    return blob ? { blob, contentType: row.content_type } : null;
+    const stored = await this.records.find(id);
+    if (!stored) return null;
+    const blob = await this.blobs.open(stored.storageKey);
+    return blob ? { blob, contentType: stored.contentType } : null;
   }
 }

@@ -30,7 +30,7 @@ export class TestKeyBudget {
     if (pixels > this.limits.maxPixelsPerRequest) {
       throw invalidRequest(
         `Test keys may ask for at most ${this.limits.maxPixelsPerRequest} pixels per request (width x height x n); this one asks for ${pixels}. Lower n or size, or use a live key.`,
-        'n',
+        ['n'],
         'test_key_pixel_limit',
       );
     }

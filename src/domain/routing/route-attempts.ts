@@ -115,13 +115,15 @@ export async function attemptRoutes<R extends RouteLike, T>(
       if (aborted) deps.breakers.releaseProbe(route.id);
       else deps.breakers.record(route.id, !failure.upstreamFault, failure.summary);
       lastError = err;
-      const next = failure.retryable && !aborted ? await waitForNext(deps, model, route, tried, failure, deadline, now, sleep, signal) : false;
+      // The last attempt allowed waits for nothing: its failure is the answer.
+      const another = attempt + 1 < model.retry.attempts;
+      const next = another && failure.retryable && !aborted ? await waitForNext(deps, model, route, tried, failure, deadline, now, sleep, signal) : false;
       deps.report({
         route: route.id,
         model: model.id,
         outcome: aborted ? 'cancelled' : failure.upstreamFault ? 'failed' : 'rejected',
         seconds: (now() - started) / 1000,
-        retried: next && attempt + 1 < model.retry.attempts,
+        retried: next,
         error: failure.summary,
       });
       if (!next) throw err;

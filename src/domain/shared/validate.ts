@@ -1,12 +1,13 @@
 import type { z } from 'zod';
-import { invalidRequest } from '../errors/domain-error';
+import { invalidField, invalidRequest } from '../errors/domain-error';
+import { asWritten, spellPath, type FieldPath, type PathSegment } from '../errors/field-path';
 import { issueWords } from './issue-words';
 
-/** `['reference_image_urls', 2]` → `reference_image_urls[2]`: the `param` a client can act on. */
-export function paramOf(path: readonly PropertyKey[]): string | null {
-  if (path.length === 0) return null;
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
-}
+/** A zod issue's path as the refused field's path (the schemas key nothing by a symbol). */
+export const issuePath = (path: readonly PropertyKey[]): PathSegment[] => path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+
+/** `Invalid '<field>': <reason>`; the reason alone where the path names nothing to quote (the whole input, a key written ''). */
+const refusal = (path: FieldPath, reason: string) => (spellPath(path) === '' ? invalidRequest(reason, path) : invalidField(path, reason));
 
 /**
  * Validates a plain input against a schema; the first problem becomes a 400
@@ -17,13 +18,14 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const param = paramOf(issue.path);
+  const path = issuePath(issue.path);
   let message = issueWords(issue);
   if (issue.code === 'unrecognized_keys') {
-    throw invalidRequest(`Unknown field '${issue.keys[0]}'.`, paramOf([...issue.path, issue.keys[0]]));
+    // A key the schema does not know is named as the client wrote it.
+    throw invalidRequest(`Unknown field '${issue.keys[0]}'.`, [...path, asWritten(issue.keys[0])]);
   }
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
-  throw invalidRequest(param ? `Invalid '${param}': ${message}` : message, param);
+  throw refusal(path, message);
 }
 
 /** NUL, or a UTF-16 surrogate without its pair: text PostgreSQL cannot store (or JSON cannot carry). */
@@ -65,8 +67,7 @@ function isStorable(input: unknown, depth: number): boolean {
 function refuseUnstorable(input: unknown, path: (string | number)[], depth: number): void {
   if (typeof input === 'string') {
     if (UNSTORABLE.test(input)) {
-      const param = paramOf(path);
-      throw invalidRequest(`${param ? `Invalid '${param}': ` : ''}text must not contain NUL characters or unpaired UTF-16 surrogates.`, param);
+      throw refusal(path, 'text must not contain NUL characters or unpaired UTF-16 surrogates.');
     }
     return;
   }
@@ -76,10 +77,10 @@ function refuseUnstorable(input: unknown, path: (string | number)[], depth: numb
     return;
   }
   for (const [k, v] of Object.entries(input)) {
-    if (UNSTORABLE.test(k)) throw invalidRequest('Field names must not contain NUL characters or unpaired UTF-16 surrogates.', paramOf(path));
+    if (UNSTORABLE.test(k)) throw invalidRequest('Field names must not contain NUL characters or unpaired UTF-16 surrogates.', path);
     // JSON.parse makes `__proto__` an own key, which the schemas' records skip without a word
     // (and plain objects would take as a prototype): refused, so nothing is silently dropped.
-    if (k === '__proto__') throw invalidRequest(`Field name '__proto__' is not accepted.`, paramOf([...path, k]));
+    if (k === '__proto__') throw invalidRequest(`Field name '__proto__' is not accepted.`, [...path, k]);
     refuseUnstorable(v, [...path, k], depth + 1);
   }
 }

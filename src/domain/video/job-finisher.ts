@@ -1,11 +1,12 @@
-import type { Database, SqlExecutor } from '../ports/database';
+import type { SqlExecutor } from '../ports/database';
 import type { JobEventBus } from '../events/job-events';
 import type { WorkQueue } from '../work/work-queue';
-import * as ledger from '../credits/ledger';
 import { scheduleJobWebhook } from '../webhooks/webhook-events';
+import type { WebhookRepository } from '../webhooks/webhook-repository';
 import { creditsToMicro } from '../shared/money';
 import type { VideoJob } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
+import type { VideoLedger } from './video-ledger';
 
 /**
  * The only way a job leaves PROCESSING. One transaction moves the state (only from PROCESSING,
@@ -14,10 +15,11 @@ import type { VideoJobRepository } from './video-job-repository';
  */
 export class JobFinisher {
   constructor(
-    private readonly db: Database,
     private readonly jobs: VideoJobRepository,
     private readonly queue: WorkQueue,
+    private readonly webhooks: WebhookRepository,
     private readonly events: JobEventBus,
+    private readonly ledger: VideoLedger,
     private readonly onFinished: (job: VideoJob, webhook: boolean) => void = () => undefined,
   ) {}
 
@@ -28,20 +30,20 @@ export class JobFinisher {
   async fail(jobId: string, reason: string): Promise<VideoJob | undefined> {
     return this.finish(jobId, async (tx, job) => {
       const failed = await this.jobs.finish(tx, job.id, { status: 'FAILED', reason });
-      if (failed && !failed.testMode) await ledger.refundOnce(tx, { accountId: job.accountId, reference: job.id, reason: `video job failed: ${reason}` });
+      if (failed && !failed.testMode) await this.ledger.refundOnce(tx, { accountId: job.accountId, reference: job.id, reason: `video job failed: ${reason}` });
       return failed;
     });
   }
 
   private async finish(jobId: string, transition: (tx: SqlExecutor, job: VideoJob) => Promise<VideoJob | undefined>): Promise<VideoJob | undefined> {
     let webhook = false;
-    const finished = await this.db.transaction(async (tx) => {
-      const job = await this.jobs.get(tx, jobId, { forUpdate: true });
+    const finished = await this.jobs.transaction(async (tx) => {
+      const job = await this.jobs.getForUpdate(tx, jobId);
       if (!job || job.status !== 'PROCESSING') return undefined;
       const done = await transition(tx, job);
       if (!done) return undefined;
-      webhook = await scheduleJobWebhook(tx, this.queue, done);
-      await tx.run(`delete from work_items where kind = 'video_poll' and ref = ?`, [jobId]);
+      webhook = await scheduleJobWebhook(tx, this.webhooks, this.queue, done);
+      await this.queue.cancel(tx, 'video_poll', jobId);
       return done;
     });
     if (finished) {

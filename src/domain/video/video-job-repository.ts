@@ -1,162 +1,48 @@
 import type { SqlExecutor } from '../ports/database';
 import type { VideoJobSpec } from './video-port';
-import { microToCredits } from '../shared/money';
 import type { VideoJob, VideoJobStatus } from './video-job';
 
-interface JobRow {
+/** A job as it is accepted: PROCESSING, charged `chargedMicro`, due to end within `timeoutSeconds`. */
+export interface NewVideoJob {
   id: string;
-  account_id: string;
-  api_key_id: string;
-  test_mode: boolean;
+  accountId: string;
+  apiKeyId: string;
+  testMode: boolean;
   model: string;
-  kind: 'video' | 'motion-control';
+  kind: VideoJob['kind'];
   provider: string;
-  route_id: string | null;
   spec: VideoJobSpec;
-  queue_id: string;
-  status: VideoJobStatus;
-  credits_charged_micro: string | number;
-  credits_used_micro: string | number | null;
-  media_id: string | null;
-  reason: string | null;
-  submitted_at: Date | null;
-  deadline_at: Date;
-  created_at: Date;
-  updated_at: Date;
+  chargedMicro: number;
+  timeoutSeconds: number;
 }
 
-const COLUMNS = `id, account_id, api_key_id, test_mode, model, kind, provider, route_id, spec, queue_id, status, credits_charged_micro,
-  credits_used_micro, media_id, reason, submitted_at, deadline_at, created_at, updated_at`;
+export type JobOutcome = { status: 'COMPLETED'; mediaId: string; usedMicro: number } | { status: 'FAILED'; reason: string };
 
-/** Rows ↔ jobs. The media URL is derived from the media id, so it is never stored stale. */
-export class VideoJobRepository {
-  constructor(private readonly mediaUrl: (mediaId: string) => string) {}
-
-  private toJob(r: JobRow): VideoJob {
-    return {
-      id: r.id,
-      accountId: r.account_id,
-      apiKeyId: r.api_key_id,
-      testMode: r.test_mode,
-      model: r.model,
-      kind: r.kind,
-      provider: r.provider,
-      routeId: r.route_id,
-      spec: typeof r.spec === 'string' ? (JSON.parse(r.spec) as VideoJobSpec) : r.spec,
-      queueId: r.queue_id,
-      status: r.status,
-      creditsCharged: microToCredits(r.credits_charged_micro),
-      creditsUsed: r.credits_used_micro === null ? null : microToCredits(r.credits_used_micro),
-      url: r.media_id ? this.mediaUrl(r.media_id) : null,
-      reason: r.reason,
-      submittedAt: r.submitted_at ? new Date(r.submitted_at) : null,
-      deadlineAt: new Date(r.deadline_at),
-      createdAt: new Date(r.created_at),
-      updatedAt: new Date(r.updated_at),
-    };
-  }
-
-  async insert(
-    tx: SqlExecutor,
-    j: {
-      id: string;
-      accountId: string;
-      apiKeyId: string;
-      testMode: boolean;
-      model: string;
-      kind: string;
-      provider: string;
-      spec: VideoJobSpec;
-      chargedMicro: number;
-      timeoutSeconds: number;
-    },
-  ): Promise<VideoJob> {
-    const row = await tx.one<JobRow>(
-      `insert into video_jobs (id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro, deadline_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, '', 'PROCESSING', ?, now() + make_interval(secs => ?)) returning ${COLUMNS}`,
-      [j.id, j.accountId, j.apiKeyId, j.testMode, j.model, j.kind, j.provider, JSON.stringify(j.spec), j.chargedMicro, j.timeoutSeconds],
-    );
-    return this.toJob(row!);
-  }
-
-  async get(tx: SqlExecutor, id: string, opts: { forUpdate?: boolean } = {}): Promise<VideoJob | undefined> {
-    const row = await tx.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ?${opts.forUpdate ? ' for update' : ''}`, [id]);
-    return row ? this.toJob(row) : undefined;
-  }
-
+/**
+ * Video jobs, stored; times are the database's clock. A job's media URL is derived from its media
+ * id, so it is never stored stale. Its SQL: infra/db/repositories/sql-video-jobs.ts. Writes take
+ * the transaction they commit in (with the charge and the work rows they go with).
+ */
+export interface VideoJobRepository {
+  /** Runs `work` in one transaction: commits when it resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  insert(tx: SqlExecutor, job: NewVideoJob): Promise<VideoJob>;
+  /** The job, its row locked until `tx` ends, so one finisher at a time moves it. */
+  getForUpdate(tx: SqlExecutor, id: string): Promise<VideoJob | undefined>;
   /**
    * The job, with the seconds left before its deadline by the database's clock, the one that set
    * it (0 or less: passed), so an instance whose own clock runs ahead does not fail healthy jobs
    * as `timeout`.
    */
-  async getWithTimeLeft(tx: SqlExecutor, id: string): Promise<{ job: VideoJob; secondsLeft: number } | undefined> {
-    const row = await tx.one<JobRow & { seconds_left: string | number }>(
-      `select ${COLUMNS}, extract(epoch from (deadline_at - now())) as seconds_left from video_jobs where id = ?`,
-      [id],
-    );
-    return row ? { job: this.toJob(row), secondsLeft: Number(row.seconds_left) } : undefined;
-  }
-
+  getWithTimeLeft(id: string): Promise<{ job: VideoJob; secondsLeft: number } | undefined>;
   /** The account's jobs changed at or after `since`, oldest change first (at most `limit`). */
-  async changedSince(tx: SqlExecutor, accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
-    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [
-      accountId,
-      since,
-      limit,
-    ]);
-    return rows.map((r) => this.toJob(r));
-  }
-
+  changedSince(accountId: string, since: Date, limit: number): Promise<VideoJob[]>;
   /** The job only when it belongs to the account: another account's job is as missing as none. */
-  async getOwned(tx: SqlExecutor, id: string, accountId: string): Promise<VideoJob | undefined> {
-    const row = await tx.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ? and account_id = ?`, [id, accountId]);
-    return row ? this.toJob(row) : undefined;
-  }
-
-  /** Submitted upstream: the provider's queue id, and the route that accepted it (null for the simulator). */
-  async setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId: string | null = null): Promise<VideoJob | undefined> {
-    const row = await tx.one<JobRow>(
-      `update video_jobs set queue_id = ?, route_id = ?, submitted_at = now(), updated_at = now() where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
-      [queueId, routeId, id],
-    );
-    return row ? this.toJob(row) : undefined;
-  }
-
+  getOwned(id: string, accountId: string): Promise<VideoJob | undefined>;
+  /** Submitted upstream: the provider's queue id, and the route that accepted it (null for the simulator); undefined once terminal. */
+  setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId?: string | null): Promise<VideoJob | undefined>;
   /** PROCESSING → COMPLETED | FAILED, once: answers undefined when the job was already terminal. */
-  async finish(
-    tx: SqlExecutor,
-    id: string,
-    outcome: { status: 'COMPLETED'; mediaId: string; usedMicro: number } | { status: 'FAILED'; reason: string },
-  ): Promise<VideoJob | undefined> {
-    const row =
-      outcome.status === 'COMPLETED'
-        ? await tx.one<JobRow>(
-            `update video_jobs set status = 'COMPLETED', media_id = ?, credits_used_micro = ?, updated_at = now()
-             where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
-            [outcome.mediaId, outcome.usedMicro, id],
-          )
-        : await tx.one<JobRow>(
-            `update video_jobs set status = 'FAILED', reason = ?, credits_used_micro = 0, updated_at = now()
-             where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
-            [outcome.reason, id],
-          );
-    return row ? this.toJob(row) : undefined;
-  }
-
+  finish(tx: SqlExecutor, id: string, outcome: JobOutcome): Promise<VideoJob | undefined>;
   /** Keyset pagination, newest first; `after` is the id of the last job of the previous page. */
-  async list(tx: SqlExecutor, accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]> {
-    const params: unknown[] = [accountId];
-    let where = 'account_id = ?';
-    if (opts.status) {
-      where += ' and status = ?';
-      params.push(opts.status);
-    }
-    if (opts.after) {
-      where += ' and (created_at, id) < (select created_at, id from video_jobs where id = ? and account_id = ?)';
-      params.push(opts.after, accountId);
-    }
-    params.push(opts.first);
-    const rows = await tx.all<JobRow>(`select ${COLUMNS} from video_jobs where ${where} order by created_at desc, id desc limit ?`, params);
-    return rows.map((r) => this.toJob(r));
-  }
+  list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]>;
 }

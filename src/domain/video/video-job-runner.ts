@@ -1,4 +1,3 @@
-import type { Database } from '../ports/database';
 import type { Catalog } from '../catalog/catalog';
 import type { CatalogModel } from '../catalog/model';
 import type { MediaLibrary } from '../media/media-library';
@@ -22,7 +21,6 @@ export const SUBMIT_LOST_REASON = 'The video provider did not confirm the submis
 export class VideoJobRunner {
   constructor(
     private readonly deps: {
-      db: Database;
       catalog: Catalog;
       providers: VideoProviders;
       jobs: VideoJobRepository;
@@ -36,10 +34,10 @@ export class VideoJobRunner {
   ) {}
 
   handle = async (item: WorkItem): Promise<void> => {
-    const { db, jobs, queue, finisher } = this.deps;
-    const read = await jobs.getWithTimeLeft(db, item.ref);
+    const { jobs, queue, finisher } = this.deps;
+    const read = await jobs.getWithTimeLeft(item.ref);
     if (!read || read.job.status !== 'PROCESSING') {
-      await queue.done(db, item);
+      await queue.done(item);
       return;
     }
     const { job, secondsLeft: left } = read;
@@ -63,7 +61,7 @@ export class VideoJobRunner {
     // Polled where it was accepted, under the name that route knows the model by.
     const result = await provider.poll({ queueId: job.queueId, submittedAt: job.submittedAt, spec: { ...job.spec, upstreamModel } });
     if (result.state === 'processing') {
-      await queue.retryLater(db, item, later);
+      await queue.retryLater(item, later);
       return;
     }
     if (result.state === 'failed') {
@@ -86,12 +84,12 @@ export class VideoJobRunner {
    * a duplicate.
    */
   private async submit(item: WorkItem, job: VideoJob, model: CatalogModel, provider: VideoProvider, left: number): Promise<void> {
-    const { db, jobs, queue, finisher } = this.deps;
+    const { jobs, queue, finisher } = this.deps;
     if (item.payload.submitStarted && !provider.submitIsRepeatable) {
       await finisher.fail(job.id, SUBMIT_LOST_REASON);
       return;
     }
-    if (!(await queue.fence(db, item, { ...item.payload, submitStarted: true }))) return;
+    if (!(await queue.fence(item, { ...item.payload, submitStarted: true }))) return;
     let submitted: { queueId: string; routeId: string | null };
     try {
       submitted = await this.deps.providers.submitVideo(model, job.provider, job.spec);
@@ -100,9 +98,9 @@ export class VideoJobRunner {
       return;
     }
     const remaining = Math.max(0.05, left);
-    await db.transaction(async (tx) => {
+    await jobs.transaction(async (tx) => {
       if (await jobs.setSubmitted(tx, job.id, submitted.queueId, submitted.routeId))
-        await queue.retryLater(tx, item, Math.min(this.deps.firstPollSeconds(job.provider), remaining));
+        await queue.retryLater(item, Math.min(this.deps.firstPollSeconds(job.provider), remaining), item.payload, tx);
     });
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { VIDEO_DURATIONS, VIDEO_RESOLUTIONS } from '../catalog/model';
-import { invalidRequest, type DomainError } from '../errors/domain-error';
+import { invalidField, type DomainError } from '../errors/domain-error';
 
 export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4'] as const;
 
@@ -35,7 +35,7 @@ const NOT_TAKEN: Record<'video' | 'motion-control', Array<{ field: string; inste
 /** A 400 naming the first field sent that a model of this kind does not take; null if none. */
 export function fieldNotTaken(kind: 'video' | 'motion-control', modelId: string, input: Record<string, unknown>): DomainError | null {
   const hit = NOT_TAKEN[kind].find((f) => input[f.field] !== undefined);
-  return hit ? invalidRequest(`Invalid '${hit.field}': ${modelId} does not take it; it is priced by ${hit.instead}.`, hit.field) : null;
+  return hit ? invalidField([hit.field], `${modelId} does not take it; it is priced by ${hit.instead}.`) : null;
 }
 
 /**

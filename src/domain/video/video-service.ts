@@ -2,7 +2,6 @@ import { PageRule } from '../shared/page-rule';
 import type { IdempotentCall } from '../idempotency/idempotency-service';
 import type { Catalog } from '../catalog/catalog';
 import type { MotionModel, VideoModel } from '../catalog/model';
-import type { Database } from '../ports/database';
 import type { UrlGuard } from '../ports/url-guard';
 import type { JobEventBus } from '../events/job-events';
 import type { KeyPrincipal } from '../keys/principal';
@@ -10,14 +9,14 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
-import * as ledger from '../credits/ledger';
-import { invalidRequest, notFound } from '../errors/domain-error';
+import { invalidField, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { newId } from '../shared/ids';
 import type { VideoJobSpec, VideoProviders } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
+import type { VideoLedger } from './video-ledger';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
 import { DEFAULT_DURATION, DEFAULT_RESOLUTION, fieldNotTaken, motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
@@ -48,7 +47,6 @@ export class VideoService {
 
   constructor(
     private readonly deps: {
-      db: Database;
       catalog: Catalog;
       providers: VideoProviders;
       limiter: RateLimiter;
@@ -61,6 +59,8 @@ export class VideoService {
       nudge: () => void;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
+      /** Charges the job, in the transaction that writes it (the credit ledger). */
+      ledger: VideoLedger;
     },
   ) {}
 
@@ -71,7 +71,7 @@ export class VideoService {
       assertModelAllowed(key, model.id);
       const notTaken = fieldNotTaken('motion-control', model.id, v);
       if (notTaken) throw notTaken;
-      if (v.duration_seconds === undefined) throw invalidRequest("Invalid 'duration_seconds': is required for motion control.", 'duration_seconds');
+      if (v.duration_seconds === undefined) throw invalidField(['duration_seconds'], 'is required for motion control.');
       const credits = motionCredits(model, v.duration_seconds);
       return {
         model: model.id,
@@ -96,16 +96,15 @@ export class VideoService {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
-    if (model.input !== 'image' && !v.prompt) throw invalidRequest("Invalid 'prompt': is required for this model.", 'prompt');
-    if (model.input === 'image' && !v.image_url) throw invalidRequest("Invalid 'image_url': is required for image-to-video models.", 'image_url');
-    if (model.input !== 'image' && v.image_url) throw invalidRequest(`Invalid 'image_url': ${model.id} does not take an image.`, 'image_url');
+    if (model.input !== 'image' && !v.prompt) throw invalidField(['prompt'], 'is required for this model.');
+    if (model.input === 'image' && !v.image_url) throw invalidField(['image_url'], 'is required for image-to-video models.');
+    if (model.input !== 'image' && v.image_url) throw invalidField(['image_url'], `${model.id} does not take an image.`);
     if (model.input === 'reference' && !v.reference_image_urls)
-      throw invalidRequest("Invalid 'reference_image_urls': 1 to 4 URLs are required for reference-to-video.", 'reference_image_urls');
-    if (model.input !== 'reference' && v.reference_image_urls)
-      throw invalidRequest(`Invalid 'reference_image_urls': ${model.id} does not take reference images.`, 'reference_image_urls');
-    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, 'image_url') : undefined;
+      throw invalidField(['reference_image_urls'], '1 to 4 URLs are required for reference-to-video.');
+    if (model.input !== 'reference' && v.reference_image_urls) throw invalidField(['reference_image_urls'], `${model.id} does not take reference images.`);
+    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']) : undefined;
     const referenceImageUrls = v.reference_image_urls
-      ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, `reference_image_urls[${i}]`)))
+      ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, ['reference_image_urls', i])))
       : undefined;
     const spec: Omit<VideoJobSpec, 'jobId'> = {
       upstreamModel: model.route.upstreamModel,
@@ -125,8 +124,8 @@ export class VideoService {
     const v = parseInput(motionSchema, input);
     const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
     assertModelAllowed(key, model.id);
-    const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, 'image_url');
-    const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, 'video_url');
+    const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']);
+    const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, ['video_url']);
     const spec: Omit<VideoJobSpec, 'jobId'> = {
       upstreamModel: model.route.upstreamModel,
       kind: 'motion-control',
@@ -156,16 +155,16 @@ export class VideoService {
     // A retry that took over the claim of a run that queued (and charged) this job and left no
     // answer (its instance died) gets that job, before any limit: it is the answer the first
     // request never delivered, and a refusal here would send the client off to queue it again.
-    const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(this.deps.db, id, key.accountId) : null;
+    const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(id, key.accountId) : null;
     if (queued) return { job: queued, headers: {} };
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
     const commit = () =>
-      this.deps.db.transaction(async (tx) => {
+      this.deps.jobs.transaction(async (tx) => {
         if (key.mode === 'live') {
-          await ledger.charge(tx, {
+          await this.deps.ledger.charge(tx, {
             accountId: key.accountId,
             key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
             amountMicro: chargedMicro,
@@ -199,8 +198,8 @@ export class VideoService {
 
   /** A job of the caller's account (any of its keys); another account's job answers 404. */
   async get(accountId: string, jobId: string): Promise<VideoJob> {
-    const job = await this.deps.jobs.getOwned(this.deps.db, jobId, accountId);
-    if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', 'id');
+    const job = await this.deps.jobs.getOwned(jobId, accountId);
+    if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', ['id']);
     return job;
   }
 
@@ -218,7 +217,7 @@ export class VideoService {
     const id = `${accountId}\0${since.getTime()}`;
     let read = this.changedReads.get(id);
     if (!read) {
-      read = this.deps.jobs.changedSince(this.deps.db, accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
+      read = this.deps.jobs.changedSince(accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
       this.changedReads.set(id, read);
     }
     return read;
@@ -226,11 +225,11 @@ export class VideoService {
 
   async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
     const first = VIDEO_JOB_PAGE.size(opts.first);
-    const rows = await this.deps.jobs.list(this.deps.db, accountId, { first: first + 1, after: opts.after, status: opts.status });
+    const rows = await this.deps.jobs.list(accountId, { first: first + 1, after: opts.after, status: opts.status });
     // A cursor that names no job of the account (mistyped, stale, another account's) read as
     // the end of the list; looked up only when the page is empty, so paging costs nothing more.
-    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(this.deps.db, opts.after, accountId))) {
-      throw invalidRequest("Invalid 'after': it is not the cursor of a job of this account.", 'after');
+    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(opts.after, accountId))) {
+      throw invalidField(['after'], 'it is not the cursor of a job of this account.');
     }
     return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };
   }

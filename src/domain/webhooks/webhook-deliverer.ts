@@ -1,12 +1,11 @@
-import type { Database } from '../ports/database';
 import type { WebhookSender } from '../ports/webhook-sender';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
 import { unixSeconds } from '../shared/time';
 import { signWebhook } from './webhook-signature';
-import { logAttempt } from './delivery-log';
 import type { DeliveryPayload } from './webhook-events';
+import type { WebhookRepository } from './webhook-repository';
 
 /** What one attempt did, for logs and metrics (never the URL's secret parts or the body). */
 export interface DeliveryAttempt {
@@ -29,7 +28,7 @@ export interface DeliveryAttempt {
  */
 export class WebhookDeliverer {
   constructor(
-    private readonly db: Database,
+    private readonly webhooks: WebhookRepository,
     private readonly queue: WorkQueue,
     private readonly sender: WebhookSender,
     private readonly retryDelaysSeconds: number[],
@@ -44,16 +43,13 @@ export class WebhookDeliverer {
 
   handle = async (item: WorkItem): Promise<void> => {
     const stored = item.payload as unknown as DeliveryPayload;
-    const key = await this.db.one<{ webhook_url: string | null; webhook_secret: string | null }>(
-      `select webhook_url, webhook_secret from api_keys where id = ? and revoked_at is null`,
-      [stored.keyId],
-    );
-    if (!key?.webhook_url || !key.webhook_secret) {
-      await this.queue.done(this.db, item);
+    const target = await this.webhooks.target(stored.keyId);
+    if (!target) {
+      await this.queue.done(item);
       return;
     }
     // Moved since the event: this attempt and the next go to the new URL, with the secret given with it.
-    const p: DeliveryPayload = key.webhook_url === stored.url ? stored : { ...stored, url: key.webhook_url, secret: key.webhook_secret };
+    const p: DeliveryPayload = target.url === stored.url ? stored : { ...stored, url: target.url, secret: target.secret };
     const started = this.clock.monotonic();
     const result = await this.sender.post(
       p.url,
@@ -80,10 +76,10 @@ export class WebhookDeliverer {
       error,
       durationMs,
     });
-    await this.db.transaction(async (tx) => {
-      await logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
-      if (ok || p.attempt >= this.maxAttempts) await this.queue.done(tx, item);
-      else await this.queue.retryLater(tx, item, this.retryDelaysSeconds[p.attempt - 1], { ...p, attempt: p.attempt + 1 });
+    await this.webhooks.transaction(async (tx) => {
+      await this.webhooks.logAttempt(tx, { ...p, attempt: p.attempt, statusCode: result.statusCode, error, durationMs });
+      if (ok || p.attempt >= this.maxAttempts) await this.queue.done(item, tx);
+      else await this.queue.retryLater(item, this.retryDelaysSeconds[p.attempt - 1], { ...p, attempt: p.attempt + 1 }, tx);
     });
   };
 }

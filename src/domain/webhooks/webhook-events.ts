@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../ports/database';
 import type { VideoJob } from '../video/video-job';
 import type { WorkQueue } from '../work/work-queue';
+import type { WebhookRepository } from './webhook-repository';
 import { newId } from '../shared/ids';
 import { unixSeconds } from '../shared/time';
 
@@ -35,12 +36,9 @@ export function eventBody(job: VideoJob, created: number): { id: string; event: 
  * Called in the transaction that made the job terminal: when the job's key has a webhook, the
  * first delivery attempt is scheduled now, so a crash can never lose the event.
  */
-export async function scheduleJobWebhook(tx: SqlExecutor, queue: WorkQueue, job: VideoJob): Promise<boolean> {
-  const key = await tx.one<{ webhook_url: string | null; webhook_secret: string | null }>(
-    `select webhook_url, webhook_secret from api_keys where id = ? and revoked_at is null`,
-    [job.apiKeyId],
-  );
-  if (!key?.webhook_url || !key.webhook_secret) return false;
+export async function scheduleJobWebhook(tx: SqlExecutor, webhooks: WebhookRepository, queue: WorkQueue, job: VideoJob): Promise<boolean> {
+  const target = await webhooks.target(job.apiKeyId, tx);
+  if (!target) return false;
   const { id, event, body } = eventBody(job, unixSeconds());
   const payload: DeliveryPayload = {
     eventId: id,
@@ -49,8 +47,8 @@ export async function scheduleJobWebhook(tx: SqlExecutor, queue: WorkQueue, job:
     keyId: job.apiKeyId,
     accountId: job.accountId,
     jobId: job.id,
-    url: key.webhook_url,
-    secret: key.webhook_secret,
+    url: target.url,
+    secret: target.secret,
     body,
     attempt: 1,
   };

@@ -132,6 +132,8 @@ export class Worker {
   }
 
   private sleep(ms: number, backingOff: boolean): Promise<void> {
+    // stop() may have come while a claim was on its way: its wake-up found no pause to cut short.
+    if (!this.running) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const t = this.clock.setTimeout(resolve, ms);
       const wake = () => {

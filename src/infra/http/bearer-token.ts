@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { invalidRequest } from '../../domain/errors/domain-error';
+import { asWritten } from '../../domain/errors/field-path';
 
 /** `Authorization: Bearer <token>` → the token; both doors (REST, GraphQL over HTTP and WebSocket) read credentials through this. */
 export function bearerToken(header: string | undefined): string | null {
@@ -30,7 +31,7 @@ export function singleHeader(req: IncomingMessage, name: string): string | undef
   for (let i = 0; i < raw.length; i += 2) {
     const given = raw[i];
     if (given.length !== lower.length || given.toLowerCase() !== lower) continue;
-    if (seen) throw invalidRequest(`The '${name}' header is given more than once; send exactly one.`, name, 'duplicate_header');
+    if (seen) throw invalidRequest(`The '${name}' header is given more than once; send exactly one.`, [asWritten(name)], 'duplicate_header');
     seen = true;
   }
   const value = req.headers[lower];

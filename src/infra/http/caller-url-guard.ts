@@ -1,3 +1,4 @@
+import type { FieldPath } from '../../domain/errors/field-path';
 import type { UrlGuard } from '../../domain/ports/url-guard';
 import { checkCallerUrl, type HostLookup } from './url-check';
 
@@ -5,12 +6,12 @@ import { checkCallerUrl, type HostLookup } from './url-check';
 export class CallerUrlGuard implements UrlGuard {
   constructor(private readonly options: { webhookAllowLocal: boolean; lookup?: HostLookup }) {}
 
-  checkMediaUrl(url: unknown, param: string): Promise<string> {
-    return checkCallerUrl(url, { param, allowHttp: true, allowLocal: false, lookup: this.options.lookup });
+  checkMediaUrl(url: unknown, path: FieldPath): Promise<string> {
+    return checkCallerUrl(url, { path, allowHttp: true, allowLocal: false, lookup: this.options.lookup });
   }
 
-  checkWebhookUrl(url: unknown, param: string): Promise<string> {
+  checkWebhookUrl(url: unknown, path: FieldPath): Promise<string> {
     const local = this.options.webhookAllowLocal;
-    return checkCallerUrl(url, { param, allowHttp: local, allowLocal: local, lookup: this.options.lookup });
+    return checkCallerUrl(url, { path, allowHttp: local, allowLocal: local, lookup: this.options.lookup });
   }
 }

@@ -11,6 +11,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { invalidRequest } from '../../domain/errors/domain-error';
+import { FIELD, words, type FieldPath } from '../../domain/errors/field-path';
 import { classifyAddress, type AddressCategory } from './address-policy';
 
 export const MAX_URL_LENGTH = 2048;
@@ -26,8 +27,8 @@ export const LOOKUP_TIMEOUT_MS = 2000;
 export type HostLookup = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
 export interface CallerUrlOptions {
-  /** The field named in the 400, e.g. 'image_url', 'reference_image_urls[2]', 'url'. */
-  param: string;
+  /** The field named in the 400, e.g. `['image_url']`, `['reference_image_urls', 2]`, `['url']`. */
+  path: FieldPath;
   /**
    * Whether plain http is allowed. Source media: true. Webhooks: only when WEBHOOK_ALLOW_LOCAL
    * is set (pass `allowHttp: allowLocal`), because a webhook carries a signed payload.
@@ -58,11 +59,10 @@ const DESCRIBE: Record<AddressCategory, string> = {
 /**
  * Validates a caller-supplied URL and returns it normalised (WHATWG serialisation, so
  * `https://EXAMPLE.com` becomes `https://example.com/` and `http://2130706433/` is seen as
- * 127.0.0.1). Throws invalidRequest(message, opts.param) when it is refused.
+ * 127.0.0.1). Throws an invalid_request_error naming `opts.path` when it is refused.
  */
 export async function checkCallerUrl(raw: unknown, opts: CallerUrlOptions): Promise<string> {
-  const { param } = opts;
-  const refuse = (why: string) => invalidRequest(`${param} ${why}`, param);
+  const refuse = (why: string) => invalidRequest(words`${FIELD} ${why}`, opts.path);
 
   if (typeof raw !== 'string' || raw.trim() === '') throw refuse('must be a non-empty URL string.');
   if (raw.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters long.`);

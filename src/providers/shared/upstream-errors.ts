@@ -4,6 +4,7 @@
  * (masked) key or a signed URL, so it only travels in `cause`, for the logs.
  */
 import { contentPolicyViolation, DomainError, upstreamError } from '../../domain/errors/domain-error';
+import { pathOf, Wording, words } from '../../domain/errors/field-path';
 
 /** Carried as `cause` of the DomainError: enough for an operator, never shown to a client. */
 export class UpstreamHttpError extends Error {
@@ -161,7 +162,10 @@ export function errorForStatus(status: number, bodyText: string, scrub?: ErrorSc
     const safeCode =
       code && /^[A-Za-z][\w.-]{0,63}$/.test(code) && scrubUpstreamText(code, scrub) === code && !GATEWAY_CODES.has(code) ? code : 'upstream_rejected';
     const type = status === 404 ? 'not_found_error' : 'invalid_request_error';
-    return new DomainError(type, `The model provider rejected the request: ${text}`, { param: safeParam, code: safeCode, cause });
+    // Where the provider's text writes the param it named, it names that field.
+    const said = safeParam ? Wording.naming(text, safeParam) : Wording.plain(text);
+    const path = safeParam ? pathOf(safeParam) : null;
+    return new DomainError(type, words`The model provider rejected the request: ${said}`, { fieldPath: path, code: safeCode, cause });
   }
   return upstreamError(undefined, cause);
 }

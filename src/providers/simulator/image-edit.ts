@@ -11,6 +11,7 @@
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import type { GeneratedImage, ImageEditProvider, ImageEditRequest, InputFile } from '../ports';
 import { invalidRequest } from '../../domain/errors/domain-error';
+import { FIELD, words, type FieldPath } from '../../domain/errors/field-path';
 import { MAX_INPUT_PIXELS } from '../../domain/images/image-bounds';
 import { rawOf, type RgbaImage } from './png';
 import { encodeImage } from './image-encode';
@@ -19,8 +20,8 @@ import { mediaSlots } from './media-slots';
 
 type Size = { width: number; height: number };
 
-const undecodable = (param: string) =>
-  invalidRequest(`The ${param} could not be decoded as a PNG, JPEG or WebP image within ${MAX_INPUT_PIXELS} pixels.`, param);
+const undecodable = (path: FieldPath) =>
+  invalidRequest(words`The ${FIELD} could not be decoded as a PNG, JPEG or WebP image within ${MAX_INPUT_PIXELS} pixels.`, path);
 
 /** An upload as 8-bit sRGB with alpha, resized (nearest) when a size is given. */
 function decoder(file: InputFile, size?: Size): Sharp {
@@ -29,11 +30,11 @@ function decoder(file: InputFile, size?: Size): Sharp {
 }
 
 /** Runs sharp work on an upload; whatever sharp cannot read is a 400 naming the field. */
-async function reading<T>(param: string, work: () => Promise<T>): Promise<T> {
+async function reading<T>(path: FieldPath, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch {
-    throw undecodable(param);
+    throw undecodable(path);
   }
 }
 
@@ -76,12 +77,12 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
   async edit(request: ImageEditRequest): Promise<GeneratedImage[]> {
     request.signal?.throwIfAborted();
     const first = request.images[0];
-    if (first === undefined) throw invalidRequest('An image file is required.', 'image');
+    if (first === undefined) throw invalidRequest('An image file is required.', ['image']);
     const wanted = request.width !== undefined && request.height !== undefined ? { width: request.width, height: request.height } : undefined;
     // The output size: the one asked for, or the input's (its header, read by sharp; nothing decoded).
     const size =
       wanted ??
-      (await reading('image', async () => {
+      (await reading(['image'], async () => {
         const meta = await sharp(first.data, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
         if (!meta.width || !meta.height) throw new Error('no size');
         return { width: meta.width, height: meta.height };
@@ -91,7 +92,7 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
     // truncated file as a second part was answered, and billed): each is decoded once, in turn.
     for (let i = 1; i < request.images.length; i++) {
       const file = request.images[i];
-      await mediaSlots.run(() => reading(`image[${i}]`, () => decoder(file).raw().toBuffer()));
+      await mediaSlots.run(() => reading(['image', i], () => decoder(file).raw().toBuffer()));
     }
 
     // The input bytes are part of the seed: editing another picture gives another tint.
@@ -106,13 +107,13 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
       for (let index = 0; index < request.n; index++) {
         request.signal?.throwIfAborted();
         const { pipeline, overlay } = tint(decoder(first, wanted), size, seedOf(index));
-        images.push(await mediaSlots.run(() => reading('image', () => encodeImage(pipeline, size.width, size.height, request.options, [overlay]))));
+        images.push(await mediaSlots.run(() => reading(['image'], () => encodeImage(pipeline, size.width, size.height, request.options, [overlay]))));
       }
       return images;
     }
     const maskFile = request.mask;
     const [source, mask] = await mediaSlots.run(() =>
-      Promise.all([reading('image', () => rgba(decoder(first, size))), reading('mask', () => rgba(decoder(maskFile, size)))]),
+      Promise.all([reading(['image'], () => rgba(decoder(first, size))), reading(['mask'], () => rgba(decoder(maskFile, size)))]),
     );
     for (let index = 0; index < request.n; index++) {
       request.signal?.throwIfAborted();

@@ -1,16 +1,15 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import express, { Router } from 'express';
 import { DomainError } from '../../domain/errors/domain-error';
+import { packageRoot } from '../package-root';
 
 /** How the console signs an owner in: the configured OIDC provider, or the development provider's page. */
 export type ConsoleSignIn = { kind: 'oidc'; issuer: string; clientId?: string } | { kind: 'dev' };
 
 /** dist/console beside the package root, from src/ (ts-jest) or dist/src/ (compiled) alike. */
 export function defaultConsoleDir(from = __dirname): string {
-  let dir = from;
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'dist', 'console');
+  return join(packageRoot(from), 'dist', 'console');
 }
 
 const originOf = (url: string | undefined): string => {

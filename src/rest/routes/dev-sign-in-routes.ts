@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import type { Request } from 'express';
-import { DomainError, invalidRequest } from '../../domain/errors/domain-error';
+import { DomainError, invalidField } from '../../domain/errors/domain-error';
 
 /** What the page needs of the development identity provider: minting an ID token for a subject. */
 export interface DevTokenIssuer {
@@ -74,11 +74,11 @@ export function devSignInRoutes(idp: DevTokenIssuer): Router {
     if (fromAnotherSite(req)) throw new DomainError('permission_error', 'Sign-in forms posted from another site are refused.', { code: 'cross_site_sign_in' });
     const username = (req.body as Record<string, unknown> | undefined)?.username;
     if (typeof username !== 'string' || !USERNAME.test(username)) {
-      throw invalidRequest("Invalid 'username': 1 to 64 letters, digits or . _ @ -", 'username');
+      throw invalidField(['username'], '1 to 64 letters, digits or . _ @ -');
     }
     const sentState = (req.body as Record<string, unknown>).state;
     const state = validState(sentState);
-    if (sentState !== undefined && sentState !== '' && state === null) throw invalidRequest("Invalid 'state': 16 to 128 letters, digits, _ or -", 'state');
+    if (sentState !== undefined && sentState !== '' && state === null) throw invalidField(['state'], '16 to 128 letters, digits, _ or -');
     const idToken = await idp.issue(username, { expiresIn: '12h' });
     res.setHeader('Cache-Control', 'no-store');
     res.redirect(303, `/console/#id_token=${encodeURIComponent(idToken)}${state ? `&state=${state}` : ''}`);

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import type { MediaLibrary } from '../../domain/media/media-library';
 import { invalidRequest, notFound } from '../../domain/errors/domain-error';
+import { asWritten } from '../../domain/errors/field-path';
 import { errorBody } from '../../infra/http/error-body';
 import { sendJson } from '../json-response';
 
@@ -61,7 +62,7 @@ export function mediaRoutes(media: MediaLibrary): Router {
       // a type of its own in the status table, so it is written here with the shared body.
       const err = invalidRequest(
         `The Range '${String(req.headers.range).slice(0, 64)}' is outside the file's ${blob.size} bytes.`,
-        'Range',
+        [asWritten('Range')],
         'range_not_satisfiable',
       );
       sendJson(res, 416, { 'Content-Range': `bytes */${blob.size}`, 'Accept-Ranges': 'bytes' }, errorBody(err));

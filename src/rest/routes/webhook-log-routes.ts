@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { Router } from 'express';
-import type { Database } from '../../domain/ports/database';
 import type { AccountHistory } from '../../domain/history/account-history';
-import { DELIVERY_PAGE, listDeliveries } from '../../domain/webhooks/delivery-log';
+import { DELIVERY_PAGE } from '../../domain/webhooks/delivery-log';
+import type { WebhookRepository } from '../../domain/webhooks/webhook-repository';
 import { accountIdOf } from '../auth';
 import { parseInput } from '../../domain/shared/validate';
 
@@ -17,12 +17,12 @@ export function accountDeliveryRoutes(history: AccountHistory): Router {
   return r;
 }
 
-export function adminDeliveryRoutes(db: Database): Router {
+export function adminDeliveryRoutes(webhooks: Pick<WebhookRepository, 'listDeliveries'>): Router {
   const r = Router();
   r.get('/admin/webhook-deliveries', async (req, res) => {
     // Strict as /account's queries are: a misspelt filter (`keyid=`) listed every delivery.
     const q = parseInput(adminQuery, { ...req.query });
-    res.json({ object: 'list', data: await listDeliveries(db, { keyId: q.keyId || undefined, jobId: q.jobId || undefined, limit: DELIVERY_PAGE.max }) });
+    res.json({ object: 'list', data: await webhooks.listDeliveries({ keyId: q.keyId || undefined, jobId: q.jobId || undefined, limit: DELIVERY_PAGE.max }) });
   });
   return r;
 }

@@ -2,7 +2,8 @@
  * An error the chat side raises (our checks, or an upstream's 400 relayed) names a chat field;
  * on the Responses door it must name the field the client wrote.
  */
-import { responsesParam } from '../../../src/domain/chat/responses/responses-to-chat';
+import { responsesPath } from '../../../src/domain/chat/responses/responses-to-chat';
+import { pathOf, spellPath } from '../../../src/domain/errors/field-path';
 
 test.each([
   // messages[i] map back to the input item (or instructions) each came from.
@@ -18,5 +19,5 @@ test.each([
   ['response_format.json_schema', [], 'text.format.json_schema'],
   ['temperature', [], 'temperature'],
 ])('%s (messages from %j) is %s', (chatParam, origins, expected) => {
-  expect(responsesParam(chatParam, origins)).toBe(expected);
+  expect(spellPath(responsesPath(pathOf(chatParam), origins.map(pathOf)))).toBe(expected);
 });

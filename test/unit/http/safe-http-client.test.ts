@@ -153,7 +153,7 @@ describe('SafeHttpClient', () => {
     let calls = 0;
     const rebinding: HostLookup = async () => [{ address: calls++ === 0 ? '93.184.216.34' : '127.0.0.1', family: 4 }];
     const url = await checkCallerUrl(`http://rebind.example.test:${port}/ok`, {
-      param: 'image_url',
+      path: ['image_url'],
       allowHttp: true,
       allowLocal: false,
       lookup: rebinding,

@@ -11,8 +11,14 @@ const resolvesTo =
   async () =>
     addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
-const media = { param: 'image_url', allowHttp: true, allowLocal: false, lookup: notFound };
-const webhook = { param: 'url', allowHttp: false, allowLocal: false, lookup: notFound };
+const media = { path: ['image_url'], allowHttp: true, allowLocal: false, lookup: notFound };
+const webhook = { path: ['url'], allowHttp: false, allowLocal: false, lookup: notFound };
+/** Each kind of URL, with the param its refusal names. */
+const kinds = [
+  [media, 'image_url'],
+  [webhook, 'url'],
+  [{ ...webhook, allowHttp: true, allowLocal: true }, 'url'],
+] as const;
 
 async function refusal(raw: unknown, opts: Parameters<typeof checkCallerUrl>[1]): Promise<DomainError> {
   try {
@@ -48,7 +54,7 @@ describe('checkCallerUrl', () => {
   });
 
   it('names the param it was given', async () => {
-    const err = await refusal('https://10.0.0.1/x.png', { ...media, param: 'reference_image_urls[2]' });
+    const err = await refusal('https://10.0.0.1/x.png', { ...media, path: ['reference_image_urls', 2] });
     expect(err.param).toBe('reference_image_urls[2]');
     expect(err.message).toMatch(/^reference_image_urls\[2\] /);
   });
@@ -125,7 +131,7 @@ describe('checkCallerUrl', () => {
 
   it('with allowLocal, accepts local targets (and skips DNS)', async () => {
     const lookup = jest.fn(resolvesTo('127.0.0.1'));
-    const local = { param: 'url', allowHttp: true, allowLocal: true, lookup };
+    const local = { path: ['url'], allowHttp: true, allowLocal: true, lookup };
     await expect(checkCallerUrl('http://127.0.0.1:3000/hook', local)).resolves.toBe('http://127.0.0.1:3000/hook');
     await expect(checkCallerUrl('http://localhost:3000/hook', local)).resolves.toBe('http://localhost:3000/hook');
     await expect(checkCallerUrl('https://intranet.test/hook', local)).resolves.toBe('https://intranet.test/hook');
@@ -146,9 +152,9 @@ describe('checkCallerUrl: what is sent is what is stored', () => {
     ['https://example.com/x\u00a0'],
     ['https://example.com/x\u2028'],
   ])('refuses %j: control characters and whitespace, which the URL parser drops or trims', async (raw) => {
-    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+    for (const [opts, param] of kinds) {
       const err = await refusal(raw, opts);
-      expect([err.status, err.param]).toEqual([400, opts.param]);
+      expect([err.status, err.param]).toEqual([400, param]);
       expect(err.message).toMatch(/control characters or whitespace/);
     }
   });
@@ -160,9 +166,9 @@ describe('checkCallerUrl: what is sent is what is stored', () => {
     ['https://example.com/a\\b.png'],
     ['https:\\\\example.com/x.png'],
   ])('refuses %j: a backslash, a slash to this parser and part of the user info to others (the host would differ)', async (raw) => {
-    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+    for (const [opts, param] of kinds) {
       const err = await refusal(raw, opts);
-      expect([err.status, err.param]).toEqual([400, opts.param]);
+      expect([err.status, err.param]).toEqual([400, param]);
       expect(err.message).toMatch(/backslash/);
     }
     // Percent-encoded, it is an ordinary character of the path.
@@ -170,9 +176,9 @@ describe('checkCallerUrl: what is sent is what is stored', () => {
   });
 
   it('refuses port 0, also where local addresses are allowed', async () => {
-    for (const opts of [media, webhook, { ...webhook, allowHttp: true, allowLocal: true }]) {
+    for (const [opts, param] of kinds) {
       const err = await refusal('https://example.com:0/x', opts);
-      expect([err.param, err.message]).toEqual([opts.param, `${opts.param} must not use port 0.`]);
+      expect([err.param, err.message]).toEqual([param, `${param} must not use port 0.`]);
     }
     await expect(checkCallerUrl('https://example.com:8443/x', webhook)).resolves.toBe('https://example.com:8443/x');
     await expect(checkCallerUrl('https://example.com/a%20b', webhook)).resolves.toBe('https://example.com/a%20b');

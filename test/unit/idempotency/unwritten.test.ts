@@ -5,6 +5,7 @@
  */
 import { IdempotencyService, RETRY_UNWRITTEN_MS } from '../../../src/domain/idempotency/idempotency-service';
 import type { Database } from '../../../src/domain/ports/database';
+import { SqlIdempotencyRepository } from '../../../src/infra/db/repositories/sql-idempotency-repository';
 
 function flakyDatabase() {
   const state = { down: true, writes: [] as Array<{ sql: string; params: readonly unknown[] }> };
@@ -28,7 +29,7 @@ const response = (text: string, bytes = 0) => ({
 
 test('a response and a release the database refused are written once it answers, in order, and not again', async () => {
   const { db, state } = flakyDatabase();
-  const service = new IdempotencyService(db, { instanceId: 'inst_test', graceSeconds: 30 });
+  const service = new IdempotencyService(new SqlIdempotencyRepository(db), { instanceId: 'inst_test', graceSeconds: 30 });
   await expect(service.complete('key_a', 'k1', response('{"id":1}'))).rejects.toThrow('connection refused');
   await expect(service.abandon('key_a', 'k2')).rejects.toThrow('connection refused');
   expect(service.unwrittenCount).toBe(2);
@@ -50,7 +51,7 @@ test('a response and a release the database refused are written once it answers,
 test('past the memory bound the oldest kept response is let go, and told', async () => {
   const { db, state } = flakyDatabase();
   const dropped: number[] = [];
-  const service = new IdempotencyService(db, { instanceId: 'inst_test', graceSeconds: 30, onDropped: (n) => dropped.push(n) });
+  const service = new IdempotencyService(new SqlIdempotencyRepository(db), { instanceId: 'inst_test', graceSeconds: 30, onDropped: (n) => dropped.push(n) });
   // 30 MB each, 40 MB as base64: the second pushes the first out of the 64 MB bound.
   await expect(service.complete('key_a', 'old', response('old', 30 * 1024 * 1024))).rejects.toThrow();
   await expect(service.complete('key_a', 'new', response('new', 30 * 1024 * 1024))).rejects.toThrow();

@@ -38,13 +38,13 @@ describe('readImageHeader', () => {
 
 describe('checkInputImage / checkOutputImages', () => {
   it('refuses by declared size, naming the field, and takes the bound itself', async () => {
-    expect(() => checkInputImage(input(pngBomb(20000)), 'image')).toThrow(
+    expect(() => checkInputImage(input(pngBomb(20000)), ['image'])).toThrow(
       expect.objectContaining({ type: 'invalid_request_error', param: 'image', code: 'image_too_large' }),
     );
-    expect(() => checkInputImage(input(pngHeaderOnly(4096, 4096)), 'mask')).toThrow(expect.objectContaining({ param: 'mask' }));
-    expect(() => checkInputImage(input(pngHeaderOnly(2049, 16)), 'image')).toThrow(expect.objectContaining({ param: 'image' }));
-    expect(() => checkInputImage(input(Buffer.from('hello')), 'image')).toThrow(expect.objectContaining({ code: 'invalid_image_format' }));
-    expect(checkInputImage(input(pngHeaderOnly(2048, 2048)), 'image')).toMatchObject({ width: 2048, height: 2048 });
+    expect(() => checkInputImage(input(pngHeaderOnly(4096, 4096)), ['mask'])).toThrow(expect.objectContaining({ param: 'mask' }));
+    expect(() => checkInputImage(input(pngHeaderOnly(2049, 16)), ['image'])).toThrow(expect.objectContaining({ param: 'image' }));
+    expect(() => checkInputImage(input(Buffer.from('hello')), ['image'])).toThrow(expect.objectContaining({ code: 'invalid_image_format' }));
+    expect(checkInputImage(input(pngHeaderOnly(2048, 2048)), ['image'])).toMatchObject({ width: 2048, height: 2048 });
   });
 
   it('holds provider outputs to the same bound (502)', async () => {

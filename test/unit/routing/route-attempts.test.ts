@@ -122,3 +122,19 @@ test('a route whose circuit is open is passed by; every route open is a 503 upst
   });
   expect(asked).toEqual(['b']);
 });
+
+test("the last attempt allowed is the answer at once: the upstream's Retry-After is passed on, not waited", async () => {
+  for (const attempts of [1, 2]) {
+    const { deps, slept, reports } = setup();
+    let calls = 0;
+    const failing = attemptRoutes(deps, model([route('a')], attempts), undefined, async () => {
+      calls++;
+      throw retryable(7);
+    });
+    await expect(failing).rejects.toMatchObject({ failure: { retryAfterSeconds: 7 } });
+    expect(calls).toBe(attempts);
+    // Between attempts the Retry-After is waited; after the last, nothing is.
+    expect(slept).toEqual(Array(attempts - 1).fill(7000));
+    expect(reports.at(-1)).toBe('a:failed');
+  }
+});

@@ -5,7 +5,7 @@
  * unless `order=asc`, paged by `after` (an item id of the previous page) and `limit`.
  */
 import { z } from 'zod';
-import { invalidRequest } from '../../errors/domain-error';
+import { invalidField } from '../../errors/domain-error';
 import { parseInput } from '../../shared/validate';
 import { newItemId } from './response-object';
 import { integerTextOrNumber } from '../../shared/integer-text';
@@ -82,7 +82,7 @@ export function inputItemsPage(responseId: string, items: readonly ResponsesInpu
   let start = 0;
   if (q.after !== undefined) {
     const at = ordered.findIndex((item) => item.id === q.after);
-    if (at < 0) throw invalidRequest(`Invalid 'after': no input item with id '${q.after}' in this response.`, 'after');
+    if (at < 0) throw invalidField(['after'], `no input item with id '${q.after}' in this response.`);
     start = at + 1;
   }
   const data = ordered.slice(start, start + q.limit);

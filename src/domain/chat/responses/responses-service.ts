@@ -6,7 +6,8 @@
  * and `item_reference`.
  */
 import type { IdempotentCall } from '../../idempotency/idempotency-service';
-import { DomainError, invalidRequest, notFound } from '../../errors/domain-error';
+import { DomainError, invalidField, invalidRequest, notFound } from '../../errors/domain-error';
+import type { FieldPath } from '../../errors/field-path';
 import type { KeyPrincipal } from '../../keys/principal';
 import { parseInput } from '../../shared/validate';
 import type { ChatService } from '../chat-service';
@@ -15,10 +16,10 @@ import { ResponseStreamTranslator, translateStream, type ResponsesEvent } from '
 import type { ResponseStore, StoredResponse } from './response-store';
 import { inputItemsPage, retrieveQuerySchema, withItemIds, type InputItemsPage } from './input-items';
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
-import { responsesParam, responsesToChat } from './responses-to-chat';
+import { responsesPath, responsesToChat } from './responses-to-chat';
 import type { CallSignal } from '../../shared/call-signal';
 
-const responseNotFound = (id: string) => notFound(`No response with id '${id}'.`, 'response_not_found', 'response_id');
+const responseNotFound = (id: string) => notFound(`No response with id '${id}'.`, 'response_not_found', ['response_id']);
 
 export interface ResponsesResult {
   response: ReturnType<typeof responseObject>;
@@ -32,7 +33,7 @@ interface Prepared {
   /** The conversation as items: history, then this request's input (references resolved). */
   conversation: ResponsesInputItem[];
   chatBody: Record<string, unknown>;
-  origins: string[];
+  origins: FieldPath[];
 }
 
 export class ResponsesService {
@@ -97,7 +98,7 @@ export class ResponsesService {
     await this.stored(key, id);
     throw invalidRequest(
       'Only responses created with background=true can be cancelled; this one has already finished.',
-      'response_id',
+      ['response_id'],
       'response_not_cancellable',
     );
   }
@@ -145,7 +146,7 @@ export class ResponsesService {
 
   private async history(key: KeyPrincipal, id: string): Promise<ResponsesInputItem[]> {
     const stored = await this.store.find(key.accountId, id);
-    if (!stored) throw notFound(`Previous response with id '${id}' not found.`, 'previous_response_not_found', 'previous_response_id');
+    if (!stored) throw notFound(`Previous response with id '${id}' not found.`, 'previous_response_not_found', ['previous_response_id']);
     return stored.items;
   }
 
@@ -157,10 +158,10 @@ export class ResponsesService {
     return items.map((item, i) => {
       if (item.type !== 'item_reference') return item;
       // One item once: repeats of one stored item multiplied a small request into a huge conversation.
-      if (referenced.has(item.id)) throw invalidRequest(`Invalid 'input[${i}].id': the item '${item.id}' is referenced more than once.`, `input[${i}].id`);
+      if (referenced.has(item.id)) throw invalidField(['input', i, 'id'], `the item '${item.id}' is referenced more than once.`);
       referenced.add(item.id);
       const stored = found.get(item.id);
-      if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', `input[${i}].id`);
+      if (!stored) throw notFound(`Item with id '${item.id}' not found.`, 'item_not_found', ['input', i, 'id']);
       return stored;
     });
   }
@@ -170,15 +171,13 @@ export class ResponsesService {
     try {
       return await step();
     } catch (err) {
-      if (!(err instanceof DomainError) || !err.param) throw err;
-      const param = responsesParam(err.param, p.origins);
-      // Quoted or not (a URL check says "messages[0]…url must not…"): the client never wrote a chat name.
-      const message = err.message
-        .split(err.param)
-        .join(param)
-        .replace(/\bmax_(?:completion_)?tokens\b/g, 'max_output_tokens');
-      if (err.type === 'invalid_request_error') throw invalidRequest(message, param, err.code);
-      throw new DomainError(err.type, message, { param, code: err.code, headers: err.headers, retryAfterSeconds: err.retryAfterSeconds, cause: err });
+      if (!(err instanceof DomainError) || !err.fieldPath) throw err;
+      // The field at its Responses path, wherever the message names it: the client never wrote a chat name.
+      const path = responsesPath(err.fieldPath, p.origins);
+      // The output cap, also where an upstream's own text names it.
+      const wording = err.wording.mapText((text) => text.replace(/\bmax_(?:completion_)?tokens\b/g, 'max_output_tokens'));
+      if (err.type === 'invalid_request_error') throw invalidRequest(wording, path, err.code);
+      throw new DomainError(err.type, wording, { fieldPath: path, code: err.code, headers: err.headers, retryAfterSeconds: err.retryAfterSeconds, cause: err });
     }
   }
 
@@ -199,10 +198,10 @@ const MAX_CONVERSATION_CHARS = 25 * 1024 * 1024;
 function checkConversationSize(history: readonly ResponsesInputItem[], input: readonly ResponsesInputItem[]): void {
   const size = JSON.stringify(history).length + JSON.stringify(input).length;
   if (size <= MAX_CONVERSATION_CHARS) return;
-  const param = history.length > 0 ? 'previous_response_id' : 'input';
+  const path: FieldPath = history.length > 0 ? ['previous_response_id'] : ['input'];
   throw invalidRequest(
     `The conversation (previous turns and this input) is larger than ${MAX_CONVERSATION_CHARS / (1024 * 1024)} MB; start a new one or send less.`,
-    param,
+    path,
     'context_length_exceeded',
   );
 }

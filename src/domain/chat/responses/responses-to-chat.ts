@@ -4,7 +4,8 @@
  * to, their outputs become tool messages), and options take their chat names. The chat service
  * then validates, permits, limits and bills it exactly like a chat call.
  */
-import { invalidRequest } from '../../errors/domain-error';
+import { invalidField } from '../../errors/domain-error';
+import type { FieldPath } from '../../errors/field-path';
 import type { ResponsesInputItem, ResponsesInputPart, ResponsesRequest } from './responses-request';
 
 type ChatPart = Record<string, unknown>;
@@ -12,11 +13,11 @@ type ChatMessageBody = { role: string; content: string | ChatPart[] | null; tool
 
 export interface ChatTranslation {
   body: Record<string, unknown>;
-  /** For each chat message, where it came from in the Responses request (for error params). */
-  origins: string[];
+  /** For each chat message, where it came from in the Responses request (for the paths of errors). */
+  origins: FieldPath[];
 }
 
-function partToChat(part: ResponsesInputPart, param: string): ChatPart {
+function partToChat(part: ResponsesInputPart, path: FieldPath): ChatPart {
   switch (part.type) {
     case 'input_text':
     case 'output_text':
@@ -24,18 +25,18 @@ function partToChat(part: ResponsesInputPart, param: string): ChatPart {
     case 'refusal':
       return { type: 'refusal', refusal: part.refusal };
     case 'input_image':
-      if (!part.image_url) throw invalidRequest(`Invalid '${param}': file_id images are not supported; send image_url.`, param);
+      if (!part.image_url) throw invalidField(path, 'file_id images are not supported; send image_url.');
       return { type: 'image_url', image_url: part.detail ? { url: part.image_url, detail: part.detail } : { url: part.image_url } };
     case 'input_file':
-      if (part.file_data === undefined) throw invalidRequest(`Invalid '${param}': send the file as file_data.`, param);
+      if (part.file_data === undefined) throw invalidField(path, 'send the file as file_data.');
       return { type: 'file', file: part.filename ? { file_data: part.file_data, filename: part.filename } : { file_data: part.file_data } };
     case 'input_audio':
       return { type: 'input_audio', input_audio: part.input_audio };
   }
 }
 
-function contentToChat(content: string | ResponsesInputPart[], param: string): string | ChatPart[] {
-  return typeof content === 'string' ? content : content.map((p, j) => partToChat(p, `${param}[${j}]`));
+function contentToChat(content: string | ResponsesInputPart[], path: FieldPath): string | ChatPart[] {
+  return typeof content === 'string' ? content : content.map((p, j) => partToChat(p, [...path, j]));
 }
 
 /**
@@ -44,23 +45,22 @@ function contentToChat(content: string | ResponsesInputPart[], param: string): s
  * dropped without a word, the call would be answered and charged as if the model had seen them
  * (and the text parts would run together).
  */
-function toolOutputToChat(output: string | ResponsesInputPart[], param: string): string | ChatPart[] {
+function toolOutputToChat(output: string | ResponsesInputPart[], path: FieldPath): string | ChatPart[] {
   if (typeof output === 'string') return output;
   return output.map((part, j) => {
     if (part.type === 'input_text' || part.type === 'output_text') return { type: 'text', text: part.text };
-    const at = `${param}[${j}]`;
-    throw invalidRequest(
-      `Invalid '${at}': a function call's output may carry text only here (it reaches the model as a chat tool message); send the ${part.type} in a user message.`,
-      at,
+    throw invalidField(
+      [...path, j],
+      `a function call's output may carry text only here (it reaches the model as a chat tool message); send the ${part.type} in a user message.`,
     );
   });
 }
 
 /** Appends items to `messages`, in order; `item_reference`s must already be resolved. */
-function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMessageBody[], origins: string[], paramOf: (i: number) => string): void {
+function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMessageBody[], origins: FieldPath[], pathOf: (i: number) => FieldPath): void {
   items.forEach((item, i) => {
-    const param = paramOf(i);
-    if (item.type === 'item_reference') throw invalidRequest(`Invalid '${param}': unknown item.`, param);
+    const path = pathOf(i);
+    if (item.type === 'item_reference') throw invalidField(path, 'unknown item.');
     // Taken, not forwarded (responses-request.ts).
     if (item.type === 'reasoning') return;
     if (item.type === 'function_call') {
@@ -70,29 +70,29 @@ function itemsToMessages(items: readonly ResponsesInputItem[], messages: ChatMes
       if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
       else {
         messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-        origins.push(param);
+        origins.push(path);
       }
       return;
     }
     if (item.type === 'function_call_output') {
-      messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputToChat(item.output, `${param}.output`) });
-      origins.push(param);
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutputToChat(item.output, [...path, 'output']) });
+      origins.push(path);
       return;
     }
-    messages.push({ role: item.role, content: contentToChat(item.content, `${param}.content`) });
-    origins.push(param);
+    messages.push({ role: item.role, content: contentToChat(item.content, [...path, 'content']) });
+    origins.push(path);
   });
 }
 
 export function responsesToChat(request: ResponsesRequest, history: readonly ResponsesInputItem[], input: readonly ResponsesInputItem[]): ChatTranslation {
   const messages: ChatMessageBody[] = [];
-  const origins: string[] = [];
+  const origins: FieldPath[] = [];
   if (request.instructions) {
     messages.push({ role: 'system', content: request.instructions });
-    origins.push('instructions');
+    origins.push(['instructions']);
   }
-  itemsToMessages(history, messages, origins, () => 'previous_response_id');
-  itemsToMessages(input, messages, origins, (i) => (typeof request.input === 'string' ? 'input' : `input[${i}]`));
+  itemsToMessages(history, messages, origins, () => ['previous_response_id']);
+  itemsToMessages(input, messages, origins, (i) => (typeof request.input === 'string' ? ['input'] : ['input', i]));
 
   const body: Record<string, unknown> = { model: request.model, messages };
   if (request.tools?.length) {
@@ -144,29 +144,30 @@ export function responsesToChat(request: ResponsesRequest, history: readonly Res
 }
 
 /** Chat parameter names as the Responses request calls them, for errors. */
-const PARAM_NAMES: Record<string, string> = {
+const PARAM_NAMES: Record<string, FieldPath> = {
   // The conversation as a whole (too few or too many items): `input`, with any previous turns.
-  messages: 'input',
-  max_completion_tokens: 'max_output_tokens',
+  messages: ['input'],
+  max_completion_tokens: ['max_output_tokens'],
   // The default cap, sent upstream under a route's `max_tokens` when the request named none.
-  max_tokens: 'max_output_tokens',
-  response_format: 'text.format',
-  verbosity: 'text.verbosity',
-  reasoning_effort: 'reasoning.effort',
-  logprobs: 'include',
+  max_tokens: ['max_output_tokens'],
+  response_format: ['text', 'format'],
+  verbosity: ['text', 'verbosity'],
+  reasoning_effort: ['reasoning', 'effort'],
+  logprobs: ['include'],
 };
 
-/** Maps a chat-side `param` (`messages[2].content[0]`) back to where the client wrote it. */
-export function responsesParam(param: string, origins: readonly string[]): string {
-  const message = /^messages\[(\d+)\](.*)$/.exec(param);
-  if (message) {
-    const origin = origins[Number(message[1])] ?? 'input';
+/** Maps the path of a chat-side field (`messages[2].content[0]`) back to where the client wrote it. */
+export function responsesPath(path: FieldPath, origins: readonly FieldPath[]): FieldPath {
+  const [head, index, ...rest] = path;
+  if (head === 'messages' && typeof index === 'number') {
+    const origin = origins[index] ?? ['input'];
+    // A tool message answers its call by `call_id`.
+    const tail = rest[0] === 'tool_call_id' ? ['call_id', ...rest.slice(1)] : rest;
     // A Responses input_image carries its URL as `image_url` itself, not under `.url`.
-    return origin + message[2].replace(/^\.tool_call_id/, '.call_id').replace(/\.image_url\.url$/, '.image_url');
+    const imageUrl = tail.length >= 2 && tail.at(-2) === 'image_url' && tail.at(-1) === 'url';
+    return [...origin, ...(imageUrl ? tail.slice(0, -1) : tail)];
   }
   // A Responses function tool is flat: `tools[0].parameters`, not `tools[0].function.parameters`.
-  const tool = /^tools\[(\d+)\]\.function(.*)$/.exec(param);
-  if (tool) return `tools[${tool[1]}]${tool[2]}`;
-  const head = /^[a-z_]+/.exec(param)?.[0] ?? param;
-  return PARAM_NAMES[head] ? PARAM_NAMES[head] + param.slice(head.length) : param;
+  if (head === 'tools' && typeof index === 'number' && rest[0] === 'function') return ['tools', index, ...rest.slice(1)];
+  return typeof head === 'string' && Object.hasOwn(PARAM_NAMES, head) ? [...PARAM_NAMES[head], ...path.slice(1)] : path;
 }

@@ -1,0 +1,14 @@
+/** The accounts' side in the database, as the account service uses it. */
+import type { SqlExecutor } from '../ports/database';
+import type { Account } from './account-service';
+
+export interface AccountRepository {
+  /** Runs `work` in one transaction: commits when it resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** The account of the identity, created (with the id given and a zero balance) when there is none. */
+  findOrCreate(id: string, identity: { issuer: string; subject: string }): Promise<Account>;
+  /** The account with its balance shown (credits leased to instances and not yet charged counted as its own); in `tx` when given. */
+  find(accountId: string, tx?: SqlExecutor): Promise<Account | undefined>;
+  /** Answers false when there is no such account. */
+  setMember(accountId: string, member: boolean): Promise<boolean>;
+}

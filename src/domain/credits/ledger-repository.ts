@@ -1,0 +1,42 @@
+/**
+ * The ledger's side in the database: each operation is one call of the SQL function that holds
+ * its money rule (src/infra/db/functions), run in the transaction it is given, so a charge
+ * commits or rolls back with the job and work rows it pays for.
+ */
+import type { SqlExecutor } from '../ports/database';
+
+/** What kept a debit from being made: the balance does not cover it, or the key's daily cap does not. */
+export type Shortfall = 'balance' | 'daily_cap';
+
+/** A debit of an account by one of its keys, within the key's daily cap. */
+export interface Debit {
+  accountId: string;
+  keyId: string;
+  /** The key's cap per UTC day, in micro-credits; null means no cap. */
+  capMicro: number | null;
+  amountMicro: number;
+  /** What is paid for: a job id, a hold id, an image request id. */
+  reference: string;
+  /** The public model id paid for; null when unknown. */
+  model: string | null;
+  /** The UTC day this instance's clock gives; the database counts on its own day. */
+  day: string;
+}
+
+export interface LedgerRepository {
+  /** A charge in full; answers what kept it from being made, or null once it is made. */
+  charge(tx: SqlExecutor, debit: Debit & { reason: string | null }): Promise<Shortfall | null>;
+  /** Reverses the charge made under `reference`, once; answers whether this call reversed it. */
+  refundOnce(tx: SqlExecutor, input: { accountId: string; reference: string; reason: string }): Promise<boolean>;
+  /** An operator grant (negative: a removal, never below zero); answers the amount applied. */
+  grant(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<number>;
+  /** Takes what the balance holds now and notes the rest on the account's open leases. */
+  removeCredits(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<{ takenMicro: number; pendingMicro: number }>;
+  /**
+   * A hold (a real debit) with the `hold_expiry` work row that releases it, due in
+   * `expirySeconds` with `expiryPayload`; answers what kept it from being placed, or null.
+   */
+  placeHold(tx: SqlExecutor, hold: Debit & { expirySeconds: number; expiryPayload: unknown }): Promise<Shortfall | null>;
+  /** Releases a hold and charges `actualMicro` of it, once; answers false when it was settled already. */
+  settleHold(tx: SqlExecutor, input: { accountId: string; keyId: string; holdId: string; actualMicro: number }): Promise<boolean>;
+}

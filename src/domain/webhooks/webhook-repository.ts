@@ -1,0 +1,18 @@
+import type { SqlExecutor } from '../ports/database';
+import type { DeliveryAttemptEntry, DeliveryFilter, DeliveryRecord } from './delivery-log';
+
+/** Where a key's webhook goes now, and the secret it is signed with. */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+/** Webhook targets and the delivery log, stored. Its SQL: infra/db/repositories/sql-webhooks.ts. */
+export interface WebhookRepository {
+  /** Runs `work` in one transaction: commits when it resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** The webhook of an unrevoked key; none when it has none set or was revoked. Read in `tx` when given. */
+  target(keyId: string, tx?: SqlExecutor): Promise<WebhookTarget | undefined>;
+  logAttempt(tx: SqlExecutor, attempt: DeliveryAttemptEntry): Promise<void>;
+  listDeliveries(filter: DeliveryFilter): Promise<DeliveryRecord[]>;
+}

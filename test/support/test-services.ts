@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../src/config';
+import { buildServices, type Services } from '../../src/services';
+import { openDatabase, type DatabaseHandle } from '../../src/infra/db/orm';
+import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { createRedis } from '../../src/infra/redis/redis-client';
+import { createLogger } from '../../src/infra/observability/logger';
+import { Metrics } from '../../src/infra/observability/metrics';
+import { microToCredits } from '../../src/domain/shared/money';
+import { expectLedgerInvariants } from './ledger-invariants';
+import { useFixture } from './fixture';
+import { postgresTemplate, seedDataDir } from './database-template';
+
+type Env = Record<string, string | undefined>;
+
+/** The integration tier's unit: the domain services over a migrated database (and Redis when REDIS_URL is set), no HTTP. */
+export interface TestServices {
+  services: Services;
+  database: DatabaseHandle;
+  config: Config;
+  /** A fresh account holding `credits`, granted as the operator grants them. */
+  newAccount(credits?: number): Promise<{ id: string }>;
+  /** The balance the account's owner is shown, in credits. */
+  balance(accountId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startTestServices(env: Env = {}): Promise<TestServices> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-services-'));
+  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_services', postgresTemplate()) : undefined;
+  if (!scratch) seedDataDir(dataDir);
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_URL: scratch?.url,
+    REDIS_URL: process.env.REDIS_URL,
+    ...env,
+  });
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir });
+  const redis = config.redisUrl ? createRedis(config.redisUrl, 'svc-test-services') : undefined;
+  const services = await buildServices({
+    config,
+    db: database.db,
+    hotDb: database.hot,
+    redis,
+    logger,
+    metrics: new Metrics(),
+    publicBaseUrl: () => 'http://127.0.0.1',
+  });
+  return {
+    services,
+    database,
+    config,
+    async newAccount(credits = 0) {
+      const account = await services.accounts.findOrCreate({ issuer: 'test', subject: `user-${randomBytes(6).toString('hex')}` });
+      if (credits !== 0) await services.accounts.adjustCredits(account.id, { credits, reason: 'test' });
+      return { id: account.id };
+    },
+    async balance(accountId) {
+      return microToCredits((await services.accounts.get(accountId)).balanceMicro);
+    },
+    async close() {
+      await services.close();
+      redis?.disconnect();
+      await database.close();
+      await scratch?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The services for a file: started before its tests, checked for the ledger's invariants and closed after them. */
+export function useTestServices(env: Env = {}, options: { ledgerInvariants?: boolean } = {}): TestServices {
+  return useFixture(
+    'useTestServices',
+    () => startTestServices(env),
+    async (t) => {
+      try {
+        if (options.ledgerInvariants !== false) await expectLedgerInvariants(t.database.db);
+      } finally {
+        await t.close();
+      }
+    },
+  );
+}
