@@ -5,7 +5,7 @@
  * held in flight, and clients retry, on events (other calls answered or settled), not on time;
  * where a book's timers matter it runs on a fake clock the test steps.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
 import { fakeClock } from '../support/fake-clock';
@@ -22,15 +22,15 @@ import { creditsToMicro, microToCredits } from '../../src/domain/shared/money';
 const microToCreditsOf = (micro: number) => microToCredits(micro);
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 
-let gw: TestGateway;
+let gw: TestServices;
 const books: LeaseBook[] = [];
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   for (const book of books) await book.stop();
   try {
-    await expectLedgerInvariants(gw.gateway.database.db);
+    await expectLedgerInvariants(gw.database.db);
   } finally {
     await gw.close();
   }
@@ -47,14 +47,14 @@ const bookOptions = (name: string, options: Partial<LeaseBookOptions> = {}): Lea
   ...options,
 });
 function instance(name: string, options: Partial<LeaseBookOptions> = {}, maxCommits = 1): { book: LeaseBook; billing: Billing; batcher: ChargeBatcher } {
-  const store = new SqlLeaseStore(gw.gateway.database.db);
+  const store = new SqlLeaseStore(gw.database.db);
   const batcher = new ChargeBatcher(store, 0, maxCommits);
   const book = new LeaseBook(store, batcher, recalls, bookOptions(name, options));
   books.push(book);
   return { book, billing: new Billing(book), batcher };
 }
 
-async function liveKey(account: TestAccount, capCredits: number | null = null): Promise<KeyPrincipal> {
+async function liveKey(account: AccountRef, capCredits: number | null = null): Promise<KeyPrincipal> {
   const { id } = await gw.newKey(account, capCredits === null ? {} : { dailySpendCap: capCredits });
   return {
     kind: 'key',
@@ -94,7 +94,7 @@ function answersOf(count: number) {
   return { all, answered: () => void (++n === count && done()) };
 }
 
-const db = () => gw.gateway.database.db;
+const db = () => gw.database.db;
 const openLeases = async (accountId: string) =>
   Number((await db().one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [accountId]))!.n);
 

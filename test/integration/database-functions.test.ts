@@ -5,24 +5,22 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { applyDatabaseFunctions } from '../../src/infra/db/database-functions';
 import { DATABASE_FUNCTIONS } from '../../src/infra/db/functions';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   await gw.close();
 });
 
-const execute = (sql: string, params?: unknown[]) => gw.gateway.database.db.all(sql, params ?? []);
+const execute = (sql: string, params?: unknown[]) => gw.database.db.all(sql, params ?? []);
 
 test('a migrated database has every function, each recorded with the checksum of its one definition', async () => {
-  const names = (await gw.gateway.database.db.all<{ proname: string }>(`select proname from pg_proc where proname like 'svc\\_%' order by 1`)).map(
-    (r) => r.proname,
-  );
+  const names = (await gw.database.db.all<{ proname: string }>(`select proname from pg_proc where proname like 'svc\\_%' order by 1`)).map((r) => r.proname);
   expect(names).toEqual(DATABASE_FUNCTIONS.map((f) => f.name).sort());
   expect(await applyDatabaseFunctions(execute)).toEqual([]);
   // Every function the code calls is defined, and defined once.
@@ -41,9 +39,9 @@ test('a function whose text changed is created again; an unchanged one is not', 
   const v2 = { ...v1, sql: v1.sql.replace('select 1', 'select 2') };
   expect(await applyDatabaseFunctions(execute, [v1])).toEqual(['svc_test_answer']);
   expect(await applyDatabaseFunctions(execute, [v1])).toEqual([]);
-  expect(await gw.gateway.database.db.one(`select svc_test_answer() as n`)).toEqual({ n: 1 });
+  expect(await gw.database.db.one(`select svc_test_answer() as n`)).toEqual({ n: 1 });
   expect(await applyDatabaseFunctions(execute, [v2])).toEqual(['svc_test_answer']);
-  expect(await gw.gateway.database.db.one(`select svc_test_answer() as n`)).toEqual({ n: 2 });
-  await gw.gateway.database.db.run(`drop function svc_test_answer()`);
-  await gw.gateway.database.db.run(`delete from db_functions where name = 'svc_test_answer'`);
+  expect(await gw.database.db.one(`select svc_test_answer() as n`)).toEqual({ n: 2 });
+  await gw.database.db.run(`drop function svc_test_answer()`);
+  await gw.database.db.run(`delete from db_functions where name = 'svc_test_answer'`);
 });

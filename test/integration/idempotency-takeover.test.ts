@@ -7,7 +7,7 @@
  * a SIGKILL: test/e2e/idempotency-holder-crash.test.ts. Both keep time on a fake clock, and the
  * grace passes on the database's clock by ageing the claim's last heartbeat.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Billing } from '../../src/domain/credits/billing';
 import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
@@ -22,17 +22,17 @@ import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 import { fakeClock } from '../support/fake-clock';
 
 const GRACE_SECONDS = 1;
-let gw: TestGateway;
+let gw: TestServices;
 const stops: Array<() => unknown> = [];
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   for (const stop of stops) await stop();
   await gw.close();
 });
 
-const db = () => gw.gateway.database.db;
+const db = () => gw.database.db;
 const recalls = new LocalTopicFeed();
 const clock = fakeClock();
 

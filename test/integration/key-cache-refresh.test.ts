@@ -6,7 +6,7 @@
  * it expires. A KeyService on the test gateway's database (PGlite, or PostgreSQL in CI's second
  * pass), on a fake clock the test steps, with the key reads counted and gated.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { KeyCache } from '../../src/domain/keys/key-cache';
@@ -16,9 +16,9 @@ import type { Database, SqlExecutor } from '../../src/domain/ports/database';
 import type { UrlGuard } from '../../src/domain/ports/url-guard';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   await gw.close();
@@ -55,7 +55,7 @@ const noUrls: UrlGuard = { checkMediaUrl: async (u) => String(u), checkWebhookUr
 
 async function setUp(random = () => 0) {
   const clock = fakeClock();
-  const { watched, reads } = watchedDatabase(gw.gateway.database.db);
+  const { watched, reads } = watchedDatabase(gw.database.db);
   const cache = new KeyCache(new LocalTopicFeed(), clock, random);
   const keys = new KeyService(new SqlKeyRepository(watched), () => true, noUrls, cache, undefined, clock);
   const account = await gw.newAccount(1);
@@ -126,7 +126,7 @@ test('a key in use is read again in the background before it expires: no request
 test('a key revoked without the news reaching this instance is dropped by the background read', async () => {
   const { clock, reads, keys, key } = await setUp(() => 0);
   await keys.authenticate(key.secret);
-  await gw.gateway.database.db.run(`update api_keys set revoked_at = now() where id = ?`, [key.id]);
+  await gw.database.db.run(`update api_keys set revoked_at = now() where id = ?`, [key.id]);
   await clock.tickAsync(31 * SECOND);
   await keys.authenticate(key.secret); // still within its minute: served, and read again behind it
   await clock.tickAsync(REFRESH_BATCH_MS);

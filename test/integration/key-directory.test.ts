@@ -5,7 +5,7 @@
  * a directory that may be stale (its feed down) asks the database instead of refusing. Two key
  * services on one database and one key-change feed stand for two instances.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { KeyService } from '../../src/domain/keys/key-service';
 import { KeyCache } from '../../src/domain/keys/key-cache';
 import { KeyDirectory } from '../../src/domain/keys/key-directory';
@@ -18,9 +18,9 @@ import { randomBase62 } from '../../src/domain/shared/ids';
 import { pollUntil } from '../support/poll';
 import { fakeClock, type FakeClock } from '../support/fake-clock';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   await gw.close();
@@ -39,7 +39,7 @@ function counting(db: Database) {
 }
 
 async function instance(feed: TopicFeed, clock: FakeClock = fakeClock()) {
-  const { db, reads } = counting(gw.gateway.database.db);
+  const { db, reads } = counting(gw.database.db);
   const repository = new SqlKeyRepository(db);
   const directory = new KeyDirectory(repository, feed, clock);
   await directory.load();

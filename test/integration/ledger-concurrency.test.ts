@@ -1,13 +1,13 @@
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Ledger } from '../../src/domain/credits/ledger';
 import { SqlLedgerRepository } from '../../src/infra/db/repositories/sql-ledger-repository';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import { DomainError } from '../../src/domain/errors/domain-error';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(() => gw.close());
 
@@ -18,7 +18,7 @@ const key = (id: string, capCredits: number | null = null) => ({ id, dailySpendC
 describe('credit ledger under concurrency', () => {
   test('100 parallel charges against a balance covering 10 charge exactly 10', async () => {
     const acct = await gw.newAccount(30);
-    const { db } = gw.gateway.database;
+    const { db } = gw.database;
     const results = await Promise.allSettled(
       Array.from({ length: 100 }, (_, i) =>
         db.transaction((tx) => ledger.charge(tx, { accountId: acct.id, key: key('svc_live_k1'), amountMicro: creditsToMicro(3), reference: `job_${i}` })),
@@ -34,7 +34,7 @@ describe('credit ledger under concurrency', () => {
 
   test('100 parallel refunds of one job refund it exactly once', async () => {
     const acct = await gw.newAccount(50);
-    const { db } = gw.gateway.database;
+    const { db } = gw.database;
     await db.transaction((tx) => ledger.charge(tx, { accountId: acct.id, key: key('svc_live_k2'), amountMicro: creditsToMicro(25), reference: 'vid_once' }));
     expect(await gw.balance(acct)).toBe(25);
     const results = await Promise.all(
@@ -47,7 +47,7 @@ describe('credit ledger under concurrency', () => {
 
   test('holds never overdraw and settle to the actual amount once', async () => {
     const acct = await gw.newAccount(1);
-    const { db } = gw.gateway.database;
+    const { db } = gw.database;
     const k = key('svc_live_k3');
     const held = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
@@ -69,7 +69,7 @@ describe('credit ledger under concurrency', () => {
 
   test('the daily spend cap refuses what would pass it, with Retry-After to UTC midnight', async () => {
     const acct = await gw.newAccount(100);
-    const { db } = gw.gateway.database;
+    const { db } = gw.database;
     const k = key('svc_live_k4', 10);
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) =>

@@ -3,7 +3,7 @@
  * clock says (as libfaketime would skew it): a video's charge and its refund land on the same
  * day, and an instance whose clock is a day ahead gives no key a second day's cap.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Ledger } from '../../src/domain/credits/ledger';
 import { SqlLedgerRepository } from '../../src/infra/db/repositories/sql-ledger-repository';
@@ -11,13 +11,13 @@ import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { takeLease } from '../../src/domain/credits/lease-take';
 import { creditsToMicro } from '../../src/domain/shared/money';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
 });
 afterAll(async () => {
   try {
-    await expectLedgerInvariants(gw.gateway.database.db);
+    await expectLedgerInvariants(gw.database.db);
   } finally {
     await gw.close();
   }
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const ledger = new Ledger(new SqlLedgerRepository());
 
-const db = () => gw.gateway.database.db;
+const db = () => gw.database.db;
 const databaseDay = async () => (await db().one<{ d: string }>(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as d`))!.d;
 const spendByDay = async (keyId: string) =>
   (

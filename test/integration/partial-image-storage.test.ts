@@ -6,17 +6,17 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { MediaLibrary } from '../../src/domain/media/media-library';
 import { renderImages } from '../../src/domain/images/image-output';
 import { DiskBlobStore, storageUnavailable } from '../../src/infra/media/disk-blob-store';
 import { SqlMediaRecords } from '../../src/infra/db/repositories/sql-media-records';
 import { makePng } from '../support/fake-openai-upstream';
 
-let gw: TestGateway;
+let gw: TestServices;
 let root: string;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestServices();
   root = mkdtempSync(join(tmpdir(), 'partial-media-'));
 });
 afterAll(async () => {
@@ -38,7 +38,7 @@ class FillingStore extends DiskBlobStore {
 const files = () => readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
 
 test('four images, room for two: the answer fails with storage_unavailable, and neither the two stored files nor their rows stay', async () => {
-  const db = gw.gateway.database.db;
+  const db = gw.database.db;
   const media = await MediaLibrary.open(new SqlMediaRecords(db), new FillingStore(2), () => 'http://gw.test');
   const acct = await gw.newAccount(0);
   const images = Array.from({ length: 4 }, () => ({ data: makePng(8, 8), contentType: 'image/png' }));

@@ -5,7 +5,7 @@
  * other, or both at once, and checks what an operator would: each call's outcome, the lease's
  * spent amount, the charge rows, the balance and the uncollected entries.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
 import { uniqueId } from '../support/unique-id';
@@ -15,28 +15,28 @@ import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { creditsToMicro } from '../../src/domain/shared/money';
 import type { SqlExecutor } from '../../src/domain/ports/database';
 
-let gw: TestGateway;
+let gw: TestServices;
 let store: SqlLeaseStore;
 beforeAll(async () => {
-  gw = await startTestGateway();
-  store = new SqlLeaseStore(gw.gateway.database.db);
+  gw = await startTestServices();
+  store = new SqlLeaseStore(gw.database.db);
 });
 afterAll(async () => {
   try {
-    await expectLedgerInvariants(gw.gateway.database.db);
+    await expectLedgerInvariants(gw.database.db);
   } finally {
     await gw.close();
   }
 });
 
-const db = () => gw.gateway.database.db;
+const db = () => gw.database.db;
 /** Statements of this database waiting for a lock, seen from `tx` (PostgreSQL: each connection its own backend). */
 const lockWaiters = async (tx: SqlExecutor) =>
   Number((await tx.one<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))!.n);
 
 /** An account with `credits`, a live key, and `leases` leases of `leaseMicro` each. */
 async function setUp(credits: number, leases: number, leaseMicro: number) {
-  const account: TestAccount = await gw.newAccount(credits);
+  const account: AccountRef = await gw.newAccount(credits);
   const { id: keyId } = await gw.newKey(account);
   const ids: string[] = [];
   for (let i = 0; i < leases; i++) {
@@ -357,7 +357,7 @@ test('usage above the lease: the excess from the balance as far as it goes, the 
 });
 
 test("usage above the lease stops at the key's daily cap, however many calls are charged together: the rest is uncollected, for the cap", async () => {
-  const account: TestAccount = await gw.newAccount(100);
+  const account: AccountRef = await gw.newAccount(100);
   const { id: keyId } = await gw.newKey(account, { dailySpendCap: 5 });
   const day = new Date().toISOString().slice(0, 10);
   // Two leases of 2 credits (two instances' each): 4 of the 5-credit cap taken.

@@ -6,7 +6,7 @@
  * the balance, once. StreamStarts writes only streams that outlive its delay, and keeps what they
  * owe (their prompt and what they relayed) up to date, on a fake clock the test steps.
  */
-import { startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
@@ -16,25 +16,25 @@ import { takeLease } from '../../src/domain/credits/lease-take';
 import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { StreamStarts } from '../../src/domain/credits/stream-starts';
 
-let gw: TestGateway;
+let gw: TestServices;
 let store: SqlLeaseStore;
 beforeAll(async () => {
-  gw = await startTestGateway();
-  store = new SqlLeaseStore(gw.gateway.database.db);
+  gw = await startTestServices();
+  store = new SqlLeaseStore(gw.database.db);
 });
 afterAll(async () => {
   try {
-    await expectLedgerInvariants(gw.gateway.database.db);
+    await expectLedgerInvariants(gw.database.db);
   } finally {
     await gw.close();
   }
 });
 
-const db = () => gw.gateway.database.db;
+const db = () => gw.database.db;
 const LEASE = 1_000_000;
 
 /** An account with 10 credits, a live key and one lease of LEASE micro-credits. */
-async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId: string }> {
+async function leased(): Promise<{ account: AccountRef; keyId: string; leaseId: string }> {
   const account = await gw.newAccount(10);
   const { id: keyId } = await gw.newKey(account);
   const leaseId = uniqueId('lease');
@@ -52,7 +52,7 @@ async function leased(): Promise<{ account: TestAccount; keyId: string; leaseId:
   return { account, keyId, leaseId };
 }
 
-const start = (l: { account: TestAccount; keyId: string; leaseId: string }, owedMicro: number): StreamStart => ({
+const start = (l: { account: AccountRef; keyId: string; leaseId: string }, owedMicro: number): StreamStart => ({
   requestId: uniqueId('chatcmpl'),
   leaseId: l.leaseId,
   accountId: l.account.id,
@@ -89,7 +89,7 @@ const rowUntil = (id: string, owed: number | undefined) =>
     10_000,
     20,
   );
-const balanceMicro = async (account: TestAccount) => Math.round((await gw.balance(account)) * 1e6);
+const balanceMicro = async (account: AccountRef) => Math.round((await gw.balance(account)) * 1e6);
 
 test('a lease closed with a stream that never settled charges it its prompt, once; the rest of the lease goes back', async () => {
   const l = await leased();

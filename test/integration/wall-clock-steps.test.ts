@@ -5,7 +5,7 @@
  * wall time is moved here as such a step moves it; the database's clock, which claims are timed by,
  * stays where it is.
  */
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 import { Billing } from '../../src/domain/credits/billing';
@@ -40,10 +40,10 @@ describe.each([
 
 describe('work in progress while the wall clock steps', () => {
   const GRACE_SECONDS = 1;
-  let gw: TestGateway;
+  let gw: TestServices;
   const services: IdempotencyService[] = [];
   beforeAll(async () => {
-    gw = await startTestGateway();
+    gw = await startTestServices();
   });
   const books: LeaseBook[] = [];
   afterAll(async () => {
@@ -53,7 +53,7 @@ describe('work in progress while the wall clock steps', () => {
   });
   const clock = fakeClock();
   const instance = (name: string) => {
-    const service = new IdempotencyService(new SqlIdempotencyRepository(gw.gateway.database.db), {
+    const service = new IdempotencyService(new SqlIdempotencyRepository(gw.database.db), {
       instanceId: `inst_${name}_${Math.random().toString(36).slice(2)}`,
       graceSeconds: GRACE_SECONDS,
       clock,
@@ -71,7 +71,7 @@ describe('work in progress while the wall clock steps', () => {
     clock.stepWall(STEP_MS);
     // The grace passes on the database's clock (the claim's last heartbeat ages past it), and on
     // A's, whose heartbeats (every sixth of the grace) come due meanwhile.
-    const db = gw.gateway.database.db;
+    const db = gw.database.db;
     const claim = [keyId, 'clock-jump'];
     await db.run(`update idempotency_keys set heartbeat_at = heartbeat_at - make_interval(secs => ?) where api_key_id = ? and idempotency_key = ?`, [
       GRACE_SECONDS + 1,
@@ -92,7 +92,7 @@ describe('work in progress while the wall clock steps', () => {
   test('a lease last used before the clock stepped back goes back once idle, not 1,000 s later', async () => {
     const acct = await gw.newAccount(40);
     const { id: keyId } = await gw.newKey(acct);
-    const store = new SqlLeaseStore(gw.gateway.database.db);
+    const store = new SqlLeaseStore(gw.database.db);
     const book = new LeaseBook(store, new ChargeBatcher(store, 0, 1, 0, clock), new LocalTopicFeed(), {
       instanceId: `inst_idle_${Math.random().toString(36).slice(2)}`,
       idleMs: 100,
@@ -109,9 +109,7 @@ describe('work in progress while the wall clock steps', () => {
     const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-clock-step');
     expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
     const openLeases = async () =>
-      Number(
-        (await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [acct.id]))!.n,
-      );
+      Number((await gw.database.db.one<{ n: string }>(`select count(*) as n from credit_leases where account_id = ? and closed_at is null`, [acct.id]))!.n);
     clock.stepWall(-STEP_MS);
     // The idle pass (every idleMs here) finds it idle once idleMs have passed on the monotonic clock.
     await clock.tickAsync(200);

@@ -12,13 +12,14 @@ import type { WorkItem } from '../../src/domain/work/work-queue';
 import { SqlWorkQueue } from '../../src/infra/db/repositories/sql-work-queue';
 import { Worker } from '../../src/domain/work/worker';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import { startTestGateway, type TestGateway } from '../support/gateway-harness';
+import { startTestServices, type TestServices } from '../support/test-services';
+import { startTestGateway } from '../support/gateway-harness';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
 
-let gw: TestGateway;
+let gw: TestServices;
 beforeAll(async () => {
-  gw = await startTestGateway({ WORKER_CONCURRENCY: '0' });
+  gw = await startTestServices({ WORKER_CONCURRENCY: '0' });
 });
 afterAll(() => gw.close());
 
@@ -37,7 +38,7 @@ function heldHandler() {
 }
 
 test('a handler running three times longer than the lease is never run twice, and stop() leaves no lease', async () => {
-  const { db } = gw.gateway.database;
+  const { db } = gw.database;
   // The lease the queue claims and renews for, on the database's clock; the worker renews it every third of it, on the fake clock.
   const LEASE_SECONDS = 30;
   const RENEW_MS = (LEASE_SECONDS * 1000) / 3;
@@ -95,7 +96,7 @@ test('a handler running three times longer than the lease is never run twice, an
 });
 
 test('a worker stopped before its handler finishes gives the lease back at once', async () => {
-  const { db } = gw.gateway.database;
+  const { db } = gw.database;
   const queue = new SqlWorkQueue(db, 30);
   await db.transaction((tx) => queue.schedule(tx, 'hold_expiry', 'lease-return', {}));
   const held = heldHandler();

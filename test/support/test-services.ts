@@ -16,15 +16,22 @@ import { postgresTemplate, seedDataDir } from './database-template';
 
 type Env = Record<string, string | undefined>;
 
+/** An account the services made: its id is all a test needs. */
+export interface AccountRef {
+  id: string;
+}
+
 /** The integration tier's unit: the domain services over a migrated database (and Redis when REDIS_URL is set), no HTTP. */
 export interface TestServices {
   services: Services;
   database: DatabaseHandle;
   config: Config;
   /** A fresh account holding `credits`, granted as the operator grants them. */
-  newAccount(credits?: number): Promise<{ id: string }>;
+  newAccount(credits?: number): Promise<AccountRef>;
+  /** Creates a key of the account, as its owner does, and answers its secret. */
+  newKey(account: AccountRef, body?: Record<string, unknown>): Promise<{ id: string; secret: string }>;
   /** The balance the account's owner is shown, in credits. */
-  balance(accountId: string): Promise<number>;
+  balance(account: AccountRef): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -61,8 +68,12 @@ export async function startTestServices(env: Env = {}): Promise<TestServices> {
       if (credits !== 0) await services.accounts.adjustCredits(account.id, { credits, reason: 'test' });
       return { id: account.id };
     },
-    async balance(accountId) {
-      return microToCredits((await services.accounts.get(accountId)).balanceMicro);
+    async newKey(account, body = {}) {
+      const { key, secret } = await services.keys.create(account.id, body);
+      return { id: key.id, secret };
+    },
+    async balance(account) {
+      return microToCredits((await services.accounts.get(account.id)).balanceMicro);
     },
     async close() {
       await services.close();
