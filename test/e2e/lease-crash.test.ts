@@ -101,6 +101,7 @@ shared('an instance killed under load', () => {
     );
     running = false;
     await Promise.all(clients);
+    expect(answered.size).toBeGreaterThan(50);
 
     const { db, close } = await openDatabase({ databaseUrl: scratch.url, dataDir });
     try {
