@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import { RATE_LIMITS, RATE_WINDOW_SECONDS, type RateDecision, type RateGroup, type RateLimiter } from '../../domain/ratelimit/rate-limiter';
 import type { Clock, TimerHandle } from '../../domain/ports/clock';
 import { systemClock } from '../../domain/shared/system-clock';
+import { windowIncrements, type IncrEach } from './window-increments';
 
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 /** How long a decision may wait for Redis before this instance decides alone. */
@@ -23,25 +24,6 @@ const MAX_COUNTERS_PER_SYNC = 512;
  * limit, and whenever a request waits for an increment, what is queued leaves on the next turn.
  */
 const DEFERRED_SYNC_MS = 10;
-
-/**
- * Adds one to each counter (KEYS); a new one starts its window (expires in ARGV[1] ms). Answers
- * each counter's count and the milliseconds its window has left, in pairs. The keys and values
- * are those rate-limiter-flexible wrote (`rl:<group>:<key>`, an integer with an expiry), so an
- * instance of the earlier build counts in the same windows during a rolling upgrade.
- */
-const INCR_EACH = `local out = {}
-for i, key in ipairs(KEYS) do
-  local n = redis.call('INCR', key)
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then
-    redis.call('PEXPIRE', key, ARGV[1])
-    ttl = tonumber(ARGV[1])
-  end
-  out[2 * i - 1] = n
-  out[2 * i] = ttl
-end
-return out`;
 
 interface Counter {
   readonly redisKey: string;
@@ -66,8 +48,6 @@ interface Queued {
   counter: Counter;
   settle: () => void;
 }
-
-type IncrEach = (keyCount: number, ...args: Array<string | number>) => Promise<number[]>;
 
 /** Seconds from `now` until the counter's window ends, at least 1 (the Retry-After and reset headers). */
 const resetSeconds = (counter: Counter, now: number): number => Math.max(1, Math.ceil((counter.endsAt - now) / 1000));
@@ -148,8 +128,7 @@ export class LocalFirstRateLimiter implements RateLimiter {
       this.incrEach = null;
       return;
     }
-    redis.defineCommand('svcRateIncrEach', { lua: INCR_EACH });
-    this.incrEach = (redis as unknown as { svcRateIncrEach: IncrEach }).svcRateIncrEach.bind(redis);
+    this.incrEach = windowIncrements(redis);
   }
 
   async consume(keyId: string, group: RateGroup): Promise<RateDecision> {
