@@ -26,7 +26,7 @@ import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhoo
 import { historyRoutes } from './rest/routes/history-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
-import { openApiJson, openApiRoutes } from './rest/routes/openapi-routes';
+import { openApiRoutes, requireOpenApiDocument } from './rest/routes/openapi-routes';
 import { createGraphQLDoor } from './graphql/door';
 import { idempotencyMiddleware } from './rest/idempotency-middleware';
 import { HttpDrain } from './infra/http/http-drain';
@@ -71,7 +71,7 @@ export interface Gateway {
 export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   // Read before anything is opened: a tree without docs/openapi.yaml stops here, naming the path.
-  const openApi = openApiJson();
+  requireOpenApiDocument();
   const metrics = new Metrics();
   const warn = throttledWarn(logger);
   const database = await openDatabase({
@@ -155,7 +155,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           }),
         }),
         mediaRoutes(s.media),
-        openApiRoutes(openApi),
+        openApiRoutes(),
         consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
