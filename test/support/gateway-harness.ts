@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { createScratchDatabase } from '../../src/infra/db/scratch-database';
-import { postgresTemplate, seedDataDir } from './database-template';
+import { newTestStore } from './test-store';
 import { checkExchange } from './openapi-check';
 import type { Clock } from '../../src/domain/ports/clock';
 
@@ -48,20 +44,16 @@ export interface TestGateway {
 
 /** `clock`: what the gateway's services keep time with (a fake clock the test steps; the system's by default). */
 export async function startTestGateway(env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
-  const baseDbUrl = process.env.DATABASE_URL;
-  // Each gateway gets a database of its own, a copy of the run's migrated one: with DATABASE_URL
-  // set (CI's second run) beside it on PostgreSQL, else PGlite's files in its DATA_DIR.
-  const db = baseDbUrl ? await createScratchDatabase(baseDbUrl, 'gw_test', postgresTemplate()) : undefined;
-  if (!db && env.DATA_DIR === undefined) seedDataDir(dataDir);
+  // Each gateway gets a database of its own, a copy of the run's migrated one (test-store.ts).
+  const store = await newTestStore('test', { seed: env.DATA_DIR === undefined });
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
     HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
+    DATA_DIR: store.dataDir,
     ADMIN_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    DATABASE_URL: db?.url,
+    DATABASE_URL: store.databaseUrl,
     REDIS_URL: process.env.REDIS_URL,
     ...env,
   });
@@ -127,8 +119,7 @@ export async function startTestGateway(env: Record<string, string | undefined> =
     },
     async close() {
       await gateway.close();
-      await db?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await store.remove();
     },
   };
   return harness;

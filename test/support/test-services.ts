@@ -1,18 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config';
 import { buildServices, type Services } from '../../src/services';
 import { openDatabase, type DatabaseHandle } from '../../src/infra/db/orm';
-import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { createRedis } from '../../src/infra/redis/redis-client';
 import { createLogger } from '../../src/infra/observability/logger';
 import { Metrics } from '../../src/infra/observability/metrics';
 import { microToCredits } from '../../src/domain/shared/money';
 import { expectLedgerInvariants } from './ledger-invariants';
 import { useFixture } from './fixture';
-import { postgresTemplate, seedDataDir } from './database-template';
+import { newTestStore } from './test-store';
 
 type Env = Record<string, string | undefined>;
 
@@ -36,19 +32,17 @@ export interface TestServices {
 }
 
 export async function startTestServices(env: Env = {}): Promise<TestServices> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-services-'));
-  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_services', postgresTemplate()) : undefined;
-  if (!scratch) seedDataDir(dataDir);
+  const store = await newTestStore('services');
   const config = loadConfig({
     NODE_ENV: 'test',
-    DATA_DIR: dataDir,
+    DATA_DIR: store.dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    DATABASE_URL: scratch?.url,
+    DATABASE_URL: store.databaseUrl,
     REDIS_URL: process.env.REDIS_URL,
     ...env,
   });
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const redis = config.redisUrl ? createRedis(config.redisUrl, 'svc-test-services') : undefined;
   const services = await buildServices({
     config,
@@ -79,8 +73,7 @@ export async function startTestServices(env: Env = {}): Promise<TestServices> {
       await services.close();
       redis?.disconnect();
       await database.close();
-      await scratch?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await store.remove();
     },
   };
 }
