@@ -73,6 +73,13 @@ test('a handler running three times longer than the lease is never run twice, an
   // that much nearer) and on the workers' (A renews, B tries for the item).
   for (let period = 0; period < 9; period++) {
     await db.run(`update work_items set locked_until = locked_until - make_interval(secs => ?) where ref = 'lease-test'`, [RENEW_MS / 1000]);
+    // Both workers are between claims (each has armed its idle wait) before time moves, so B's next try comes within the step.
+    await pollUntil(
+      async () => clock.armed().filter((t) => !t.repeats && t.delayMs === opts.maxIdleMs).length,
+      (n) => n === 2,
+      5_000,
+      10,
+    );
     const claims = bClaims.n;
     await clock.tickAsync(RENEW_MS);
     await pollUntil(leaseLeftSeconds, (s) => s > LEASE_SECONDS - RENEW_MS / 2000, 5_000, 10);
