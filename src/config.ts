@@ -40,6 +40,8 @@ const schema = z.object({
   OIDC_JWKS_URL: optionalString,
   /** The console's public client id for the authorization-code flow with PKCE. */
   OIDC_CLIENT_ID: optionalString,
+  /** Seconds past an ID token's `exp` (the issuer's clock and ours disagree) it is still accepted. */
+  OIDC_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   MODELS_FILE: optionalString,
   WEBHOOK_RETRY_DELAYS: z
     .string()
@@ -131,7 +133,7 @@ export interface Config {
   dataDir: string;
   publicBaseUrl?: string;
   adminToken?: string;
-  oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string };
+  oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string; clockToleranceSeconds?: number };
   modelsFile?: string;
   webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
   simulatorVideoSeconds: number;
@@ -185,7 +187,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: c.DATA_DIR,
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     adminToken: c.ADMIN_TOKEN,
-    oidc: c.OIDC_ISSUER ? { issuer: c.OIDC_ISSUER, audience: c.OIDC_AUDIENCE, jwksUrl: c.OIDC_JWKS_URL, clientId: c.OIDC_CLIENT_ID } : undefined,
+    oidc: c.OIDC_ISSUER
+      ? {
+          issuer: c.OIDC_ISSUER,
+          audience: c.OIDC_AUDIENCE,
+          jwksUrl: c.OIDC_JWKS_URL,
+          clientId: c.OIDC_CLIENT_ID,
+          clockToleranceSeconds: c.OIDC_CLOCK_TOLERANCE_SECONDS,
+        }
+      : undefined,
     modelsFile: c.MODELS_FILE,
     webhook: {
       retryDelaysSeconds: c.WEBHOOK_RETRY_DELAYS,

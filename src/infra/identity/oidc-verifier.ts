@@ -10,7 +10,7 @@ import { verifyIdToken } from './verify-jwt';
 export class OidcVerifier implements IdentityVerifier {
   private jwks?: Promise<JWTVerifyGetKey>;
 
-  constructor(private readonly options: { issuer: string; audience?: string; jwksUrl?: string }) {}
+  constructor(private readonly options: { issuer: string; audience?: string; jwksUrl?: string; clockToleranceSeconds?: number }) {}
 
   private keys(): Promise<JWTVerifyGetKey> {
     this.jwks ??= this.discoverJwksUrl().then((url) => createRemoteJWKSet(new URL(url)));

@@ -6,7 +6,7 @@ import type { VerifiedIdentity } from '../../domain/ports/identity';
 export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-/** Seconds of disagreement between the issuer's clock and ours that a token's `exp` is allowed. */
+/** Seconds of disagreement between the issuer's clock and ours that a token's `exp` is allowed, unless the issuer's configuration says otherwise. */
 const CLOCK_TOLERANCE_SECONDS = 30;
 
 /**
@@ -21,8 +21,9 @@ function isJwtType(typ: unknown): boolean {
 export async function verifyIdToken(
   token: string,
   key: JWTVerifyGetKey | KeyLike | Uint8Array,
-  expected: { issuer: string; audience?: string },
+  expected: { issuer: string; audience?: string; clockToleranceSeconds?: number },
 ): Promise<VerifiedIdentity> {
+  const tolerance = expected.clockToleranceSeconds ?? CLOCK_TOLERANCE_SECONDS;
   if (token.length > 8192 || !JWT_SHAPE.test(token)) throw unauthenticated('Invalid ID token.');
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key as JWTVerifyGetKey, {
@@ -30,13 +31,13 @@ export async function verifyIdToken(
       audience: expected.audience,
       algorithms: ACCEPTED_ALGORITHMS,
       requiredClaims: ['sub', 'exp'],
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      clockTolerance: tolerance,
     });
     if (!isJwtType(protectedHeader.typ)) throw unauthenticated('Invalid ID token.');
     if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 255) {
       throw unauthenticated('Invalid ID token.');
     }
-    return { issuer: expected.issuer, subject: payload.sub, usableUntil: (payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000 };
+    return { issuer: expected.issuer, subject: payload.sub, usableUntil: (payload.exp! + tolerance) * 1000 };
   } catch (err) {
     if (err instanceof errors.JWTExpired) throw unauthenticated('The ID token has expired.');
     throw unauthenticated('Invalid ID token.');
