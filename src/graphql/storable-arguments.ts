@@ -3,16 +3,18 @@
  * surrogates) are refused before execution, as REST refuses them: an invalid_request_error
  * naming the argument as the schema spells it (`after`, `input.prompt`, `ids[2]`), whether the
  * text is written in the document or passed in a variable. One check for HTTP and WebSocket.
+ * Every name here is the client's own (an argument, an input field, a variable), so a refusal
+ * writes it as it is.
  */
 import { GraphQLError, Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
 import { DomainError, invalidField, invalidRequest } from '../domain/errors/domain-error';
-import { asWritten } from '../domain/errors/field-path';
+import { asWritten, type PathSegment } from '../domain/errors/field-path';
 import { assertStorableText, hasUnstorableText } from '../domain/shared/validate';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../infra/http/json-depth';
 import { asGraphQLError } from './errors';
 import { perDocument } from './per-document';
 
-type Path = (string | number)[];
+type Path = PathSegment[];
 
 const unstorable = (path: Path) => invalidField(path, 'text must not contain NUL characters or unpaired UTF-16 surrogates.');
 
@@ -36,7 +38,7 @@ function scanArguments(document: DocumentNode): { uses: Map<string, Path>; liter
         value.values.forEach((v, i) => walk(v, [...path, i]));
         return;
       case Kind.OBJECT:
-        for (const field of value.fields) walk(field.value, [...path, field.name.value]);
+        for (const field of value.fields) walk(field.value, [...path, asWritten(field.name.value)]);
         return;
       default:
         return;
@@ -45,7 +47,7 @@ function scanArguments(document: DocumentNode): { uses: Map<string, Path>; liter
   const defaults: Array<{ name: string; value: ValueNode }> = [];
   visit(document, {
     Argument(node) {
-      walk(node.value, [node.name.value]);
+      walk(node.value, [asWritten(node.name.value)]);
       // Its value is walked above; nothing inside an argument is another argument.
       return false;
     },
@@ -55,7 +57,7 @@ function scanArguments(document: DocumentNode): { uses: Map<string, Path>; liter
     },
   });
   // A default value fills the arguments its variable is passed to.
-  for (const { name, value } of defaults) if (!literal) walk(value, uses.get(name) ?? [name]);
+  for (const { name, value } of defaults) if (!literal) walk(value, uses.get(name) ?? [asWritten(name)]);
   return { uses, literal };
 }
 
@@ -73,7 +75,7 @@ export function unstorableArgumentError(document: DocumentNode, variables: Recor
     for (const [name, value] of Object.entries(variables ?? {})) {
       if (hasUnstorableText(name)) throw invalidRequest('Variable names must not contain NUL characters or unpaired UTF-16 surrogates.');
       // A variable the document never passes is named as itself.
-      assertStorableText(value, uses.get(name) ?? [name]);
+      assertStorableText(value, uses.get(name) ?? [asWritten(name)], 'written');
     }
     if (literal) throw unstorable(literal);
   } catch (err) {

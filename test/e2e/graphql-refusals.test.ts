@@ -288,6 +288,14 @@ describe('unstorable text in a variable names the argument it fills', () => {
         { a: bad },
         'after',
       ],
+      // Names the client wrote are named as written, underscores and all.
+      ['a variable the document never passes', 'query($a: String) { videoJobs(after: $a) { edges { cursor } } }', { my_var: bad }, 'my_var'],
+      [
+        'a key inside a variable the document never passes',
+        'query($a: String) { videoJobs(after: $a) { edges { cursor } } }',
+        { my_var: { snake_key: bad } },
+        'my_var.snake_key',
+      ],
     ])('%s: over HTTP and WebSocket', async (_label, query, variables, param) => {
       const res = await http(query, variables);
       expect(res.status).toBe(400);
@@ -299,6 +307,16 @@ describe('unstorable text in a variable names the argument it fills', () => {
       expect(overSocket[0].extensions).toEqual({ code: 'invalid_request_error', param });
       expect(overSocket[0].message).toBe(res.body.errors[0].message);
     });
+  });
+
+  test("a variable's key '__proto__' is refused, named as written", async () => {
+    const res = await gw.api('POST', '/graphql', {
+      token: key.secret,
+      rawBody: '{"query":"query($a: String) { videoJobs(after: $a) { edges { cursor } } }","variables":{"extra":{"__proto__":{"x":1}}}}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request_error', param: 'extra.__proto__' });
+    expect(res.body.errors[0].message).toBe("Field name '__proto__' is not accepted.");
   });
 
   // A lone surrogate cannot be written in a GraphQL string (a parse error); NUL can, as \u0000.

@@ -43,10 +43,13 @@ export function hasUnstorableText(text: string): boolean {
  * every input of both doors. Every request body passes here, so the common case (nothing wrong)
  * is a walk that allocates nothing; the path is only built, by a second walk, for the refusal.
  */
-export function assertStorableText(input: unknown, path: (string | number)[] = []): void {
+export function assertStorableText(input: unknown, path: PathSegment[] = [], keys: KeySpelling = 'domain'): void {
   if (isStorable(input, 0)) return;
-  refuseUnstorable(input, path, 0);
+  refuseUnstorable(input, path, 0, keys === 'written' ? asWritten : (k) => k);
 }
+
+/** How the keys of a checked input are named in a refusal: as the domain spells them (a REST body), or as the client wrote them (GraphQL variables, already in the door's spelling). */
+export type KeySpelling = 'domain' | 'written';
 
 /** Whether nothing in `input` would be refused. */
 function isStorable(input: unknown, depth: number): boolean {
@@ -64,7 +67,7 @@ function isStorable(input: unknown, depth: number): boolean {
 }
 
 /** Throws the 400 for the first thing `isStorable` would refuse, naming where it is. */
-function refuseUnstorable(input: unknown, path: (string | number)[], depth: number): void {
+function refuseUnstorable(input: unknown, path: PathSegment[], depth: number, key: (k: string) => PathSegment): void {
   if (typeof input === 'string') {
     if (UNSTORABLE.test(input)) {
       throw refusal(path, 'text must not contain NUL characters or unpaired UTF-16 surrogates.');
@@ -73,15 +76,15 @@ function refuseUnstorable(input: unknown, path: (string | number)[], depth: numb
   }
   if (input === null || typeof input !== 'object' || depth > MAX_SCAN_DEPTH) return;
   if (Array.isArray(input)) {
-    input.forEach((v, i) => refuseUnstorable(v, [...path, i], depth + 1));
+    input.forEach((v, i) => refuseUnstorable(v, [...path, i], depth + 1, key));
     return;
   }
   for (const [k, v] of Object.entries(input)) {
     if (UNSTORABLE.test(k)) throw invalidRequest('Field names must not contain NUL characters or unpaired UTF-16 surrogates.', path);
     // JSON.parse makes `__proto__` an own key, which the schemas' records skip without a word
     // (and plain objects would take as a prototype): refused, so nothing is silently dropped.
-    if (k === '__proto__') throw invalidRequest(`Field name '__proto__' is not accepted.`, [...path, k]);
-    refuseUnstorable(v, [...path, k], depth + 1);
+    if (k === '__proto__') throw invalidRequest(`Field name '__proto__' is not accepted.`, [...path, asWritten(k)]);
+    refuseUnstorable(v, [...path, key(k)], depth + 1, key);
   }
 }
 
