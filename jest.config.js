@@ -5,6 +5,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['reflect-metadata'],
+  // A dynamic import names its compiled file (`./migrations/index.js`), as Node needs; here it is the source.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   // Builds the service (dist/src) and the console (dist/console) once, when missing or stale, then a
   // migrated database every test gateway copies (test/support/database-template.js).
   globalSetup: '<rootDir>/test/support/global-build.js',

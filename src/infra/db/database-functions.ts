@@ -12,10 +12,18 @@ type Execute = (sql: string, params?: unknown[]) => Promise<unknown>;
 
 const checksum = (f: DatabaseFunction) => createHash('sha256').update(f.sql).digest('hex');
 
+const appliedChecksums = async (execute: Execute) =>
+  new Map(((await execute(`select name, checksum from db_functions`)) as Array<{ name: string; checksum: string }>).map((r) => [r.name, r.checksum]));
+
+/** Whether every function's text is the one last applied. */
+export async function functionsCurrent(execute: Execute, functions: readonly DatabaseFunction[] = DATABASE_FUNCTIONS): Promise<boolean> {
+  const applied = await appliedChecksums(execute);
+  return functions.every((f) => applied.get(f.name) === checksum(f));
+}
+
 /** Answers the names of the functions it created (none when every one was current). */
 export async function applyDatabaseFunctions(execute: Execute, functions: readonly DatabaseFunction[] = DATABASE_FUNCTIONS): Promise<string[]> {
-  const rows = (await execute(`select name, checksum from db_functions`)) as Array<{ name: string; checksum: string }>;
-  const applied = new Map(rows.map((r) => [r.name, r.checksum]));
+  const applied = await appliedChecksums(execute);
   const created: string[] = [];
   for (const f of functions) {
     const sum = checksum(f);

@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import { Client } from 'pg';
 import type { Database, SqlExecutor } from '../../domain/ports/database';
 import { KnexDatabase } from './knex-database';
@@ -10,8 +9,8 @@ import type { DatabaseState } from './database-state';
 import { DatabaseHealth } from './db-unavailable';
 import { PgDirectExecutor } from './pg-direct';
 import { PgProbe } from './pg-probe';
-import { migrationsList } from './migrations';
-import { applyDatabaseFunctions } from './database-functions';
+import { MIGRATION_NAMES } from './migrations/names';
+import { applyDatabaseFunctions, functionsCurrent } from './database-functions';
 
 // mikro-orm-pglite ships a CommonJS build, but its type declarations are ES-module flavoured, so
 // TypeScript (module Node16) refuses a static import from this CommonJS file.
@@ -40,8 +39,8 @@ export async function openDatabase(options: {
   onDriverWarning?: (message: string) => void;
 }): Promise<DatabaseHandle> {
   const common: Options = {
-    extensions: [Migrator],
-    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    // The migration runner and the migrations' classes are loaded only when something is to be applied (migrateOnce).
+    migrations: { transactional: true, allOrNothing: true, snapshot: false, silent: true },
     discovery: { warnWhenNoEntities: false },
     entities: [],
     debug: false,
@@ -96,18 +95,38 @@ function routeKnexLog(knex: unknown, write: (message: string) => void): void {
   logger._error = toLog;
 }
 
+type Execute = (sql: string, params?: unknown[]) => Promise<unknown>;
+
+/** Whether every migration is applied and every database function current: nothing for start-up to do (a restart, a second instance). */
+async function schemaCurrent(execute: Execute): Promise<boolean> {
+  const [table] = (await execute(`select to_regclass('mikro_orm_migrations') is not null as present`)) as Array<{ present: boolean }>;
+  if (!table?.present) return false;
+  const applied = new Set(((await execute(`select name from mikro_orm_migrations`)) as Array<{ name: string }>).map((r) => r.name));
+  return MIGRATION_NAMES.every((name) => applied.has(name)) && (await functionsCurrent(execute));
+}
+
+/** The migrations, applied through MikroORM's migrator (loaded here, when there is something to apply). */
+async function applyMigrations(orm: MikroORM): Promise<void> {
+  const [{ Migrator }, { migrationsList }] = await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.js')]);
+  orm.config.set('migrations', { ...orm.config.get('migrations'), migrationsList });
+  await new Migrator(orm.em).up();
+}
+
 /**
  * Runs the migrations with PostgreSQL's advisory lock held on a connection of its own, so that
  * instances started together on an empty database take turns: the second finds everything
  * applied. Without it, one can die in the first migration ("duplicate key value violates unique
- * constraint pg_type_typname_nsp_index"). PGlite has one process.
+ * constraint pg_type_typname_nsp_index"). PGlite has one process. A database found current
+ * before the lock is left as it is, lock untaken.
  */
 async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<void> {
+  const connection = orm.em.getConnection();
+  const execute: Execute = (sql, params) => connection.execute(sql, params ?? []);
+  if (await schemaCurrent(execute)) return;
   // The schema, then the functions over it (database-functions.ts), in one turn of the lock.
   const migrate = async () => {
-    await orm.getMigrator().up();
-    const connection = orm.em.getConnection();
-    await applyDatabaseFunctions((sql, params) => connection.execute(sql, params ?? []));
+    await applyMigrations(orm);
+    await applyDatabaseFunctions(execute);
   };
   if (!databaseUrl) {
     await migrate();

@@ -21,30 +21,35 @@ import { Migration20261204000000 } from './Migration20261204000000';
 import { Migration20261205000000 } from './Migration20261205000000';
 import { Migration20261205000100 } from './Migration20261205000100';
 import { Migration20261205000200 } from './Migration20261205000200';
+import type { MigrationObject } from '@mikro-orm/core';
+import { MIGRATION_NAMES, type MigrationName } from './names';
+
+/** Each migration's class by its name: a name listed in names.ts without a class here, or a class without its name there, does not compile. */
+const classes: Record<MigrationName, MigrationObject['class']> = {
+  Migration20261122000000,
+  Migration20261122000100,
+  Migration20261122000200,
+  Migration20261122000300,
+  Migration20261122000400,
+  Migration20261122000500,
+  Migration20261122000600,
+  Migration20261122000700,
+  Migration20261123000000,
+  Migration20261124000000,
+  Migration20261125000000,
+  Migration20261126000000,
+  Migration20261127000000,
+  Migration20261128000000,
+  Migration20261129000000,
+  Migration20261130000000,
+  Migration20261201000000,
+  Migration20261202000000,
+  Migration20261203000000,
+  Migration20261204000000,
+  Migration20261205000000,
+  Migration20261205000100,
+  Migration20261205000200,
+};
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
-export const migrationsList = [
-  { name: 'Migration20261122000000', class: Migration20261122000000 },
-  { name: 'Migration20261122000100', class: Migration20261122000100 },
-  { name: 'Migration20261122000200', class: Migration20261122000200 },
-  { name: 'Migration20261122000300', class: Migration20261122000300 },
-  { name: 'Migration20261122000400', class: Migration20261122000400 },
-  { name: 'Migration20261122000500', class: Migration20261122000500 },
-  { name: 'Migration20261122000600', class: Migration20261122000600 },
-  { name: 'Migration20261122000700', class: Migration20261122000700 },
-  { name: 'Migration20261123000000', class: Migration20261123000000 },
-  { name: 'Migration20261124000000', class: Migration20261124000000 },
-  { name: 'Migration20261125000000', class: Migration20261125000000 },
-  { name: 'Migration20261126000000', class: Migration20261126000000 },
-  { name: 'Migration20261127000000', class: Migration20261127000000 },
-  { name: 'Migration20261128000000', class: Migration20261128000000 },
-  { name: 'Migration20261129000000', class: Migration20261129000000 },
-  { name: 'Migration20261130000000', class: Migration20261130000000 },
-  { name: 'Migration20261201000000', class: Migration20261201000000 },
-  { name: 'Migration20261202000000', class: Migration20261202000000 },
-  { name: 'Migration20261203000000', class: Migration20261203000000 },
-  { name: 'Migration20261204000000', class: Migration20261204000000 },
-  { name: 'Migration20261205000000', class: Migration20261205000000 },
-  { name: 'Migration20261205000100', class: Migration20261205000100 },
-  { name: 'Migration20261205000200', class: Migration20261205000200 },
-];
+export const migrationsList: MigrationObject[] = MIGRATION_NAMES.map((name) => ({ name, class: classes[name] }));
