@@ -34,6 +34,7 @@ import { answerRequestTimeouts } from './rest/request-timeout';
 import { continueWhenRead } from './rest/expect-continue';
 import type { CallSignal } from './domain/shared/call-signal';
 import type { Clock } from './domain/ports/clock';
+import { sleepOn, systemClock } from './domain/shared/system-clock';
 import { monotonicMillis } from './domain/shared/time';
 
 /** What a stream gets, after the drain deadline, to send its error event and settle. */
@@ -226,7 +227,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         // health check has taken this instance out, so no request races the closing listener.
         if (config.shutdownNoticeSeconds > 0) {
           logger.info({ noticeSeconds: config.shutdownNoticeSeconds }, 'shutdown notice: /healthz answers 503');
-          await new Promise((resolve) => setTimeout(resolve, config.shutdownNoticeSeconds * 1000));
+          await sleepOn(options.clock ?? systemClock, config.shutdownNoticeSeconds * 1000);
         }
         const deadlineAt = monotonicMillis() + config.shutdownDrainSeconds * 1000;
         logger.info({ inFlight: drain.inFlight, drainSeconds: config.shutdownDrainSeconds }, 'draining');

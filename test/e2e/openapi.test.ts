@@ -234,7 +234,18 @@ describe('one call of every documented operation, with success and with a docume
 
   test('health, metrics, the console, the development sign-in page and GraphQL', async () => {
     const twice = '?a=1&a=2';
-    for (const path of ['/healthz', '/metrics', '/', '/console', '/console/', '/console/config.json', '/console/keys', '/dev-idp/sign-in']) {
+    for (const path of [
+      '/healthz',
+      '/livez',
+      '/readyz',
+      '/metrics',
+      '/',
+      '/console',
+      '/console/',
+      '/console/config.json',
+      '/console/keys',
+      '/dev-idp/sign-in',
+    ]) {
       expect([path, (await call('GET', path)).status]).toEqual([path, path === '/' ? 302 : path === '/console' ? 301 : 200]);
       expect([path, (await call('GET', path + twice)).status]).toEqual([path, 400]);
     }

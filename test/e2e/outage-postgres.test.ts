@@ -122,6 +122,9 @@ withPostgres('PostgreSQL outage', () => {
       200,
     );
     expect(health.body).toMatchObject({ status: 'unavailable', database: 'down' });
+    const [ready, live] = await Promise.all([gw.api('GET', '/readyz'), gw.api('GET', '/livez')]);
+    expect([ready.status, ready.body]).toEqual([503, expect.objectContaining({ status: 'unavailable', database: 'down' })]);
+    expect([live.status, live.body]).toEqual([200, { status: 'ok' }]);
     // Through the cut: more than ten calls answered while the database is away.
     await pollUntil(chat, () => answered('cut') > 10, 30_000, 250);
     phase = 'restored';
@@ -134,6 +137,7 @@ withPostgres('PostgreSQL outage', () => {
       200,
     );
     expect(back.body).toMatchObject({ status: 'ok', database: 'up' });
+    expect((await gw.api('GET', '/readyz')).body).toMatchObject({ status: 'ready', database: 'up' });
     await pollUntil(chat, () => answered('restored', 200) >= 2, 15_000, 250);
 
     expect(statuses.filter((s) => s.status >= 500 && s.status !== 503)).toEqual([]);

@@ -43,6 +43,10 @@ shared('Redis outage', () => {
     const first = await a.api('GET', '/healthz');
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ status: 'degraded', redis: 'down', database: 'up' });
+    // Serving degraded, but not ready for traffic while Redis is away; alive all the same.
+    const [ready, live] = await Promise.all([a.api('GET', '/readyz'), a.api('GET', '/livez')]);
+    expect([ready.status, ready.body]).toEqual([503, { status: 'unavailable', redis: 'down', database: 'up' }]);
+    expect([live.status, live.body]).toEqual([200, { status: 'ok' }]);
     const acct = await a.newAccount(100);
     const { secret } = await a.newKey(acct);
     const chat = (gw: TestGateway) =>
@@ -62,6 +66,7 @@ shared('Redis outage', () => {
       10_000,
       100,
     );
+    expect((await a.api('GET', '/readyz')).body).toEqual({ status: 'ready', redis: 'up', database: 'up' });
 
     // The subscriber on A, the job worked on B.
     const ws = createClient({

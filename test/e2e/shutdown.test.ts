@@ -9,6 +9,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Client } from 'undici';
 import { makePng } from '../support/fake-openai-upstream';
 import { useTestGateway } from '../support/use-test-gateway';
+import { startTestGateway } from '../support/gateway-harness';
+import { fakeClock } from '../support/fake-clock';
 import { openDatabase } from '../../src/infra/db/orm';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 
@@ -53,6 +55,7 @@ test('drain: in-flight finishes, /healthz 503, new connections refused, the dead
   expect(video.status).toBe(200);
   const balancer = new Client(gw.url, { pipelining: 1 });
   expect((await balancer.request({ path: '/healthz', method: 'GET' })).statusCode).toBe(200);
+  expect((await gw.api('GET', '/readyz')).body).toMatchObject({ status: 'ready', database: 'up' });
 
   // Both edits in flight: the gateway has their requests (headers and the first part of the body).
   let arrived = 0;
@@ -110,4 +113,23 @@ test('drain: in-flight finishes, /healthz 503, new connections refused, the dead
   } finally {
     await db.close();
   }
+});
+
+test('the shutdown notice: /readyz says draining (no more traffic) and /livez ok (no restart) until the notice is over, then the drain', async () => {
+  const clock = fakeClock();
+  const noticed = await startTestGateway({ SHUTDOWN_NOTICE_SECONDS: '30', SHUTDOWN_DRAIN_SECONDS: '1' }, { clock });
+  expect((await noticed.api('GET', '/readyz')).body).toMatchObject({ status: 'ready', database: 'up' });
+  let closed = false;
+  const closing = noticed.gateway.close().then(() => (closed = true));
+  await clock.whenArmed((t) => t.delayMs === 30_000);
+  const [ready, live, health] = await Promise.all(['/readyz', '/livez', '/healthz'].map((path) => noticed.api('GET', path)));
+  expect([ready.status, ready.body]).toEqual([503, { status: 'draining' }]);
+  expect([live.status, live.body]).toEqual([200, { status: 'ok' }]);
+  expect(health.status).toBe(503);
+  await clock.tickAsync(29_000);
+  expect([(await noticed.api('GET', '/readyz')).status, closed]).toEqual([503, false]);
+  await clock.tickAsync(1_000);
+  await closing;
+  await expect(fetch(`${noticed.url}/livez`)).rejects.toThrow();
+  await noticed.close();
 });

@@ -14,6 +14,10 @@ export interface DependencyState {
  * answer (the instance cannot do its work); 200 `degraded` while only Redis is away (requests are
  * served with per-instance rate limits) or while the database answers too slowly (not down:
  * taking every instance out for it would turn a stall into an outage); 200 `ok` otherwise. The body names each dependency.
+ * GET /livez: 200 while the process turns its event loop (it asks nothing else: a restart would
+ * not bring a dependency back); a wedged loop does not answer, and the probe's timeout says so.
+ * GET /readyz: 200 `ready` while the database (answering, or only slow) and Redis, when
+ * configured, are reachable and the instance is not draining; 503 otherwise, naming what is not.
  * GET /metrics: Prometheus text.
  */
 export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; dependencies?: () => Promise<DependencyState> }): Router {
@@ -30,6 +34,18 @@ export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; d
         .set('Retry-After', '5')
         .json({ status: 'unavailable', ...state });
     else res.json({ status: state?.redis === 'down' || state?.database === 'slow' ? 'degraded' : 'ok', ...state });
+  });
+  r.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  r.get('/readyz', async (_req, res) => {
+    if (deps.isDraining()) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
+    const state = deps.dependencies ? await deps.dependencies() : undefined;
+    if (state?.database === 'down' || state?.redis === 'down') res.status(503).json({ status: 'unavailable', ...state });
+    else res.json({ status: 'ready', ...state });
   });
   r.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', deps.metrics.registry.contentType);
