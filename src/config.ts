@@ -55,6 +55,11 @@ const schema = z.object({
       return parts;
     }),
   WEBHOOK_TIMEOUT_SECONDS: positiveSeconds(10),
+  /** `false`: start without migrating (the migrations are a step of their own: `main.js migrate`); a schema behind this version stops the start. */
+  MIGRATE_ON_START: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
   WEBHOOK_ALLOW_LOCAL: z
     .enum(['', '0', '1', 'true', 'false'])
     .default('')
@@ -136,6 +141,7 @@ export interface Config {
   oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string; clockToleranceSeconds?: number };
   modelsFile?: string;
   webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
+  migrateOnStart: boolean;
   simulatorVideoSeconds: number;
   videoJobTimeoutSeconds: number;
   logLevel: string;
@@ -197,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined,
     modelsFile: c.MODELS_FILE,
+    migrateOnStart: c.MIGRATE_ON_START,
     webhook: {
       retryDelaysSeconds: c.WEBHOOK_RETRY_DELAYS,
       timeoutSeconds: c.WEBHOOK_TIMEOUT_SECONDS,

@@ -78,6 +78,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    migrate: config.migrateOnStart,
     onHealthChange: (up, err) => {
       metrics.dependencyUp.set({ dependency: 'postgresql' }, up ? 1 : 0);
       if (up) logger.info('the database answers again');

@@ -3,8 +3,10 @@ import { ConfigError, loadConfig } from './config';
 import { createGateway } from './gateway';
 import { ensureDemoAccount } from './demo-account';
 import { tuneGcForRequestServing } from './infra/runtime/gc-tuning';
+import { SchemaBehind } from './infra/db/orm';
+import { migrateCommand } from './migrate-command';
 
-/** `npm start`: parse the config, start the gateway, print the demo credentials once, drain on SIGTERM. */
+/** `npm start`: parse the config, start the gateway, print the demo credentials once, drain on SIGTERM. With `migrate`, apply the migrations and exit. */
 async function main(): Promise<void> {
   tuneGcForRequestServing();
   let config;
@@ -17,6 +19,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (process.argv[2] === 'migrate') return migrateCommand(config);
   // Nothing that escapes a handler may take the process down silently (see the handlers below).
   process.on('unhandledRejection', (reason) => {
     process.stderr.write(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}\n`);
@@ -71,6 +74,10 @@ main().catch((err) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof SchemaBehind) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`gateway failed to start: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);

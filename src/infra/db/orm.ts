@@ -34,6 +34,10 @@ export interface DatabaseHandle {
 export async function openDatabase(options: {
   databaseUrl?: string;
   dataDir: string;
+  /** false: open the database as it is; a schema behind this version is refused (SchemaBehind). Default true. */
+  migrate?: boolean;
+  /** Told what was applied (nothing, on a database already current). */
+  onMigrated?: (applied: Applied) => void;
   onHealthChange?: (up: boolean, err?: unknown) => void;
   /** Where knex's own warnings go (a dropped pool connection, say); it writes them to the console otherwise, outside the JSON log. */
   onDriverWarning?: (message: string) => void;
@@ -65,7 +69,16 @@ export async function openDatabase(options: {
       },
     });
   }
-  await migrateOnce(orm, options.databaseUrl);
+  try {
+    if (options.migrate === false) await refuseUnlessCurrent(orm);
+    else {
+      const applied = await migrateOnce(orm, options.databaseUrl);
+      options.onMigrated?.(applied);
+    }
+  } catch (err) {
+    await orm.close(true).catch(() => undefined);
+    throw err;
+  }
   const connection = orm.em.getConnection();
   if (options.onDriverWarning) routeKnexLog(connection.getKnex(), options.onDriverWarning);
   const health = new DatabaseHealth(options.onHealthChange);
@@ -105,11 +118,29 @@ async function schemaCurrent(execute: Execute): Promise<boolean> {
   return MIGRATION_NAMES.every((name) => applied.has(name)) && (await functionsCurrent(execute));
 }
 
+/** What a migration run applied: the migrations' names and the functions created again. */
+export interface Applied {
+  migrations: string[];
+  functions: string[];
+}
+
+/** The database's schema is older than this version's, and this instance was told not to migrate it. */
+export class SchemaBehind extends Error {
+  constructor() {
+    super('The database schema is behind this version and MIGRATE_ON_START=false: run the migrations first (node dist/src/main.js migrate).');
+  }
+}
+
+async function refuseUnlessCurrent(orm: MikroORM): Promise<void> {
+  const connection = orm.em.getConnection();
+  if (!(await schemaCurrent((sql, params) => connection.execute(sql, params ?? [])))) throw new SchemaBehind();
+}
+
 /** The migrations, applied through MikroORM's migrator (loaded here, when there is something to apply). */
-async function applyMigrations(orm: MikroORM): Promise<void> {
+async function applyMigrations(orm: MikroORM): Promise<string[]> {
   const [{ Migrator }, { migrationsList }] = await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.js')]);
   orm.config.set('migrations', { ...orm.config.get('migrations'), migrationsList });
-  await new Migrator(orm.em).up();
+  return (await new Migrator(orm.em).up()).map((m) => m.name);
 }
 
 /**
@@ -119,24 +150,18 @@ async function applyMigrations(orm: MikroORM): Promise<void> {
  * constraint pg_type_typname_nsp_index"). PGlite has one process. A database found current
  * before the lock is left as it is, lock untaken.
  */
-async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<void> {
+async function migrateOnce(orm: MikroORM, databaseUrl: string | undefined): Promise<Applied> {
   const connection = orm.em.getConnection();
   const execute: Execute = (sql, params) => connection.execute(sql, params ?? []);
-  if (await schemaCurrent(execute)) return;
+  if (await schemaCurrent(execute)) return { migrations: [], functions: [] };
   // The schema, then the functions over it (database-functions.ts), in one turn of the lock.
-  const migrate = async () => {
-    await applyMigrations(orm);
-    await applyDatabaseFunctions(execute);
-  };
-  if (!databaseUrl) {
-    await migrate();
-    return;
-  }
+  const migrate = async (): Promise<Applied> => ({ migrations: await applyMigrations(orm), functions: await applyDatabaseFunctions(execute) });
+  if (!databaseUrl) return migrate();
   const lock = new Client({ connectionString: databaseUrl });
   await lock.connect();
   try {
     await lock.query(`select pg_advisory_lock(hashtext('svc-gateway:migrations'))`);
-    await migrate();
+    return await migrate();
   } finally {
     // Ending the session releases the lock, whatever happened above.
     await lock.end().catch(() => undefined);
