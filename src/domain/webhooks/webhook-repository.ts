@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../ports/database';
+import type { AccountEvent } from './account-events';
 import type { DeliveryAttemptEntry, DeliveryFilter, DeliveryRecord } from './delivery-log';
 
 /** Where a webhook (a key's, or the account's) goes now, and the secret it is signed with. */
@@ -15,6 +16,11 @@ export interface WebhookRepository {
   target(keyId: string, tx?: SqlExecutor): Promise<WebhookTarget | undefined>;
   /** The account's own webhook; none when it has none set. */
   accountTarget(accountId: string): Promise<WebhookTarget | undefined>;
+  /**
+   * Records an account event in `tx` and, when the account has a webhook, its first delivery
+   * attempt (svc_account_event). Answers the event's id, or null when its occurrence was recorded before.
+   */
+  recordAccountEvent(tx: SqlExecutor, event: AccountEvent): Promise<string | null>;
   logAttempt(tx: SqlExecutor, attempt: DeliveryAttemptEntry): Promise<void>;
   listDeliveries(filter: DeliveryFilter): Promise<DeliveryRecord[]>;
 }

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../../src/domain/ports/database';
+import type { AccountEvent } from '../../../src/domain/webhooks/account-events';
 import type { DeliveryAttemptEntry, DeliveryFilter, DeliveryRecord } from '../../../src/domain/webhooks/delivery-log';
 import type { WebhookRepository, WebhookTarget } from '../../../src/domain/webhooks/webhook-repository';
 import { FakeRows, type FakeDatabase } from './fake-database';
@@ -10,11 +11,14 @@ import { FakeRows, type FakeDatabase } from './fake-database';
 export class FakeWebhookRepository implements WebhookRepository {
   private readonly targets = new FakeRows<string, WebhookTarget>();
   private readonly accountTargets = new FakeRows<string, WebhookTarget>();
+  /** Account events by id; their deliveries are the database's (svc_account_event), not scheduled here. */
+  readonly accountEvents = new FakeRows<string, AccountEvent>();
   private readonly log = new FakeRows<number, DeliveryAttemptEntry & { created: number }>();
 
   constructor(private readonly db: FakeDatabase) {
     db.table(this.targets);
     db.table(this.accountTargets);
+    db.table(this.accountEvents);
     db.table(this.log);
   }
 
@@ -46,6 +50,14 @@ export class FakeWebhookRepository implements WebhookRepository {
   async accountTarget(accountId: string): Promise<WebhookTarget | undefined> {
     const t = this.accountTargets.rows.get(accountId);
     return t && { ...t };
+  }
+
+  async recordAccountEvent(tx: SqlExecutor, event: AccountEvent): Promise<string | null> {
+    this.db.inTransaction(tx);
+    const id = `evt_${event.accountId}/${event.type}/${event.occurrence}`;
+    if (this.accountEvents.rows.has(id)) return null;
+    this.accountEvents.rows.set(id, event);
+    return id;
   }
 
   async logAttempt(tx: SqlExecutor, attempt: DeliveryAttemptEntry): Promise<void> {

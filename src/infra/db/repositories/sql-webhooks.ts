@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
+import type { AccountEvent } from '../../../domain/webhooks/account-events';
 import type { DeliveryAttemptEntry, DeliveryFilter, DeliveryRecord } from '../../../domain/webhooks/delivery-log';
 import type { WebhookRepository, WebhookTarget } from '../../../domain/webhooks/webhook-repository';
 import { unixSeconds } from '../../../domain/shared/time';
@@ -45,6 +46,11 @@ export class SqlWebhookRepository implements WebhookRepository {
       [accountId],
     );
     return row?.webhook_url && row.webhook_secret ? { url: row.webhook_url, secret: row.webhook_secret } : undefined;
+  }
+
+  async recordAccountEvent(tx: SqlExecutor, e: AccountEvent): Promise<string | null> {
+    const row = await tx.one<{ id: string | null }>(`select svc_account_event(?, ?, ?, ?::jsonb) as id`, [e.accountId, e.type, e.occurrence, JSON.stringify(e.data)]);
+    return row?.id ?? null;
   }
 
   async logAttempt(tx: SqlExecutor, a: DeliveryAttemptEntry): Promise<void> {
