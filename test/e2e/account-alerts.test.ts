@@ -211,6 +211,9 @@ test('PATCH /account and PATCH /account/webhook refuse what they do not take, na
   // No webhook yet: nothing to make a new secret for.
   expect((await patch('/account/webhook', { regenerateSecret: true })).body.error).toMatchObject({ param: 'regenerateSecret' });
   expect((await patch('/account/webhook', { url: receiver.url, events: ['balance.low'] })).body.error).toMatchObject({ param: 'events' });
+  const query = (q: string) => gw.api('GET', `/account/webhook/deliveries?${q}`, { token: acct.idToken, unchecked: true });
+  expect((await query('limit=0x10')).body.error).toMatchObject({ param: 'limit' });
+  expect((await query('keyId=svc_live_x')).body.error).toMatchObject({ param: 'keyId' });
 });
 
 describe('GraphQL', () => {
