@@ -198,7 +198,12 @@ test('PATCH /account and PATCH /account/webhook refuse what they do not take, na
   const patch = (path: string, body: unknown, unchecked = true) => gw.api('PATCH', path, { token: acct.idToken, body, unchecked });
   for (const lowBalanceAlert of [0, -1, 'five', 1.0000001, 2e9]) {
     const res = await patch('/account', { lowBalanceAlert });
-    expect([lowBalanceAlert, res.status, res.body.error?.type, res.body.error?.param]).toEqual([lowBalanceAlert, 400, 'invalid_request_error', 'lowBalanceAlert']);
+    expect([lowBalanceAlert, res.status, res.body.error?.type, res.body.error?.param]).toEqual([
+      lowBalanceAlert,
+      400,
+      'invalid_request_error',
+      'lowBalanceAlert',
+    ]);
   }
   expect((await patch('/account', { balance: 100 })).body.error).toMatchObject({ param: 'balance' });
   const set = await patch('/account', { lowBalanceAlert: 2.5 }, false);

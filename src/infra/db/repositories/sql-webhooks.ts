@@ -49,7 +49,12 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async recordAccountEvent(tx: SqlExecutor, e: AccountEvent): Promise<string | null> {
-    const row = await tx.one<{ id: string | null }>(`select svc_account_event(?, ?, ?, ?::jsonb) as id`, [e.accountId, e.type, e.occurrence, JSON.stringify(e.data)]);
+    const row = await tx.one<{ id: string | null }>(`select svc_account_event(?, ?, ?, ?::jsonb) as id`, [
+      e.accountId,
+      e.type,
+      e.occurrence,
+      JSON.stringify(e.data),
+    ]);
     return row?.id ?? null;
   }
 
