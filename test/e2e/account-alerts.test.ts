@@ -18,7 +18,7 @@ afterAll(async () => {
   await receiver.close();
 });
 const clock = fakeClock();
-const gw = useTestGateway({ WEBHOOK_ALLOW_LOCAL: '1' }, { clock });
+const gw = useTestGateway({ WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '60,120' }, { clock });
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
@@ -127,7 +127,7 @@ test('a receiver that fails gets the event again after the retry delay: the same
     async () => (await clock.tickAsync(WORKER_IDLE_MS), eventsOf(acct)),
     (e) => e.length === 1,
   );
-  // The retry waits WEBHOOK_RETRY_DELAYS' first delay (5 s) on the database's clock: due later, as attempt 2.
+  // The retry waits WEBHOOK_RETRY_DELAYS' first delay (60 s) on the database's clock: due later, as attempt 2.
   const [retry] = await pollUntil(
     () => pending(acct),
     (rows) => rows.length === 1 && rows[0].attempt === 2,
