@@ -171,7 +171,11 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),
       ],
-      account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
+      account: [
+        accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys }),
+        accountDeliveryRoutes(s.history),
+        historyRoutes(s.history),
+      ],
       admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
     },
     graphql: graphql.mount.bind(graphql),

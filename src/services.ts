@@ -9,6 +9,7 @@ import type { Metrics } from './infra/observability/metrics';
 import { Catalog } from './domain/catalog/catalog';
 import { AccountService } from './domain/accounts/account-service';
 import { AccountAuthenticator } from './domain/accounts/account-authenticator';
+import { AccountWebhook } from './domain/accounts/account-webhook';
 import { KeyService } from './domain/keys/key-service';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
@@ -169,7 +170,9 @@ export async function buildServices(deps: {
   chargeBatcher.lingerWhile(() => leaseBook.inFlightFor() > 1);
   leaseBook.start();
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
-  const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
+  const accountRepository = new SqlAccountRepository(db);
+  const accounts = new AccountService(accountRepository, ledger, leaseBook);
+  const accountWebhook = new AccountWebhook(accountRepository, urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
   const streamStarts = new StreamStarts(
     leaseStore,
@@ -255,6 +258,7 @@ export async function buildServices(deps: {
     identity,
     devIdentity,
     accounts,
+    accountWebhook,
     accountAuth,
     keys,
     history,

@@ -200,6 +200,12 @@ describe('one call of every documented operation, with success and with a docume
     const id = acct.idToken;
     expect((await call('GET', '/account', { token: id })).status).toBe(200);
     expect((await call('GET', '/account', { token: key.secret })).status).toBe(401);
+    expect((await call('PATCH', '/account', { token: id, json: { lowBalanceAlert: 5 } })).status).toBe(200);
+    expect((await call('PATCH', '/account', { token: id, json: { lowBalanceAlert: 0 } })).status).toBe(400);
+    expect((await call('PATCH', '/account/webhook', { token: id, json: { url: 'http://127.0.0.1:9/hook' } })).status).toBe(200);
+    expect((await call('PATCH', '/account/webhook', { token: id, json: {} })).status).toBe(400);
+    expect((await call('GET', '/account/webhook/deliveries?limit=10', { token: id })).status).toBe(200);
+    expect((await call('GET', '/account/webhook/deliveries?limit=0', { token: id })).status).toBe(400);
     expect((await call('GET', '/account/api-keys', { token: id })).status).toBe(200);
     expect((await call('GET', '/account/api-keys')).status).toBe(401);
     const made = await call('POST', '/account/api-keys', { token: id, json: { name: 'spare', mode: 'test' } });

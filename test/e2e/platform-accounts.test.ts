@@ -81,7 +81,14 @@ describe('accounts from ID tokens', () => {
     const token = await gw.gateway.devIdentity!.issue('fresh-user-1');
     const res = await gw.api('GET', '/account', { token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^acct_/), balance: 0, member: false, created: expect.any(Number) });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^acct_/),
+      balance: 0,
+      member: false,
+      created: expect.any(Number),
+      lowBalanceAlert: null,
+      webhook: null,
+    });
     const again = await gw.api('GET', '/account', { token });
     expect(again.body.id).toBe(res.body.id);
   });

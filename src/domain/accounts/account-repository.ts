@@ -1,5 +1,6 @@
 /** The accounts' side in the database, as the account service uses it. */
 import type { SqlExecutor } from '../ports/database';
+import type { WebhookTarget } from '../webhooks/webhook-repository';
 import type { Account } from './account-service';
 
 export interface AccountRepository {
@@ -11,4 +12,10 @@ export interface AccountRepository {
   find(accountId: string, tx?: SqlExecutor): Promise<Account | undefined>;
   /** Answers false when there is no such account. */
   setMember(accountId: string, member: boolean): Promise<boolean>;
+  /** The balance below which `balance.low` is sent (null: none); a changed threshold is armed afresh. */
+  setLowBalanceAlert(accountId: string, thresholdMicro: number | null): Promise<void>;
+  /** The account's webhook, or none (null clears URL and secret). */
+  setWebhook(accountId: string, webhook: WebhookTarget | null): Promise<void>;
+  /** A new secret for the account's webhook: answers its URL, or undefined when it has none. */
+  setWebhookSecret(accountId: string, secret: string): Promise<string | undefined>;
 }

@@ -14,6 +14,10 @@ export interface Account {
   balanceMicro: number;
   member: boolean;
   created: Date;
+  /** The balance below which the account's webhook gets `balance.low`; null: no alert. */
+  lowBalanceAlertMicro: number | null;
+  /** Where the account's events go (account-webhook.ts); null: nowhere. */
+  webhookUrl: string | null;
 }
 
 /** Where an account's credits may sit outside its balance: this instance's and others' credit leases. */
@@ -27,6 +31,9 @@ const LEASE_CALL_BACK_MS = 5_000;
 
 /** An operator grant: signed credits (negative takes away), exact micro-credits after parsing. */
 const grantInput = z.object({ credits: creditAmount({ sign: 'nonzero', max: 1e9 }), reason: oneLineLabel(z.string().trim().min(1).max(500)) }).strict();
+
+/** What an owner may change of the account (PATCH /account): a field absent is left as it is, null clears. */
+const updateInput = z.object({ lowBalanceAlert: creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional() }).strict();
 
 /** Accounts are keyed by the (issuer, subject) of a verified ID token and created on first sight. */
 export class AccountService {
@@ -50,6 +57,17 @@ export class AccountService {
 
   async setMember(accountId: string, member: boolean): Promise<Account> {
     if (!(await this.accounts.setMember(accountId, member))) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
+    return this.get(accountId);
+  }
+
+  /**
+   * The owner's settings: `lowBalanceAlert`, credits (null clears it). A balance shown that falls
+   * below it sends `balance.low` to the account's webhook, once per crossing; a new threshold is
+   * armed afresh. Answers the account after it.
+   */
+  async update(accountId: string, input: unknown): Promise<Account> {
+    const v = parseInput(updateInput, input);
+    if (v.lowBalanceAlert !== undefined) await this.accounts.setLowBalanceAlert(accountId, v.lowBalanceAlert);
     return this.get(accountId);
   }
 

@@ -11,7 +11,7 @@ import type { HistoryRepository } from './history-repository';
 const deliveriesSchema = z.object({ limit: integerTextOrNumber(1, 500).default(100) }).strict();
 
 /**
- * What an account owner reads about the past: usage, ledger entries, a key's webhook deliveries.
+ * What an account owner reads about the past: usage, ledger entries, webhook deliveries (a key's, the account's).
  * One function each, called by REST (/account/...) and GraphQL alike with the same plain input.
  */
 export class AccountHistory {
@@ -36,5 +36,11 @@ export class AccountHistory {
     const { limit } = parseInput(deliveriesSchema, input);
     await this.keys.get(accountId, keyId);
     return this.webhooks.listDeliveries({ keyId, accountId, limit });
+  }
+
+  /** The delivery attempts of the account's own events (its webhook's, not its keys'), newest first. */
+  async accountDeliveries(accountId: string, input: unknown = {}): Promise<DeliveryRecord[]> {
+    const { limit } = parseInput(deliveriesSchema, input);
+    return this.webhooks.listDeliveries({ accountId, accountEvents: true, limit });
   }
 }

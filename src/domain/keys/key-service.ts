@@ -4,12 +4,11 @@ import { KeyRefresher } from './key-refresher';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { UrlGuard } from '../ports/url-guard';
-import { DomainError, databaseTooSlow, invalidField, invalidRequest, notFound, unauthenticated } from '../errors/domain-error';
-import { asWritten, FIELD, words } from '../errors/field-path';
+import { DomainError, databaseTooSlow, notFound, unauthenticated } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
-import { assertStorableText, oneLineLabel, parseInput } from '../shared/validate';
+import { oneLineLabel, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
-import { randomBase62 } from '../shared/ids';
+import { newWebhookSecret, nothingToRegenerate, parseWebhookChange } from '../webhooks/webhook-change';
 import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
@@ -131,36 +130,24 @@ export class KeyService {
     await this.cache?.invalidate(keyId);
   }
 
-  /**
-   * SPEC webhook body: `{url}` registers (new secret), `{regenerateSecret: true}` rotates,
-   * `{url: null}` clears both. Answers the secret when one was made (shown this once).
-   */
+  /** The key's webhook (webhook-change.ts): answers the secret when one was made (shown this once). */
   async configureWebhook(accountId: string, keyId: string, input: unknown): Promise<{ url: string | null; secret?: string }> {
-    const body = (input ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The body must be a JSON object.');
-    assertStorableText(body);
-    const unknownField = Object.keys(body).find((k) => k !== 'url' && k !== 'regenerateSecret');
-    if (unknownField) throw invalidRequest(`Unknown field '${unknownField}'.`, [asWritten(unknownField)]);
+    const change = parseWebhookChange(input);
     const current = await this.get(accountId, keyId);
-    if ('url' in body && body.url === null) {
+    if (change.kind === 'clear') {
       await this.keys.clearWebhook(accountId, keyId);
       return { url: null };
     }
-    if ('url' in body) {
-      const url = await this.urls.checkWebhookUrl(body.url, ['url']);
-      const secret = `whsec_${randomBase62(32)}`;
+    if (change.kind === 'set') {
+      const url = await this.urls.checkWebhookUrl(change.url, ['url']);
+      const secret = newWebhookSecret();
       await this.keys.setWebhook(accountId, keyId, url, secret);
       return { url, secret };
     }
-    if (body.regenerateSecret === true) {
-      if (!current.webhookUrl) throw invalidRequest('This key has no webhook to regenerate a secret for.', ['regenerateSecret']);
-      const secret = `whsec_${randomBase62(32)}`;
-      await this.keys.setWebhookSecret(accountId, keyId, secret);
-      return { url: current.webhookUrl, secret };
-    }
-    // `regenerateSecret: false` (or any value but true) is a field sent wrong, named as such.
-    if ('regenerateSecret' in body) throw invalidField(['regenerateSecret'], "must be true (send 'url': null to remove the webhook).");
-    throw invalidRequest(words`The body must carry '${FIELD}' (a URL or null) or 'regenerateSecret': true.`, ['url']);
+    if (!current.webhookUrl) throw nothingToRegenerate('This key');
+    const secret = newWebhookSecret();
+    await this.keys.setWebhookSecret(accountId, keyId, secret);
+    return { url: current.webhookUrl, secret };
   }
 
   /**

@@ -15,20 +15,24 @@ export interface DeliveryRecord {
 export interface DeliveryAttemptEntry {
   deliveryId: string;
   eventId: string;
-  keyId: string;
+  keyId: string | null;
   accountId: string;
-  jobId: string;
+  jobId: string | null;
   attempt: number;
   statusCode: number | null;
   error: string | null;
   durationMs: number;
 }
 
-/** Which attempts a listing shows: by key (and account, for owners) and/or job (operators), newest first. */
+/**
+ * Which attempts a listing shows, newest first: by key (and account, for owners) and/or job
+ * (operators), or the account's own events (`accountEvents`: those of its webhook, not its keys').
+ */
 export interface DeliveryFilter {
   keyId?: string;
   accountId?: string;
   jobId?: string;
+  accountEvents?: boolean;
   limit: number;
 }
 

@@ -19,9 +19,10 @@ export interface DeliveryAttempt {
 }
 
 /**
- * One delivery attempt per work item run: sign with the secret captured at event time, POST,
- * log the attempt, then finish (2xx, or attempts used up) or reschedule after the next delay
- * (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key stops the retries. A webhook moved
+ * One delivery attempt per work item run, for a key's webhook or the account's alike: sign with
+ * the secret captured at event time, POST, log the attempt, then finish (2xx, or attempts used up)
+ * or reschedule after the next delay (WEBHOOK_RETRY_DELAYS). A cleared webhook or a revoked key
+ * stops the retries. A webhook moved
  * to another URL since the event takes its retries there, signed with the secret it was given
  * with that URL, never to the endpoint its owner moved away from. A secret regenerated on the
  * same URL does not change what pending retries are signed with (SPEC).
@@ -43,7 +44,7 @@ export class WebhookDeliverer {
 
   handle = async (item: WorkItem): Promise<void> => {
     const stored = item.payload as unknown as DeliveryPayload;
-    const target = await this.webhooks.target(stored.keyId);
+    const target = stored.keyId ? await this.webhooks.target(stored.keyId) : await this.webhooks.accountTarget(stored.accountId);
     if (!target) {
       await this.queue.done(item);
       return;

@@ -5,13 +5,19 @@ import type { WebhookRepository } from './webhook-repository';
 import { newId } from '../shared/ids';
 import { unixSeconds } from '../shared/time';
 
+/**
+ * One delivery's work row: a key's video event (written here), or an account's event (written by
+ * the account events' outbox, svc_account_event, with no key and no job).
+ */
 export interface DeliveryPayload {
   eventId: string;
   deliveryId: string;
-  event: 'video.completed' | 'video.failed';
-  keyId: string;
+  /** `video.completed`, `video.failed`, or an account event's type (`balance.low`, …). */
+  event: string;
+  /** The key whose webhook it goes to; null: the account's webhook. */
+  keyId: string | null;
   accountId: string;
-  jobId: string;
+  jobId: string | null;
   url: string;
   /** The secret at the time of the event: in-flight retries keep it after a regeneration. */
   secret: string;
@@ -21,7 +27,7 @@ export interface DeliveryPayload {
 }
 
 /** SPEC's event payload for a terminal job. */
-export function eventBody(job: VideoJob, created: number): { id: string; event: DeliveryPayload['event']; body: string } {
+export function eventBody(job: VideoJob, created: number): { id: string; event: 'video.completed' | 'video.failed'; body: string } {
   const completed = job.status === 'COMPLETED';
   const event = completed ? 'video.completed' : 'video.failed';
   const id = `wh_${job.id}_${completed ? 'completed' : 'failed'}`;

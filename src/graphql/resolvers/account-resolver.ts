@@ -1,4 +1,4 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, Float, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
 import { CreateApiKeyInput, UpdateApiKeyInput, createKeyBody, permissionsBody, updateKeyBody } from '../types/inputs';
@@ -64,6 +64,29 @@ export class AccountResolver {
   @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })
   async setWebhook(@Args(() => WebhookArgs) { keyId, url }: WebhookArgs, @Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
     const result = await namingArgument(ctx.services.keys.configureWebhook(requireAccount(ctx).accountId, keyId, { url: url ?? null }), 'id', 'keyId');
+    return { url: result.url, secret: result.secret ?? null };
+  }
+
+  @Mutation(() => AccountType, { description: 'PATCH /account: credits below which balance.low is sent once per crossing; null clears.' })
+  async setLowBalanceAlert(
+    @Arg('lowBalanceAlert', () => Float, { nullable: true }) lowBalanceAlert: number | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<AccountType> {
+    return toAccountType(await ctx.services.accounts.update(requireAccount(ctx).accountId, { lowBalanceAlert: lowBalanceAlert ?? null }));
+  }
+
+  @Mutation(() => WebhookConfig, { description: "The account's webhook, for its events: a URL registers it with a new secret (shown once); null removes it." })
+  async setAccountWebhook(
+    @Arg('url', () => String, { nullable: true, description: 'An https URL; null removes the webhook.' }) url: string | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<WebhookConfig> {
+    const result = await ctx.services.accountWebhook.configure(requireAccount(ctx).accountId, { url: url ?? null });
+    return { url: result.url, secret: result.secret ?? null };
+  }
+
+  @Mutation(() => WebhookConfig, { description: "A new secret for the account's webhook; in-flight retries keep the old one." })
+  async regenerateAccountWebhookSecret(@Ctx() ctx: GraphQLContext): Promise<WebhookConfig> {
+    const result = await ctx.services.accountWebhook.configure(requireAccount(ctx).accountId, { regenerateSecret: true });
     return { url: result.url, secret: result.secret ?? null };
   }
 

@@ -1,4 +1,4 @@
-import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { LedgerEntryConnection, UsageGroupBy, UsageType, WebhookDeliveryType, toDeliveryType, toLedgerConnection, toUsageType } from '../types/history';
 import { DELIVERY_PAGE, LEDGER_PAGE, checkedPage, definedArgs } from '../page-args';
@@ -50,5 +50,17 @@ export class HistoryResolver {
     // Checked here so a refusal names the argument (`first`), not the domain's `limit`.
     const page = checkedPage(DELIVERY_PAGE, { first });
     return (await namingArgument(ctx.services.history.deliveries(accountId, keyId, { limit: page.first }), 'id', 'keyId')).map(toDeliveryType);
+  }
+
+  @Query(() => [WebhookDeliveryType], {
+    description: "The delivery attempts of the account's own events (balance.low, …), newest first.",
+    complexity: ({ args, childComplexity }) => 1 + DELIVERY_PAGE.size(args.first) * childComplexity,
+  })
+  async accountWebhookDeliveries(
+    @Arg('first', () => Int, { nullable: true, description: '1 to 500 (default 100).' }) first: number | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<WebhookDeliveryType[]> {
+    const page = checkedPage(DELIVERY_PAGE, { first });
+    return (await ctx.services.history.accountDeliveries(requireAccount(ctx).accountId, { limit: page.first })).map(toDeliveryType);
   }
 }

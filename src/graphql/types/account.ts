@@ -11,12 +11,21 @@ export enum ApiKeyMode {
 }
 registerEnumType(ApiKeyMode, { name: 'ApiKeyMode' });
 
+@ObjectType('AccountWebhook')
+export class AccountWebhookType {
+  @Field(() => String) url!: string;
+}
+
 @ObjectType('Account')
 export class AccountType {
   @Field(() => ID) id!: string;
   @Field(() => Float, { description: 'Credits; fractions allowed.' }) balance!: number;
   @Field(() => Boolean) member!: boolean;
   @Field(() => DateTimeScalar) created!: Date;
+  @Field(() => Float, { nullable: true, description: 'Credits: a balance falling below it sends balance.low to the account webhook.' })
+  lowBalanceAlert!: number | null;
+  @Field(() => AccountWebhookType, { nullable: true, description: "Where the account's events go; never its secret." })
+  webhook!: AccountWebhookType | null;
 }
 
 export const toAccountType = (a: Account): AccountType => ({
@@ -24,6 +33,8 @@ export const toAccountType = (a: Account): AccountType => ({
   balance: microToCredits(a.balanceMicro),
   member: a.member,
   created: a.created,
+  lowBalanceAlert: a.lowBalanceAlertMicro === null ? null : microToCredits(a.lowBalanceAlertMicro),
+  webhook: a.webhookUrl ? { url: a.webhookUrl } : null,
 });
 
 @ObjectType('ApiKeyWebhook')

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { AccountService, Account } from '../../domain/accounts/account-service';
+import type { AccountWebhook } from '../../domain/accounts/account-webhook';
 import type { KeyService } from '../../domain/keys/key-service';
 import { keyRecord } from '../../domain/keys/key-record';
 import { microToCredits } from '../../domain/shared/money';
@@ -8,16 +9,35 @@ import { accountIdOf } from '../auth';
 import { jsonBody } from '../json-body';
 
 export function accountRecord(a: Account) {
-  return { id: a.id, balance: microToCredits(a.balanceMicro), member: a.member, created: unixSeconds(a.created) };
+  return {
+    id: a.id,
+    balance: microToCredits(a.balanceMicro),
+    member: a.member,
+    created: unixSeconds(a.created),
+    lowBalanceAlert: a.lowBalanceAlertMicro === null ? null : microToCredits(a.lowBalanceAlertMicro),
+    webhook: a.webhookUrl ? { url: a.webhookUrl } : null,
+  };
 }
 
-/** /account and /account/api-keys (ID-token authenticated by the caller of this router). */
-export function accountRoutes(deps: { accounts: AccountService; keys: KeyService }): Router {
+/** The answer to a webhook change (a key's or the account's): its secret only when one was made. */
+const webhookAnswer = (result: { url: string | null; secret?: string }) =>
+  result.secret ? { ok: true, url: result.url, secret: result.secret } : { ok: true, url: result.url };
+
+/** /account, its webhook and /account/api-keys (ID-token authenticated by the caller of this router). */
+export function accountRoutes(deps: { accounts: AccountService; accountWebhook: AccountWebhook; keys: KeyService }): Router {
   const json = jsonBody();
   const r = Router();
 
   r.get('/account', async (_req, res) => {
     res.json(accountRecord(await deps.accounts.get(accountIdOf(res))));
+  });
+
+  r.patch('/account', json, async (req, res) => {
+    res.json(accountRecord(await deps.accounts.update(accountIdOf(res), req.body)));
+  });
+
+  r.patch('/account/webhook', json, async (req, res) => {
+    res.json(webhookAnswer(await deps.accountWebhook.configure(accountIdOf(res), req.body)));
   });
 
   r.get('/account/api-keys', async (_req, res) => {
@@ -40,8 +60,7 @@ export function accountRoutes(deps: { accounts: AccountService; keys: KeyService
   });
 
   r.patch('/account/api-keys/:id/webhook', json, async (req, res) => {
-    const result = await deps.keys.configureWebhook(accountIdOf(res), String(req.params.id), req.body);
-    res.json(result.secret ? { ok: true, url: result.url, secret: result.secret } : { ok: true, url: result.url });
+    res.json(webhookAnswer(await deps.keys.configureWebhook(accountIdOf(res), String(req.params.id), req.body)));
   });
 
   return r;

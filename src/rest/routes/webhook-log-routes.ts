@@ -8,9 +8,12 @@ import { parseInput } from '../../domain/shared/validate';
 
 const adminQuery = z.object({ keyId: z.string().max(100).optional(), jobId: z.string().max(100).optional() }).strict();
 
-/** The delivery log: owners see their key's; operators filter by key and/or job. */
+/** The delivery log: owners see their key's and their account's; operators filter by key and/or job. */
 export function accountDeliveryRoutes(history: AccountHistory): Router {
   const r = Router();
+  r.get('/account/webhook/deliveries', async (req, res) => {
+    res.json({ object: 'list', data: await history.accountDeliveries(accountIdOf(res), { ...req.query }) });
+  });
   r.get('/account/api-keys/:id/webhook/deliveries', async (req, res) => {
     res.json({ object: 'list', data: await history.deliveries(accountIdOf(res), req.params.id, { ...req.query }) });
   });

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import type { WebhookSender } from '../../../src/domain/ports/webhook-sender';
 import type { VideoJob } from '../../../src/domain/video/video-job';
 import { WebhookDeliverer, type DeliveryAttempt } from '../../../src/domain/webhooks/webhook-deliverer';
-import { scheduleJobWebhook } from '../../../src/domain/webhooks/webhook-events';
+import { scheduleJobWebhook, type DeliveryPayload } from '../../../src/domain/webhooks/webhook-events';
 import { FakeDatabase } from '../../support/fakes/fake-database';
 import { FakeWebhookRepository } from '../../support/fakes/fake-webhooks';
 import { FakeWorkQueue } from '../../support/fakes/fake-work-queue';
@@ -63,7 +63,24 @@ function deliveries(answers: Array<number | null>) {
   const runDue = async () => {
     for (const item of await queue.claim(10)) await deliverer.handle(item);
   };
-  return { db, queue, webhooks, sent, reported, finishJob, runDue };
+  /** An account event's first attempt, as the account events' outbox (svc_account_event) writes it. */
+  const accountEvent = () => {
+    const body = JSON.stringify({ id: 'evt_1', type: 'balance.low', created: 1, data: { accountId: 'acct_a', balance: 4, lowBalanceAlert: 5 } });
+    const payload: DeliveryPayload = {
+      eventId: 'evt_1',
+      deliveryId: 'dlv_1',
+      event: 'balance.low',
+      keyId: null,
+      accountId: 'acct_a',
+      jobId: null,
+      url: 'https://acct.test/in',
+      secret: 'whsec_acct',
+      body,
+      attempt: 1,
+    };
+    return db.transaction((tx) => queue.schedule(tx, 'webhook_delivery', payload.deliveryId, payload));
+  };
+  return { db, queue, webhooks, sent, reported, finishJob, accountEvent, runDue };
 }
 
 const signedWith = (secret: string, s: Sent) => {
@@ -166,4 +183,27 @@ test('a secret regenerated on the same URL does not change what pending retries 
   d.db.advanceSeconds(RETRY_DELAYS[0]);
   await d.runDue();
   expect(d.sent.every((s) => signedWith('whsec_1', s))).toBe(true);
+});
+
+test("an account event goes to the account's webhook, not a key's: signed, logged without key or job, retried, and stopped once the webhook is cleared", async () => {
+  const d = deliveries([500, 500]);
+  d.webhooks.setTarget('key_a', { url: 'https://key.test/in', secret: 'whsec_key' });
+  d.webhooks.setAccountTarget('acct_a', { url: 'https://acct.test/in', secret: 'whsec_acct' });
+  await d.accountEvent();
+  await d.runDue();
+  expect(d.sent).toHaveLength(1);
+  expect(d.sent[0]).toMatchObject({ url: 'https://acct.test/in', headers: { 'X-Svc-Event': 'balance.low', 'X-Svc-Delivery-Id': 'dlv_1' } });
+  expect(signedWith('whsec_acct', d.sent[0])).toBe(true);
+  expect(d.webhooks.attempts).toMatchObject([{ eventId: 'evt_1', keyId: null, jobId: null, accountId: 'acct_a', attempt: 1, statusCode: 500 }]);
+  d.db.advanceSeconds(RETRY_DELAYS[0]);
+  await d.runDue();
+  expect(d.sent.map((s) => [s.url, s.headers['X-Svc-Delivery-Attempt']])).toEqual([
+    ['https://acct.test/in', '1'],
+    ['https://acct.test/in', '2'],
+  ]);
+  d.webhooks.setAccountTarget('acct_a', undefined);
+  d.db.advanceSeconds(RETRY_DELAYS[1]);
+  await d.runDue();
+  expect(d.sent).toHaveLength(2);
+  expect(d.queue.rows()).toEqual([]);
 });

@@ -3,6 +3,8 @@
  * the migrations (database-functions.ts): a function whose text changed since it was last applied
  * is created again; migrations carry schema changes only.
  */
+import { SVC_ACCOUNT_EVENT } from './svc-account-event';
+import { SVC_BALANCE_ALERT } from './svc-balance-alert';
 import { SVC_CHARGE } from './svc-charge';
 import { SVC_CLOSE_LEASE } from './svc-close-lease';
 import { SVC_GRANT } from './svc-grant';
@@ -20,6 +22,8 @@ export interface DatabaseFunction {
 }
 
 export const DATABASE_FUNCTIONS: readonly DatabaseFunction[] = [
+  SVC_ACCOUNT_EVENT,
+  SVC_BALANCE_ALERT,
   SVC_CHARGE,
   SVC_CLOSE_LEASE,
   SVC_GRANT,

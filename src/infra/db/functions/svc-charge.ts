@@ -1,7 +1,7 @@
 /**
  * A charge straight to the balance (a video job's), within the key's daily cap. Answers 0 charged,
  * 1 the balance was short, 2 past the cap. Counts on the day of its ledger entry, which is the day
- * its refund gives back to.
+ * its refund gives back to. Then the account's low-balance alert (svc_balance_alert).
  */
 export const SVC_CHARGE = {
   name: 'svc_charge',
@@ -25,6 +25,7 @@ AS $function$
         end if;
         insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, reason, model)
           values (p_account, -p_amount, 'charge', p_reference, p_key, p_reason, p_model);
+        perform svc_balance_alert(array[p_account], '{}');
         return 0;
       end $function$`,
 };

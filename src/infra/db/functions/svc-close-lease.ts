@@ -2,7 +2,8 @@
  * Closes a lease: gives back its amount less its recorded charges (after charging its unsettled
  * streams what they owed, within the lease), takes the day's spend down by what came back, and
  * lets an operator's pending removal take its share. Answers what came back, -1 when it was closed
- * already. Locks the lease row, then the account row.
+ * already. Locks the lease row, then the account row; when streams were charged, the account's
+ * alert row last (svc_balance_alert).
  */
 export const SVC_CLOSE_LEASE = {
   name: 'svc_close_lease',
@@ -15,6 +16,7 @@ AS $function$
     v_back bigint;
     v_part bigint;
     v_swept bigint;
+    v_streams bigint := 0;
     a record;
     s record;
   begin
@@ -38,6 +40,7 @@ AS $function$
         values (s.request_id, p_lease, l.account_id, s.api_key_id, s.model, v_part);
       update stream_starts set converted_micro = v_part where request_id = s.request_id;
       v_back := v_back - v_part;
+      v_streams := v_streams + v_part;
     end loop;
     update credit_leases set closed_at = now(), spent_micro = amount_micro - v_back where id = p_lease;
     if v_back > 0 then
@@ -62,6 +65,8 @@ AS $function$
              removal_reason = case when cardinality(array_remove(removal_leases, p_lease)) = 0 then null else removal_reason end
        where id = l.account_id;
     end if;
+    -- A return moves no balance shown; the streams charged here do.
+    if v_streams > 0 then perform svc_balance_alert(array[l.account_id], '{}'); end if;
     return v_back;
   end $function$`,
 };

@@ -1,6 +1,7 @@
 /**
  * An operator's grant, or a removal of what the balance holds (never below zero): the balance and
- * its ledger entry together. Answers what was applied.
+ * its ledger entry together, then the account's low-balance alert (svc_balance_alert). Answers
+ * what was applied.
  */
 export const SVC_GRANT = {
   name: 'svc_grant',
@@ -19,6 +20,9 @@ AS $function$
         if v_applied = 0 then return 0; end if;
         update accounts set balance_micro = balance_micro + v_applied where id = p_account;
         insert into ledger_entries (account_id, amount_micro, kind, reason) values (p_account, v_applied, 'grant', p_reason);
+        if v_applied < 0 then perform svc_balance_alert(array[p_account], '{}');
+        else perform svc_balance_alert('{}', array[p_account]);
+        end if;
         return v_applied;
       end $function$`,
 };

@@ -1,6 +1,6 @@
 /**
  * A balance hold for a call (the older billing path; calls now reserve from credit leases). Its
- * work row releases it after p_expiry_seconds.
+ * work row releases it after p_expiry_seconds. Checks the account's low-balance alert.
  */
 export const SVC_PLACE_HOLD = {
   name: 'svc_place_hold',
@@ -22,6 +22,7 @@ AS $function$
         end if;
         insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, model) values (p_account, -p_amount, 'hold', p_hold, p_key, p_model);
         insert into work_items (kind, ref, payload, due_at) values ('hold_expiry', p_hold, p_payload, now() + make_interval(secs => p_expiry_seconds));
+        perform svc_balance_alert(array[p_account], '{}');
         return 0;
       end $function$`,
 };

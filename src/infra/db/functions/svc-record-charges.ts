@@ -3,7 +3,8 @@
  * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
  * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
- * daily cap go, the rest recorded as uncollected.
+ * daily cap go, the rest recorded as uncollected. Then the low-balance alerts of the accounts
+ * charged (svc_balance_alert).
  */
 export const SVC_RECORD_CHARGES = {
   name: 'svc_record_charges',
@@ -23,6 +24,8 @@ AS $function$
     v_cap bigint;
     v_spent bigint;
     v_reason text;
+    v_fell text[];
+    v_rose text[] := '{}';
   begin
     -- Charges within open leases (all but a rare few): one insert, the leases key-share-locked in id order.
     with items as (
@@ -44,14 +47,16 @@ AS $function$
         select i.request_id, i.lease_id, i.account_id, i.api_key_id, i.model, i.lease_micro
           from items i join open_leases o on o.id = i.lease_id and o.account_id = i.account_id
         on conflict on constraint lease_charges_pkey do nothing
-        returning lease_charges.request_id
+        returning lease_charges.request_id, lease_charges.account_id, lease_charges.amount_micro
     )
-    select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
+    select coalesce(array_agg(r.request_id), '{}'), coalesce(array_agg(distinct r.account_id) filter (where r.amount_micro > 0), '{}')
+      into v_done, v_fell from recorded r;
     return query
       select x.request_id, 0, x.lease_micro
         from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
        where x.request_id = any(v_done);
     if cardinality(v_done) = jsonb_array_length(p_items) then
+      if cardinality(v_fell) > 0 then perform svc_balance_alert(v_fell, '{}'); end if;
       return;
     end if;
 
@@ -84,6 +89,7 @@ AS $function$
                     'usage below the estimate charged when its lease closed', it.mdl)
             on conflict do nothing;
           if found then
+            v_rose := v_rose || it.aid;
             select l.day into v_day from credit_leases l where l.id = it.lid;
             update key_daily_spend set spent_micro = greatest(0, spent_micro - (v_converted - (it.lease_part + it.excess)))
              where api_key_id = it.kid and day = v_day;
@@ -140,7 +146,9 @@ AS $function$
           values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
           on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
       end if;
+      if charged > 0 then v_fell := v_fell || it.aid; end if;
       request_id := it.rid; status := 0; return next;
     end loop;
+    if cardinality(v_fell) + cardinality(v_rose) > 0 then perform svc_balance_alert(v_fell, v_rose); end if;
   end $function$`,
 };

@@ -1,6 +1,7 @@
 /**
  * Gives a charge back exactly once (a failed job's; the refund entry is unique per reference), to
- * the balance and to the day of its charge's spend. True when this call refunded it.
+ * the balance and to the day of its charge's spend, arming the account's low-balance alert again
+ * when it rose past it. True when this call refunded it.
  */
 export const SVC_REFUND_ONCE = {
   name: 'svc_refund_once',
@@ -25,6 +26,7 @@ AS $function$
           update key_daily_spend set spent_micro = greatest(0, spent_micro - v_amount) where api_key_id = v_key and day = v_day;
         end if;
         update accounts set balance_micro = balance_micro + v_amount where id = p_account;
+        perform svc_balance_alert('{}', array[p_account]);
         return true;
       end $function$`,
 };

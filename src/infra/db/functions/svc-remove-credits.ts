@@ -1,6 +1,8 @@
 /**
  * An operator's removal: what the balance holds at once; the rest is noted on the account, with
- * its open leases, and taken from each as it closes (svc_close_lease). Locks only the account row.
+ * its open leases, and taken from each as it closes (svc_close_lease); the balance shown drops by
+ * all of it at once, and the account's low-balance alert is checked (svc_balance_alert). Locks the
+ * account row, then its alert row.
  */
 export const SVC_REMOVE_CREDITS = {
   name: 'svc_remove_credits',
@@ -31,6 +33,7 @@ AS $function$
     end if;
     taken := v_take;
     select removal_pending_micro into pending from accounts where id = p_account;
+    perform svc_balance_alert(array[p_account], '{}');
     return next;
   end $function$`,
 };

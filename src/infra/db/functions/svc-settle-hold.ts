@@ -1,6 +1,6 @@
 /**
  * Settles a balance hold: charges what the call cost (at most the hold) and gives the rest back,
- * once.
+ * once; what came back may arm the account's low-balance alert again.
  */
 export const SVC_SETTLE_HOLD = {
   name: 'svc_settle_hold',
@@ -29,6 +29,7 @@ AS $function$
           insert into ledger_entries (account_id, amount_micro, kind, reference, api_key_id, model) values (p_account, -v_charge, 'charge', p_hold, p_key, v_model);
         end if;
         delete from work_items where kind = 'hold_expiry' and ref = p_hold;
+        if v_held - v_charge > 0 then perform svc_balance_alert('{}', array[p_account]); end if;
         return true;
       end $function$`,
 };

@@ -11,13 +11,15 @@ import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, St
  * One charge within an open lease, as `svc_record_charges` records it:
  * the lease row key-share-locked, so a close (which locks it for update and then sums its charges)
  * either counts this charge or makes it find the lease closed; one insert; nothing when the
- * lease is closed, unknown, of another account, or the call was recorded before.
+ * lease is closed, unknown, of another account, the call was recorded before, or the account has
+ * a low-balance alert (the function checks it in the charge's transaction).
  */
 const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     select id from credit_leases where id = ? and account_id = ? and closed_at is null for key share
   )
   insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
   select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
+   where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
   on conflict on constraint lease_charges_pkey do nothing
   returning request_id`;
 
@@ -58,7 +60,8 @@ export class SqlLeaseStore implements LeaseStore {
       // A batch of one plain charge (every call at low load): svc_record_charges' first pass as
       // one statement, without the function call around it (about 50–80 µs less a call in
       // pgbench). Whatever it does not record (a lease closed or unknown, a call recorded
-      // before) goes to the function, which decides it by the money rules.
+      // before, an account with a low-balance alert) goes to the function, which decides it by
+      // the money rules.
       const recorded = await this.hot.all(RECORD_ONE_WITHIN_OPEN_LEASE, [
         only.leaseId,
         only.accountId,
@@ -67,6 +70,7 @@ export class SqlLeaseStore implements LeaseStore {
         only.keyId,
         only.model,
         only.leaseMicro,
+        only.accountId,
       ]);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }

@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
+import type { AccountEvent } from '../../../domain/webhooks/account-events';
 import type { DeliveryAttemptEntry, DeliveryFilter, DeliveryRecord } from '../../../domain/webhooks/delivery-log';
 import type { WebhookRepository, WebhookTarget } from '../../../domain/webhooks/webhook-repository';
 import { unixSeconds } from '../../../domain/shared/time';
@@ -23,7 +24,7 @@ const toRecord = (r: Row): DeliveryRecord => ({
   created: unixSeconds(new Date(r.created_at)),
 });
 
-/** Webhook targets (on `api_keys`) and the delivery log (`webhook_deliveries`). */
+/** Webhook targets (on `api_keys`, and `account_alerts` for accounts) and the delivery log (`webhook_deliveries`). */
 export class SqlWebhookRepository implements WebhookRepository {
   constructor(private readonly db: Database) {}
 
@@ -37,6 +38,24 @@ export class SqlWebhookRepository implements WebhookRepository {
       [keyId],
     );
     return key?.webhook_url && key.webhook_secret ? { url: key.webhook_url, secret: key.webhook_secret } : undefined;
+  }
+
+  async accountTarget(accountId: string): Promise<WebhookTarget | undefined> {
+    const row = await this.db.one<{ webhook_url: string | null; webhook_secret: string | null }>(
+      `select webhook_url, webhook_secret from account_alerts where account_id = ?`,
+      [accountId],
+    );
+    return row?.webhook_url && row.webhook_secret ? { url: row.webhook_url, secret: row.webhook_secret } : undefined;
+  }
+
+  async recordAccountEvent(tx: SqlExecutor, e: AccountEvent): Promise<string | null> {
+    const row = await tx.one<{ id: string | null }>(`select svc_account_event(?, ?, ?, ?::jsonb) as id`, [
+      e.accountId,
+      e.type,
+      e.occurrence,
+      JSON.stringify(e.data),
+    ]);
+    return row?.id ?? null;
   }
 
   async logAttempt(tx: SqlExecutor, a: DeliveryAttemptEntry): Promise<void> {
@@ -57,6 +76,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     if (filter.keyId) and('api_key_id = ?', filter.keyId);
     if (filter.accountId) and('account_id = ?', filter.accountId);
     if (filter.jobId) and('job_id = ?', filter.jobId);
+    if (filter.accountEvents) where.push('api_key_id is null');
     params.push(filter.limit);
     const rows = await this.db.all<Row>(
       `select event_id, delivery_id, attempt, status_code, error, duration_ms, created_at from webhook_deliveries
