@@ -21,6 +21,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     'queueVideo',
     'regenerateWebhookSecret',
     'revokeApiKey',
+    'rotateApiKey',
     'setWebhook',
     'updateApiKey',
     'updateApiKeyPermissions',
