@@ -29,7 +29,7 @@ import { systemClock } from '../shared/system-clock';
 
 export const MAX_ACTIVE_KEYS = 10;
 /** A rotation's grace: how long the replaced secret is still taken (seconds). */
-export const MAX_GRACE_SECONDS = 604_800;
+const MAX_GRACE_SECONDS = 604_800;
 const DEFAULT_GRACE_SECONDS = 86_400;
 
 const modelList = (isKnown: (id: string) => boolean) =>
