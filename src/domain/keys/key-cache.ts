@@ -2,10 +2,11 @@
  * Authenticated key records kept in memory, so a request authenticates without a database
  * round trip. Each entry holds the key's credentials (its secrets' hashes, compared in constant
  * time on every use, and the moments its replaced secret and the key itself stop) and the
- * principal, so an expiry or the end of a rotation's grace is decided here, on every instance. A change to a key anywhere is pushed over the TopicFeed and drops the entry
- * on every instance; while the feed is down nothing is served from memory (and the cache is
- * flushed when it goes down and when it comes back), so a revocation is never missed. Entries
- * also expire after a minute, a last line of defence.
+ * principal, so an expiry or the end of a rotation's grace is decided here, on every instance. A
+ * change to a key anywhere is pushed over the TopicFeed and drops the entry on every instance;
+ * while the feed is down nothing is served from memory (and the cache is flushed when it goes
+ * down and when it comes back), so a revocation is never missed. Entries also expire after a
+ * minute, a last line of defence.
  *
  * A key in use is read again before then, in the background (`claimRefresh`), at a moment drawn
  * between half and three quarters of the minute: its requests never wait for the database after
