@@ -109,6 +109,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
       maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
       trustedProxies: config.trustedProxies,
       metrics,
+      clock: options.clock,
     });
   } catch (err) {
     // A start-up refusal (a configuration error, say) closes what was opened: a caller that

@@ -7,6 +7,7 @@ import { createFormatError } from './errors';
 import type { GraphQLServices } from './context';
 import { createHttpDoor } from './http';
 import { attachWebSocketDoor } from './ws';
+import type { Clock } from '../domain/ports/clock';
 
 export interface GraphQLDoor {
   /** For createHttpApp's `graphql` hook: POST /graphql (and the landing page outside production). */
@@ -27,6 +28,8 @@ export async function createGraphQLDoor(deps: {
   /** Proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
   trustedProxies: readonly string[];
   metrics?: Metrics;
+  /** What a WebSocket credential's expiry is timed on. */
+  clock?: Clock;
 }): Promise<GraphQLDoor> {
   const schema = await buildGraphQLSchema();
   const formatError = createFormatError(deps.logger, deps.production);
@@ -41,6 +44,7 @@ export async function createGraphQLDoor(deps: {
         maxConnectionsPerAddress: deps.maxConnectionsPerAddress,
         trustedProxies: deps.trustedProxies,
         metrics: deps.metrics,
+        clock: deps.clock,
       });
     },
     close: async () => {

@@ -23,7 +23,10 @@ import { BurstReads } from './burst-reads';
 import { serveGraphQLWs } from './ws-transport';
 import { claimUpgrades, isWebSocketUpgradeTo, serveAsHttp } from './upgrade-routing';
 import { handshakeFailed, handshakeRefusal, refuseUpgrade } from './upgrade-refusals';
-import { closeRefused, FORBIDDEN, refusesCredential } from './connection-refusal';
+import { closeRefused, FORBIDDEN } from './connection-refusal';
+import { closeWhenTokenExpires, KeySockets } from './credential-sockets';
+import type { Clock } from '../domain/ports/clock';
+import { systemClock } from '../domain/shared/system-clock';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -34,69 +37,6 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
   keyId?: string;
   /** Ids of the operations admitted on this connection (see `admit`); refused ones are never here. */
   admitted?: Set<string>;
-}
-
-/**
- * A socket opened with an ID token lives as long as the token: at its expiry (and the clock
- * leeway verification allows) the socket is closed with 4403, which ends its subscriptions, as
- * a revoked key's sockets are. A client that renewed its token reconnects with the new one.
- */
-function closeWhenExpired(socket: WebSocket, usableUntil: number): void {
-  // setTimeout's ceiling is about 24.8 days; a token that outlives it is re-armed then.
-  const wait = Math.min(usableUntil - Date.now(), 2 ** 31 - 1);
-  const timer = setTimeout(
-    () => {
-      if (Date.now() >= usableUntil) socket.close(FORBIDDEN, 'Forbidden: the ID token has expired');
-      else closeWhenExpired(socket, usableUntil);
-    },
-    Math.max(0, wait),
-  );
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
-}
-
-/**
- * The sockets opened with each API key. A change to a key (revoked, narrowed) reaches every
- * instance over the key-change feed; each re-checks that key's sockets and closes those whose
- * credential no longer holds (4403), which ends their subscriptions. After a gap in the feed
- * (changes may have been missed) every key socket is re-checked.
- */
-class KeySockets {
-  private readonly byKey = new Map<string, Set<{ token: string; socket: WebSocket }>>();
-
-  constructor(
-    private readonly services: GraphQLServices,
-    private readonly logger: Logger,
-  ) {
-    services.keyChanges.subscribe((keyId) => void this.recheck(keyId));
-    services.keyChanges.onGap(() => {
-      if (services.keyChanges.live) for (const keyId of [...this.byKey.keys()]) void this.recheck(keyId);
-    });
-  }
-
-  add(keyId: string, token: string, socket: WebSocket): void {
-    const entry = { token, socket };
-    let set = this.byKey.get(keyId);
-    if (!set) this.byKey.set(keyId, (set = new Set()));
-    set.add(entry);
-    socket.once('close', () => {
-      set.delete(entry);
-      if (set.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
-    });
-  }
-
-  private async recheck(keyId: string): Promise<void> {
-    const set = this.byKey.get(keyId);
-    if (!set || set.size === 0) return;
-    const { token } = set.values().next().value!;
-    try {
-      await authenticateBearer(token, this.services);
-    } catch (err) {
-      // A check that could not be made (the database away) is no verdict on the key: its sockets stay.
-      if (!(err instanceof DomainError) || !refusesCredential(err)) return this.logger.warn({ err, keyId }, 'key re-check failed; sockets kept');
-      for (const { socket } of set) closeRefused(socket, err);
-    }
-  }
 }
 
 /**
@@ -177,8 +117,11 @@ export function attachWebSocketDoor(
     /** Proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
     trustedProxies: readonly string[];
     metrics?: Metrics;
+    /** What a credential's expiry is timed on. */
+    clock?: Clock;
   },
 ): { close: () => Promise<void> } {
+  const clock = deps.clock ?? systemClock;
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxBodyBytes });
   // What ws finds wrong that handshakeRefusal did not (a malformed Sec-WebSocket-Protocol): the same shape.
   wss.on('wsClientError', (err: Error, socket: Duplex) => refuseUpgrade(socket, handshakeFailed(err.message)));
@@ -218,7 +161,7 @@ export function attachWebSocketDoor(
   const prepareDeps = { schema: deps.schema, services: deps.services, checkDocument: documentChecker(deps.schema, deps.production) };
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatErrors = (result: ExecutionResult): FormattedExecutionResult => ({ ...result, errors: format(result.errors ?? []) });
-  const keySockets = new KeySockets(deps.services, deps.logger);
+  const keySockets = new KeySockets(deps.services, deps.logger, clock);
   // Registered before graphql-ws's own 'connection' listener, so every message goes through it,
   // each socket in a lane of its own (one socket's backlog waits for that socket alone). A turn
   // that leaves more sockets waiting than the gate's share pauses every socket's reads, which
@@ -252,9 +195,9 @@ export function attachWebSocketDoor(
           ctx.extra.token = token;
           if (principal.kind === 'key') {
             ctx.extra.keyId = principal.keyId;
-            keySockets.add(principal.keyId, token, ctx.extra.socket);
+            keySockets.add(principal, token, ctx.extra.socket);
           } else if (principal.usableUntil !== undefined) {
-            closeWhenExpired(ctx.extra.socket, principal.usableUntil);
+            closeWhenTokenExpires(ctx.extra.socket, principal.usableUntil, clock);
           }
           return true;
         } catch (err) {

@@ -214,6 +214,9 @@ describe('one call of every documented operation, with success and with a docume
     expect((await call('POST', '/account/api-keys', { token: id, json: { mode: 'x' } })).status).toBe(400);
     expect((await call('PATCH', spare, { token: id, json: { name: 'renamed' } })).status).toBe(200);
     expect((await call('PATCH', '/account/api-keys/svc_live_AAAAAAAAAAAAAAAA', { token: id, json: { name: 'x' } })).status).toBe(404);
+    expect((await call('POST', `${spare}/rotate`, { token: id, json: { graceSeconds: 60 } })).status).toBe(200);
+    expect((await call('POST', `${spare}/rotate`, { token: id })).status).toBe(200);
+    expect((await call('POST', `${spare}/rotate`, { token: id, json: { graceSeconds: -1 } })).status).toBe(400);
     expect((await call('PATCH', `${spare}/webhook`, { token: id, json: { url: 'http://127.0.0.1:9/hook' } })).status).toBe(200);
     expect((await call('PATCH', `${spare}/webhook`, { token: id, json: {} })).status).toBe(400);
     expect((await call('GET', `${spare}/webhook/deliveries?limit=10`, { token: id })).status).toBe(200);

@@ -15,6 +15,7 @@ import { SqlKeyRepository } from '../../src/infra/db/repositories/sql-key-reposi
 import type { Database, SqlExecutor } from '../../src/domain/ports/database';
 import type { UrlGuard } from '../../src/domain/ports/url-guard';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
+import { credentialsOf } from '../../src/domain/keys/key-secrets';
 
 let gw: TestServices;
 beforeAll(async () => {
@@ -172,6 +173,8 @@ test('keys come due together are read in one statement', async () => {
   expect(reads.count).toBe(9);
 });
 
+/** A key's secrets, for entries put straight into a cache. */
+const someCredentials = credentialsOf({ secretHash: 'ab'.repeat(32), previousSecretHash: null, previousSecretUntil: null });
 /** Time that stands at 0 (nothing here waits on it). */
 const stoppedClock = { ...fakeClock(), now: () => 0 };
 
@@ -188,7 +191,7 @@ test('keys loaded in the same moment are due for their reads at moments spread o
   };
   const due: number[] = [];
   for (let i = 0; i < 1000; i++) {
-    cache.put(`key_${i}`, cache.startLoad(), principal, 'ab'.repeat(32));
+    cache.put(`key_${i}`, cache.startLoad(), principal, someCredentials);
     due.push(cache.get(`key_${i}`)!.refreshAt);
   }
   expect(Math.min(...due)).toBeGreaterThanOrEqual(30 * SECOND);
@@ -209,7 +212,7 @@ test('a full cache evicts the key longest without a read, not one just read agai
     blockedModels: null,
     dailySpendCapMicro: null,
   };
-  const put = (id: string) => cache.put(id, cache.startLoad(), principal, 'ab'.repeat(32));
+  const put = (id: string) => cache.put(id, cache.startLoad(), principal, someCredentials);
   for (let i = 0; i < 20_000; i++) put(`key_${i}`); // full (20,000 entries)
   cache.drop('key_19999');
   put('key_0'); // read again while there is room: it is in use

@@ -22,6 +22,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     'regenerateAccountWebhookSecret',
     'regenerateWebhookSecret',
     'revokeApiKey',
+    'rotateApiKey',
     'setAccountWebhook',
     'setLowBalanceAlert',
     'setWebhook',

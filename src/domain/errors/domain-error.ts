@@ -120,6 +120,12 @@ export const invalidField = (path: FieldPath, reason: string | Wording, code: st
 
 export const unauthenticated = (message = 'Invalid or missing credentials.') => new DomainError('authentication_error', message, { code: 'invalid_api_key' });
 
+/** A key whose `expiresAt` has passed, authenticated with a secret of its own: its caller learns why. */
+export const apiKeyExpired = () =>
+  new DomainError('authentication_error', 'This API key has expired; its owner may give it a later expiresAt or create another key.', {
+    code: 'api_key_expired',
+  });
+
 export const notFound = (message: string | Wording, code: string | null = null, path: FieldPath | null = null) =>
   new DomainError('not_found_error', message, { code, fieldPath: path });
 

@@ -1,10 +1,12 @@
 /**
  * Authenticated key records kept in memory, so a request authenticates without a database
- * round trip. Each entry holds the secret's hash (compared in constant time on every use) and
- * the principal. A change to a key anywhere is pushed over the TopicFeed and drops the entry
- * on every instance; while the feed is down nothing is served from memory (and the cache is
- * flushed when it goes down and when it comes back), so a revocation is never missed. Entries
- * also expire after a minute, a last line of defence.
+ * round trip. Each entry holds the key's credentials (its secrets' hashes, compared in constant
+ * time on every use, and the moments its replaced secret and the key itself stop) and the
+ * principal, so an expiry or the end of a rotation's grace is decided here, on every instance. A
+ * change to a key anywhere is pushed over the TopicFeed and drops the entry on every instance;
+ * while the feed is down nothing is served from memory (and the cache is flushed when it goes
+ * down and when it comes back), so a revocation is never missed. Entries also expire after a
+ * minute, a last line of defence.
  *
  * A key in use is read again before then, in the background (`claimRefresh`), at a moment drawn
  * between half and three quarters of the minute: its requests never wait for the database after
@@ -14,6 +16,7 @@
  * and served half the calls of the next two rounds.
  */
 import type { KeyPrincipal } from './principal';
+import type { KeyCredentials } from './key-secrets';
 import type { Clock } from '../ports/clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import { systemClock } from '../shared/system-clock';
@@ -26,8 +29,8 @@ const MAX_ENTRIES = 20_000;
 
 export interface Entry {
   principal: KeyPrincipal;
-  /** The SHA-256 of the secret, as bytes. */
-  secretHash: Buffer;
+  credentials: KeyCredentials;
+  /** When this entry stops being served (not the key's own expiry, which is in `credentials`). */
   expiresAt: number;
   /** From then, the next use asks for the entry to be read again (once). */
   refreshAt: number;
@@ -87,7 +90,7 @@ export class KeyCache {
     return this.generation;
   }
 
-  put(keyId: string, loadedAt: number, principal: KeyPrincipal, secretHash: string): void {
+  put(keyId: string, loadedAt: number, principal: KeyPrincipal, credentials: KeyCredentials): void {
     if (!this.feed.live || loadedAt !== this.generation) return;
     // Put again at the end of the Map's order (a key read again in the background is in use), so
     // that the first entry, the one evicted when the cache is full, is the longest unrefreshed.
@@ -95,7 +98,7 @@ export class KeyCache {
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     const now = this.clock.now();
     const refreshAt = now + TTL_MS * (REFRESH_FROM + REFRESH_SPREAD * this.random());
-    this.entries.set(keyId, { principal, secretHash: Buffer.from(secretHash, 'hex'), expiresAt: now + TTL_MS, refreshAt, refreshing: false });
+    this.entries.set(keyId, { principal, credentials, expiresAt: now + TTL_MS, refreshAt, refreshing: false });
   }
 
   /** Drops the key here and tells every other instance to. */

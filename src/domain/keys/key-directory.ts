@@ -11,10 +11,13 @@
  * row read again here (a batch per 100 ms). Until that read lands, and whenever the directory
  * could be stale (the feed down, or back and not yet reloaded), it answers "ask the database",
  * as it does for an id it cannot vouch for: it never refuses a key it has not seen the end of.
- * Memory: about 150 bytes a key (100,000 keys, 15 MB).
+ * A rotated key's replaced secret is held beside it while its grace lasts, so that secret is
+ * taken until then and refused from memory after.
+ * Memory: about 150 bytes a key (100,000 keys, 15 MB), and as much again for a key in its grace.
  */
 import type { TopicFeed } from '../ports/topic-feed';
 import type { KeyRepository } from './key-repository';
+import type { KeyCredentials, StoredSecrets } from './key-secrets';
 import type { Clock, TimerHandle } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
 
@@ -22,14 +25,25 @@ const READ_BATCH_MS = 100;
 const MAX_BATCH = 500;
 const RELOAD_EVERY_MS = 5_000;
 
-/** What the directory says of a key id: its secret hash, that no active key has it, or that it cannot tell. */
-export type DirectoryAnswer = { kind: 'known'; secretHash: Buffer } | { kind: 'absent' } | { kind: 'ask' };
+/**
+ * What the directory says of a key id: its secrets (its expiry is not the directory's to know),
+ * that no active key has it, or that it cannot tell.
+ */
+export type DirectoryAnswer = { kind: 'known'; credentials: KeyCredentials } | { kind: 'absent' } | { kind: 'ask' };
+
+/** A replaced secret's hash and the end of its grace (epoch ms). */
+interface Replaced {
+  hash: Buffer;
+  until: number;
+}
 
 const ASK: DirectoryAnswer = { kind: 'ask' };
 const ABSENT: DirectoryAnswer = { kind: 'absent' };
 
 export class KeyDirectory {
   private hashes = new Map<string, Buffer>();
+  /** The keys whose replaced secret was in its grace when last read. */
+  private replaced = new Map<string, Replaced>();
   private loaded = false;
   /** Bumped by every gap: a load that started before one is not trusted. */
   private generation = 0;
@@ -60,6 +74,8 @@ export class KeyDirectory {
     const rows = await this.keys.allActiveHashes();
     if (generation !== this.generation || this.stopped) return;
     this.hashes = new Map(rows.map((r) => [r.id, Buffer.from(r.secretHash, 'hex')]));
+    this.replaced = new Map();
+    for (const row of rows) this.setReplaced(row.id, row);
     this.loaded = true;
   }
 
@@ -72,12 +88,16 @@ export class KeyDirectory {
     if (!this.loaded) this.reloadNowAndThen();
     if (!this.loaded || !this.feed.live || this.pending.has(keyId)) return ASK;
     const secretHash = this.hashes.get(keyId);
-    return secretHash ? { kind: 'known', secretHash } : ABSENT;
+    if (!secretHash) return ABSENT;
+    const replaced = this.replaced.get(keyId);
+    const credentials = { secretHash, previousSecretHash: replaced?.hash ?? null, previousSecretUntil: replaced?.until ?? 0, expiresAt: null };
+    return { kind: 'known', credentials };
   }
 
-  /** A key this instance just created: known here at once (the feed tells the others). */
-  add(keyId: string, secretHashHex: string): void {
-    this.hashes.set(keyId, Buffer.from(secretHashHex, 'hex'));
+  /** A key this instance just created or rotated: known here at once (the feed tells the others). */
+  set(keyId: string, secrets: StoredSecrets): void {
+    this.hashes.set(keyId, Buffer.from(secrets.secretHash, 'hex'));
+    this.setReplaced(keyId, secrets);
   }
 
   /** Announced ids whose rows are not read back yet. */
@@ -102,6 +122,14 @@ export class KeyDirectory {
       .finally(() => (this.reloading = false));
   }
 
+  /** Holds the key's replaced secret while its grace lasts; one whose grace is over is not kept. */
+  private setReplaced(keyId: string, secrets: StoredSecrets): void {
+    const until = secrets.previousSecretUntil?.getTime() ?? 0;
+    if (secrets.previousSecretHash !== null && until > this.clock.now()) {
+      this.replaced.set(keyId, { hash: Buffer.from(secrets.previousSecretHash, 'hex'), until });
+    } else this.replaced.delete(keyId);
+  }
+
   private announced(keyId: string): void {
     this.pending.add(keyId);
     this.due.add(keyId);
@@ -115,11 +143,14 @@ export class KeyDirectory {
     if (this.due.size > 0) this.timer = this.clock.setTimeout(() => void this.readDue(), READ_BATCH_MS).unref();
     try {
       const rows = await this.keys.activeHashesOf(ids);
-      const found = new Map(rows.map((r) => [r.id, r.secretHash]));
+      const found = new Map(rows.map((r) => [r.id, r]));
       for (const id of ids) {
-        const hex = found.get(id);
-        if (hex) this.hashes.set(id, Buffer.from(hex, 'hex'));
-        else this.hashes.delete(id);
+        const row = found.get(id);
+        if (row) this.set(id, row);
+        else {
+          this.hashes.delete(id);
+          this.replaced.delete(id);
+        }
         // Announced again while this read ran: that read will settle it.
         if (!this.due.has(id)) this.pending.delete(id);
       }

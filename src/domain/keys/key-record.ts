@@ -13,6 +13,10 @@ export interface ApiKey {
   webhookUrl: string | null;
   created: Date;
   lastUsed: Date | null;
+  /** From then on the key answers 401 `api_key_expired`; null: never. */
+  expiresAt: Date | null;
+  /** When its secret was last replaced; null: never. */
+  rotatedAt: Date | null;
 }
 
 /** What a request authenticated with this key may do. */
@@ -25,6 +29,7 @@ export function principalOf(key: ApiKey): KeyPrincipal {
     allowedModels: key.allowedModels,
     blockedModels: key.blockedModels,
     dailySpendCapMicro: key.mode === 'live' ? key.dailySpendCapMicro : null,
+    ...(key.expiresAt ? { usableUntil: key.expiresAt.getTime() } : {}),
   };
 }
 
@@ -41,5 +46,8 @@ export function keyRecord(k: ApiKey) {
     webhook: k.webhookUrl ? { url: k.webhookUrl } : null,
     created: unixSeconds(k.created),
     lastUsed: k.lastUsed ? unixSeconds(k.lastUsed) : null,
+    // RFC 3339, as `expiresAt` is written in requests.
+    expiresAt: k.expiresAt?.toISOString() ?? null,
+    rotatedAt: k.rotatedAt?.toISOString() ?? null,
   };
 }

@@ -13,6 +13,7 @@ import type { Clock, TimerHandle } from '../ports/clock';
 import type { Entry as CachedKey, KeyCache } from './key-cache';
 import { principalOf } from './key-record';
 import type { KeyRepository } from './key-repository';
+import { credentialsOf } from './key-secrets';
 
 const REFRESH_BATCH_MS = 100;
 const MAX_BATCH = 500;
@@ -50,7 +51,7 @@ export class KeyRefresher {
       const found = new Map(rows.map((row) => [row.id, row]));
       for (const keyId of ids) {
         const row = found.get(keyId);
-        if (row) this.cache.put(keyId, loadedAt, principalOf(row), row.secretHash);
+        if (row) this.cache.put(keyId, loadedAt, principalOf(row), credentialsOf(row, row.expiresAt));
         else this.cache.drop(keyId);
       }
     } catch {

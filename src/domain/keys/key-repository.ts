@@ -1,15 +1,13 @@
 /** The API keys' side in the database, as the key service, the key refresher and the key directory use it. */
 import type { SqlExecutor } from '../ports/database';
 import type { ApiKey } from './key-record';
+import type { StoredSecrets } from './key-secrets';
 
-/** A key that is not revoked, with its secret's hash (hex): what authentication reads. */
-export type ActiveKey = ApiKey & { secretHash: string };
+/** A key that is not revoked, with its secrets' hashes: what authentication reads. */
+export type ActiveKey = ApiKey & StoredSecrets;
 
-/** A key id and its secret's hash (hex). */
-export interface KeyHash {
-  id: string;
-  secretHash: string;
-}
+/** A key id and its secrets' hashes. */
+export type KeyHash = { id: string } & StoredSecrets;
 
 export interface NewKey {
   id: string;
@@ -20,6 +18,7 @@ export interface NewKey {
   allowedModels: string[] | null;
   blockedModels: string[] | null;
   dailySpendCapMicro: number | null;
+  expiresAt: Date | null;
 }
 
 /** What an edit writes: a field present is set (null clears it), a field absent is left as it is. */
@@ -28,6 +27,14 @@ export interface KeyChanges {
   allowedModels?: string[] | null;
   blockedModels?: string[] | null;
   dailySpendCapMicro?: number | null;
+  expiresAt?: Date | null;
+}
+
+/** A new secret for a key: the replaced one is taken until `previousSecretUntil`, or not at all when it is null. */
+export interface KeyRotation {
+  secretHash: string;
+  previousSecretUntil: Date | null;
+  rotatedAt: Date;
 }
 
 export interface KeyRepository {
@@ -44,6 +51,11 @@ export interface KeyRepository {
   findActive(accountId: string, keyId: string): Promise<ApiKey | undefined>;
   /** Applies `changes` to a key of the account that is not revoked; answers it after, or undefined when there is none. */
   update(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined>;
+  /**
+   * Gives a key of the account that is not revoked a new secret; the secret it had becomes its
+   * previous one (and one replaced before is no longer kept). Answers the key after, or undefined.
+   */
+  rotate(accountId: string, keyId: string, rotation: KeyRotation): Promise<ActiveKey | undefined>;
   /** Revokes a key of the account and drops its webhook; answers false when there was no such key not revoked. */
   revoke(accountId: string, keyId: string): Promise<boolean>;
   clearWebhook(accountId: string, keyId: string): Promise<void>;

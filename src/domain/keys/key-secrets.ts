@@ -1,4 +1,4 @@
-import { createHash, hash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../shared/ids';
 
 /**
@@ -33,9 +33,60 @@ export function keyIdOfSecret(secret: string): string | null {
   return m ? `svc_${m[1]}_${m[2]}` : null;
 }
 
-/** `storedHash` as stored (hex) or as its bytes (what the key cache keeps, to skip the decoding per request). */
-export function secretMatchesHash(secret: string, storedHash: string | Buffer): boolean {
-  const a = sha256(secret);
-  const b = typeof storedHash === 'string' ? Buffer.from(storedHash, 'hex') : storedHash;
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * A key's secrets as stored (SHA-256, hex): the current one, and the one its last rotation
+ * replaced with the end of that secret's grace (both null when the rotation gave it none, or the
+ * key was never rotated).
+ */
+export interface StoredSecrets {
+  secretHash: string;
+  previousSecretHash: string | null;
+  previousSecretUntil: Date | null;
+}
+
+/** What authentication judges a secret against: the hashes as bytes, the times as epoch milliseconds. */
+export interface KeyCredentials {
+  secretHash: Buffer;
+  previousSecretHash: Buffer | null;
+  /** The replaced secret is taken before this moment, not from it. */
+  previousSecretUntil: number;
+  /** From this moment the key is expired; null: never. */
+  expiresAt: number | null;
+}
+
+/** 32 bytes no SHA-256 of a secret is (in any practical sense): what a missing hash is compared against. */
+const NO_SECRET_HAS = randomBytes(32);
+
+/** The credentials of no key: an id no active key has is judged against them, for the same work. */
+export const NO_CREDENTIALS: KeyCredentials = { secretHash: NO_SECRET_HAS, previousSecretHash: null, previousSecretUntil: 0, expiresAt: null };
+
+export function credentialsOf(stored: StoredSecrets, expiresAt: Date | null = null): KeyCredentials {
+  return {
+    secretHash: Buffer.from(stored.secretHash, 'hex'),
+    previousSecretHash: stored.previousSecretHash === null ? null : Buffer.from(stored.previousSecretHash, 'hex'),
+    previousSecretUntil: stored.previousSecretUntil?.getTime() ?? 0,
+    expiresAt: expiresAt?.getTime() ?? null,
+  };
+}
+
+/**
+ * What a secret is to a key at a moment: its current secret, the one it replaced (within the
+ * grace), neither, or one of the two of a key that has expired.
+ */
+export type SecretVerdict = 'current' | 'previous' | 'refused' | 'expired';
+
+const sameHash = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
+
+/**
+ * Judges `secret` against a key's credentials at `now` (epoch ms), with the same work whatever
+ * the answer: one hash and two constant-time compares, the second against a hash no secret has
+ * when the key holds no replaced secret.
+ */
+export function judgeSecret(secret: string, key: KeyCredentials, now: number): SecretVerdict {
+  const given = sha256(secret);
+  const current = sameHash(given, key.secretHash);
+  const previous = sameHash(given, key.previousSecretHash ?? NO_SECRET_HAS);
+  const verdict: SecretVerdict = current ? 'current' : previous && now < key.previousSecretUntil ? 'previous' : 'refused';
+  if (verdict !== 'refused' && key.expiresAt !== null && now >= key.expiresAt) return 'expired';
+  return verdict;
 }

@@ -1,28 +1,35 @@
 import type { KeyCache } from './key-cache';
 import type { KeyDirectory } from './key-directory';
 import { KeyRefresher } from './key-refresher';
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { UrlGuard } from '../ports/url-guard';
-import { DomainError, databaseTooSlow, notFound, unauthenticated } from '../errors/domain-error';
+import { DomainError, apiKeyExpired, databaseTooSlow, notFound, unauthenticated } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { oneLineLabel, parseInput } from '../shared/validate';
 import { creditAmount } from '../shared/credit-amount';
 import { newWebhookSecret, nothingToRegenerate, parseWebhookChange } from '../webhooks/webhook-change';
 import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
-import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
+import {
+  NO_CREDENTIALS,
+  credentialsOf,
+  hashSecret,
+  judgeSecret,
+  keyIdOfSecret,
+  newKeyId,
+  newKeySecret,
+  type KeyCredentials,
+  type SecretVerdict,
+} from './key-secrets';
 import type { KeyPrincipal } from './principal';
-import type { Clock, TimerHandle } from '../ports/clock';
+import type { Clock } from '../ports/clock';
+import { LastUsedWriter } from './last-used-writer';
 import { systemClock } from '../shared/system-clock';
 
 export const MAX_ACTIVE_KEYS = 10;
-/** The hash an unknown key id's secret is compared against: 32 bytes no SHA-256 of a secret is (in any practical sense). */
-const NO_SECRET_HAS = randomBytes(32);
-/** lastUsed is a hint, not an audit trail: written at most once a minute per key. */
-const LAST_USED_RESOLUTION_MS = 60_000;
-/** How long a key's lastUsed waits for others to be written with it. */
-const LAST_USED_FLUSH_MS = 500;
+/** A rotation's grace: how long the replaced secret is still taken (seconds). */
+const MAX_GRACE_SECONDS = 604_800;
+const DEFAULT_GRACE_SECONDS = 86_400;
 
 const modelList = (isKnown: (id: string) => boolean) =>
   z
@@ -35,12 +42,22 @@ const modelList = (isKnown: (id: string) => boolean) =>
 /** Credits per UTC day, parsed into exact micro-credits (null clears the cap). */
 const cap = creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional();
 
+/** An RFC 3339 date-time with its offset, later than now on `clock` (null clears it on an edit). */
+const expiry = (clock: Clock) =>
+  z.iso
+    .datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, such as 2027-01-31T00:00:00Z' })
+    .transform((text) => new Date(text))
+    .refine((at) => at.getTime() > clock.now(), 'must be in the future')
+    .nullable()
+    .optional();
+
+const keyNotFound = (keyId: string) => notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
+
 export class KeyService {
   private readonly createSchema;
   private readonly updateSchema;
-  private readonly lastUsedWritten = new Map<string, number>();
-  private readonly lastUsedPending = new Set<string>();
-  private lastUsedFlush: TimerHandle | undefined;
+  private readonly rotateSchema = z.object({ graceSeconds: z.number().int().min(0).max(MAX_GRACE_SECONDS).default(DEFAULT_GRACE_SECONDS) }).strict();
+  private readonly lastUsed: LastUsedWriter;
   private readonly refresher?: KeyRefresher;
 
   constructor(
@@ -52,6 +69,7 @@ export class KeyService {
     /** What lastUsed's resolution and its batched writes are timed on; the cache's background reads too. */
     private readonly clock: Clock = systemClock,
   ) {
+    this.lastUsed = new LastUsedWriter(keys, clock);
     if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
     this.createSchema = z
       .object({
@@ -60,6 +78,7 @@ export class KeyService {
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
         dailySpendCap: cap,
+        expiresAt: expiry(clock),
       })
       .strict();
     this.updateSchema = z
@@ -68,6 +87,7 @@ export class KeyService {
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
         dailySpendCap: cap,
+        expiresAt: expiry(clock),
       })
       .strict();
   }
@@ -91,10 +111,11 @@ export class KeyService {
         allowedModels: v.allowedModels ?? null,
         blockedModels: v.blockedModels ?? null,
         dailySpendCapMicro: v.dailySpendCap ?? null, // micro-credits already (creditAmount)
+        expiresAt: v.expiresAt ?? null,
       });
     });
     // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
-    this.directory?.add(id, hashSecret(secret));
+    this.directory?.set(id, { secretHash: hashSecret(secret), previousSecretHash: null, previousSecretUntil: null });
     await this.cache?.invalidate(id);
     return { key, secret };
   }
@@ -106,7 +127,7 @@ export class KeyService {
   /** One active key of the account; another account's key answers 404 like a missing one. */
   async get(accountId: string, keyId: string): Promise<ApiKey> {
     const key = await this.keys.findActive(accountId, keyId);
-    if (!key) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
+    if (!key) throw keyNotFound(keyId);
     return key;
   }
 
@@ -118,15 +139,38 @@ export class KeyService {
     if ('allowedModels' in raw) changes.allowedModels = v.allowedModels ?? null;
     if ('blockedModels' in raw) changes.blockedModels = v.blockedModels ?? null;
     if ('dailySpendCap' in raw) changes.dailySpendCapMicro = v.dailySpendCap ?? null;
+    if ('expiresAt' in raw) changes.expiresAt = v.expiresAt ?? null;
     if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
     const key = await this.keys.update(accountId, keyId, changes);
-    if (!key) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
+    if (!key) throw keyNotFound(keyId);
     await this.cache?.invalidate(keyId);
     return key;
   }
 
+  /**
+   * A new secret for the key (answered this once). The secret it replaces is still taken for
+   * `graceSeconds` (0: not at all); one replaced by an earlier rotation, still in its grace, stops
+   * at once. Every instance drops the key's cached record, and reads both secrets with their
+   * grace; the grace's end is then decided on each, on its clock.
+   */
+  async rotate(accountId: string, keyId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {
+    const { graceSeconds } = parseInput(this.rotateSchema, input);
+    const secret = newKeySecret(keyId);
+    const now = this.clock.now();
+    const rotated = await this.keys.rotate(accountId, keyId, {
+      secretHash: hashSecret(secret),
+      previousSecretUntil: graceSeconds > 0 ? new Date(now + graceSeconds * 1000) : null,
+      rotatedAt: new Date(now),
+    });
+    if (!rotated) throw keyNotFound(keyId);
+    this.directory?.set(keyId, rotated);
+    await this.cache?.invalidate(keyId);
+    const { secretHash: _current, previousSecretHash: _previous, previousSecretUntil: _until, ...key } = rotated;
+    return { key, secret };
+  }
+
   async revoke(accountId: string, keyId: string): Promise<void> {
-    if (!(await this.keys.revoke(accountId, keyId))) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);
+    if (!(await this.keys.revoke(accountId, keyId))) throw keyNotFound(keyId);
     await this.cache?.invalidate(keyId);
   }
 
@@ -151,31 +195,42 @@ export class KeyService {
   }
 
   /**
-   * Bearer-key authentication for /v1 and GraphQL; any failure is the same 401. A wrong secret is
-   * refused from memory whether its key id exists or not (the key cache, else the key
-   * directory), with the same work: a hash, a constant-time compare, and a wait until the key
-   * feed has caught up (a turn of the event loop in one process, a PING over Redis).
+   * Bearer-key authentication for /v1 and GraphQL; any failure is the same 401, except that a
+   * secret of an expired key is told so (`api_key_expired`). A wrong secret (or a replaced one
+   * past its grace) is refused from memory whether its key id exists or not (the key cache, else
+   * the key directory), with the same work: a hash, two constant-time compares, and a wait until
+   * the key feed has caught up (a turn of the event loop in one process, a PING over Redis).
    */
   async authenticate(secret: string): Promise<KeyPrincipal> {
     const keyId = keyIdOfSecret(secret);
     if (!keyId) throw unauthenticated('Invalid API key.');
     const cached = this.cache?.get(keyId);
     if (cached) {
-      if (!secretMatchesHash(secret, cached.secretHash)) return this.refuseCaughtUp();
-      this.touchLastUsed(keyId);
+      const verdict = judgeSecret(secret, cached.credentials, this.clock.now());
+      if (verdict === 'refused') return this.refuseCaughtUp();
       this.refresher?.used(keyId, cached);
-      return cached.principal;
+      return this.admitted(keyId, verdict, cached.principal, cached.credentials);
     }
     if (this.directory && !(await this.directoryLetsThrough(keyId, secret))) throw unauthenticated('Invalid API key.');
     const loadedAt = this.cache?.startLoad() ?? 0;
     // A read that can be let go: a database that does not answer makes this a 503, not a request
     // held for as long as the silence lasts (its client long gone, its connection held open).
     const [row] = await withinDeadline(this.keys.findActiveKeys([keyId]), DATABASE_ANSWER_DEADLINE_MS, databaseTooSlow, this.clock);
-    if (!row || !secretMatchesHash(secret, row.secretHash)) throw unauthenticated('Invalid API key.');
-    this.touchLastUsed(keyId);
+    if (!row) throw unauthenticated('Invalid API key.');
+    const credentials = credentialsOf(row, row.expiresAt);
+    const verdict = judgeSecret(secret, credentials, this.clock.now());
+    if (verdict === 'refused') throw unauthenticated('Invalid API key.');
     const principal = principalOf(row);
-    this.cache?.put(keyId, loadedAt, principal, row.secretHash);
-    return principal;
+    this.cache?.put(keyId, loadedAt, principal, credentials);
+    return this.admitted(keyId, verdict, principal, credentials);
+  }
+
+  /** A secret of the key's own: refused when the key has expired; the replaced one's principal lasts until its grace ends. */
+  private admitted(keyId: string, verdict: Exclude<SecretVerdict, 'refused'>, principal: KeyPrincipal, credentials: KeyCredentials): KeyPrincipal {
+    if (verdict === 'expired') throw apiKeyExpired();
+    this.lastUsed.touch(keyId);
+    if (verdict === 'current') return principal;
+    return { ...principal, usableUntil: Math.min(principal.usableUntil ?? Infinity, credentials.previousSecretUntil) };
   }
 
   /**
@@ -199,32 +254,7 @@ export class KeyService {
     if (!(await this.directory!.caughtUp())) return true;
     const answer = this.directory!.lookup(keyId);
     if (answer.kind === 'ask') return true;
-    const matches = secretMatchesHash(secret, answer.kind === 'known' ? answer.secretHash : NO_SECRET_HAS);
-    return matches && answer.kind === 'known';
-  }
-
-  /**
-   * lastUsed has a minute's resolution, and the keys used in the last moment are written
-   * together, one statement for all of them (thousands of keys in use would otherwise cost a
-   * commit each per minute on the request path).
-   */
-  private touchLastUsed(keyId: string): void {
-    const now = this.clock.monotonic();
-    if (now - (this.lastUsedWritten.get(keyId) ?? -Infinity) < LAST_USED_RESOLUTION_MS) return;
-    this.lastUsedWritten.set(keyId, now);
-    this.lastUsedPending.add(keyId);
-    this.scheduleLastUsedFlush();
-  }
-
-  private scheduleLastUsedFlush(): void {
-    if (this.lastUsedFlush) return;
-    this.lastUsedFlush = this.clock.setTimeout(() => {
-      this.lastUsedFlush = undefined;
-      const ids = [...this.lastUsedPending].slice(0, 1000);
-      for (const id of ids) this.lastUsedPending.delete(id);
-      if (this.lastUsedPending.size > 0) this.scheduleLastUsedFlush();
-      this.keys.markUsed(ids).catch(() => undefined);
-    }, LAST_USED_FLUSH_MS);
-    this.lastUsedFlush.unref();
+    const verdict = judgeSecret(secret, answer.kind === 'known' ? answer.credentials : NO_CREDENTIALS, this.clock.now());
+    return verdict !== 'refused' && answer.kind === 'known';
   }
 }

@@ -7,6 +7,11 @@ export interface KeyPrincipal {
   allowedModels: string[] | null;
   blockedModels: string[] | null;
   dailySpendCapMicro: number | null;
+  /**
+   * When the credential stops being usable (epoch ms): the key's expiry, or the end of the grace
+   * of the replaced secret it was given; a WebSocket opened with it is closed then. Absent: never.
+   */
+  usableUntil?: number;
 }
 
 export interface AccountPrincipal {

@@ -1,4 +1,4 @@
-import { Arg, Args, ArgsType, Ctx, Field, Float, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
 import { CreateApiKeyInput, UpdateApiKeyInput, createKeyBody, permissionsBody, updateKeyBody } from '../types/inputs';
@@ -10,6 +10,13 @@ class PermissionsArgs {
   @Field(() => ID) id!: string;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
+}
+
+@ArgsType()
+class RotateArgs {
+  @Field(() => ID) id!: string;
+  @Field(() => Int, { nullable: true, description: 'Seconds the replaced secret still works: 0 to 604800; omitted or null: 86400.' })
+  graceSeconds?: number | null;
 }
 
 @ArgsType()
@@ -59,6 +66,13 @@ export class AccountResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<ApiKeyType> {
     return toApiKeyType(await ctx.services.keys.update(requireAccount(ctx).accountId, id, updateKeyBody(input)));
+  }
+
+  @Mutation(() => CreatedApiKey, { description: 'A new secret (shown once), as POST /account/api-keys/<id>/rotate; the replaced one works for graceSeconds.' })
+  async rotateApiKey(@Args(() => RotateArgs) { id, graceSeconds }: RotateArgs, @Ctx() ctx: GraphQLContext): Promise<CreatedApiKey> {
+    const body = graceSeconds === undefined || graceSeconds === null ? {} : { graceSeconds };
+    const { key, secret } = await ctx.services.keys.rotate(requireAccount(ctx).accountId, id, body);
+    return { ...toApiKeyType(key), key: secret };
   }
 
   @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })

@@ -53,6 +53,10 @@ export class ApiKeyType {
   @Field(() => ApiKeyWebhook, { nullable: true }) webhook!: ApiKeyWebhook | null;
   @Field(() => DateTimeScalar) created!: Date;
   @Field(() => DateTimeScalar, { nullable: true }) lastUsed!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'From then on the key answers authentication_error (reason api_key_expired); null: never.' })
+  expiresAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When its secret was last replaced (rotateApiKey); null: never.' })
+  rotatedAt!: Date | null;
 }
 
 @ObjectType('CreatedApiKey', { description: 'A new key: the record plus its secret, shown this once.' })
@@ -71,6 +75,8 @@ export const toApiKeyType = (k: ApiKey): ApiKeyType => ({
   webhook: k.webhookUrl ? { url: k.webhookUrl } : null,
   created: k.created,
   lastUsed: k.lastUsed,
+  expiresAt: k.expiresAt,
+  rotatedAt: k.rotatedAt,
 });
 
 @ObjectType('WebhookConfig')

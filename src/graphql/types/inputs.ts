@@ -1,5 +1,6 @@
 import { Field, Float, InputType, Int, registerEnumType } from 'type-graphql';
 import { ApiKeyMode } from './account';
+import { DateTimeScalar } from '../scalars';
 
 /**
  * Inputs carry the REST fields in camelCase. Each converter builds the REST (snake_case) body and
@@ -77,11 +78,22 @@ export class CreateApiKeyInput {
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
   @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the key stops working; in the future. Omitted or null: never.' }) expiresAt?: Date | null;
 }
+
+/** The domain reads a moment as REST carries it: RFC 3339 text. */
+const rfc3339 = (at: Date | null | undefined) => (at ? at.toISOString() : at);
 
 /** POST /account/api-keys takes camelCase already; nulls are dropped like the other inputs. */
 export const createKeyBody = (i: CreateApiKeyInput) =>
-  body({ name: i.name, mode: i.mode, allowedModels: i.allowedModels, blockedModels: i.blockedModels, dailySpendCap: i.dailySpendCap });
+  body({
+    name: i.name,
+    mode: i.mode,
+    allowedModels: i.allowedModels,
+    blockedModels: i.blockedModels,
+    dailySpendCap: i.dailySpendCap,
+    expiresAt: rfc3339(i.expiresAt),
+  });
 
 /**
  * PATCH /account/api-keys/<id>: here null means "clear the list" and an absent argument means
@@ -94,12 +106,13 @@ export function permissionsBody(allowedModels: string[] | null | undefined, bloc
   return out;
 }
 
-@InputType('UpdateApiKeyInput', { description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list or the cap.' })
+@InputType('UpdateApiKeyInput', { description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list, the cap or the expiry.' })
 export class UpdateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
   @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the key stops working; in the future. null: never.' }) expiresAt?: Date | null;
 }
 
 /** Nulls are kept (they clear), undefined is dropped (left as it is); a null name is just left out. */
@@ -107,5 +120,6 @@ export function updateKeyBody(i: UpdateApiKeyInput): Record<string, unknown> {
   const out: Record<string, unknown> = { ...permissionsBody(i.allowedModels, i.blockedModels) };
   if (i.name !== undefined && i.name !== null) out.name = i.name;
   if (i.dailySpendCap !== undefined) out.dailySpendCap = i.dailySpendCap;
+  if (i.expiresAt !== undefined) out.expiresAt = rfc3339(i.expiresAt);
   return out;
 }

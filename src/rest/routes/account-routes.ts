@@ -54,6 +54,11 @@ export function accountRoutes(deps: { accounts: AccountService; accountWebhook: 
     res.json(keyRecord(await deps.keys.update(accountIdOf(res), String(req.params.id), req.body)));
   });
 
+  r.post('/account/api-keys/:id/rotate', json, async (req, res) => {
+    const { key, secret } = await deps.keys.rotate(accountIdOf(res), String(req.params.id), req.body);
+    res.json({ ...keyRecord(key), key: secret });
+  });
+
   r.delete('/account/api-keys/:id', async (req, res) => {
     await deps.keys.revoke(accountIdOf(res), req.params.id);
     res.json({ id: req.params.id, deleted: true });

@@ -5,11 +5,12 @@
  */
 import type { SqlExecutor } from '../../../src/domain/ports/database';
 import type { ApiKey } from '../../../src/domain/keys/key-record';
-import type { ActiveKey, KeyChanges, KeyHash, KeyRepository, NewKey } from '../../../src/domain/keys/key-repository';
+import type { ActiveKey, KeyChanges, KeyHash, KeyRepository, KeyRotation, NewKey } from '../../../src/domain/keys/key-repository';
+import type { StoredSecrets } from '../../../src/domain/keys/key-secrets';
 
 interface FakeKeyRow {
   key: ApiKey;
-  secretHash: string;
+  secrets: StoredSecrets;
   webhookSecret: string | null;
   revoked: boolean;
 }
@@ -37,7 +38,12 @@ export class FakeKeyRepository implements KeyRepository {
 
   async insert(_tx: SqlExecutor, key: NewKey): Promise<ApiKey> {
     const { secretHash, ...fields } = key;
-    const row: FakeKeyRow = { key: { ...fields, webhookUrl: null, created: new Date(), lastUsed: null }, secretHash, webhookSecret: null, revoked: false };
+    const row: FakeKeyRow = {
+      key: { ...fields, webhookUrl: null, created: new Date(), lastUsed: null, rotatedAt: null },
+      secrets: { secretHash, previousSecretHash: null, previousSecretUntil: null },
+      webhookSecret: null,
+      revoked: false,
+    };
     this.rows.set(key.id, row);
     return { ...row.key };
   }
@@ -59,6 +65,19 @@ export class FakeKeyRepository implements KeyRepository {
     if (!row) return undefined;
     row.key = { ...row.key, ...changes };
     return { ...row.key };
+  }
+
+  async rotate(accountId: string, keyId: string, rotation: KeyRotation): Promise<ActiveKey | undefined> {
+    const row = this.activeOf(accountId, keyId);
+    if (!row) return undefined;
+    const kept = rotation.previousSecretUntil !== null;
+    row.secrets = {
+      secretHash: rotation.secretHash,
+      previousSecretHash: kept ? row.secrets.secretHash : null,
+      previousSecretUntil: rotation.previousSecretUntil,
+    };
+    row.key = { ...row.key, rotatedAt: rotation.rotatedAt };
+    return { ...row.key, ...row.secrets };
   }
 
   async revoke(accountId: string, keyId: string): Promise<boolean> {
@@ -87,7 +106,7 @@ export class FakeKeyRepository implements KeyRepository {
     this.keyReads++;
     return this.active()
       .filter((r) => ids.includes(r.key.id))
-      .map((r) => ({ ...r.key, secretHash: r.secretHash }));
+      .map((r) => ({ ...r.key, ...r.secrets }));
   }
 
   async markUsed(ids: readonly string[]): Promise<void> {
@@ -98,7 +117,7 @@ export class FakeKeyRepository implements KeyRepository {
   }
 
   async allActiveHashes(): Promise<KeyHash[]> {
-    return this.active().map((r) => ({ id: r.key.id, secretHash: r.secretHash }));
+    return this.active().map((r) => ({ id: r.key.id, ...r.secrets }));
   }
 
   async activeHashesOf(ids: readonly string[]): Promise<KeyHash[]> {

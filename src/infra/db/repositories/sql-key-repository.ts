@@ -1,6 +1,7 @@
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
 import type { ApiKey } from '../../../domain/keys/key-record';
-import type { ActiveKey, KeyChanges, KeyHash, KeyRepository, NewKey } from '../../../domain/keys/key-repository';
+import type { ActiveKey, KeyChanges, KeyHash, KeyRepository, KeyRotation, NewKey } from '../../../domain/keys/key-repository';
+import type { StoredSecrets } from '../../../domain/keys/key-secrets';
 
 interface ApiKeyRow {
   id: string;
@@ -13,9 +14,23 @@ interface ApiKeyRow {
   webhook_url: string | null;
   created_at: Date;
   last_used_at: Date | null;
+  expires_at: Date | null;
+  rotated_at: Date | null;
 }
 
-const KEY_COLUMNS = 'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at';
+interface SecretsRow {
+  secret_hash: string;
+  previous_secret_hash: string | null;
+  previous_secret_until: Date | null;
+}
+
+const KEY_COLUMNS =
+  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at, expires_at, rotated_at';
+const SECRET_COLUMNS = 'secret_hash, previous_secret_hash, previous_secret_until';
+
+const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
+/** A moment as a bind parameter: RFC 3339 text, read the same by pg and PGlite. */
+const moment = (d: Date | null | undefined) => d?.toISOString() ?? null;
 
 const toApiKey = (r: ApiKeyRow): ApiKey => ({
   id: r.id,
@@ -27,7 +42,15 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
   dailySpendCapMicro: r.daily_spend_cap_micro === null ? null : Number(r.daily_spend_cap_micro),
   webhookUrl: r.webhook_url,
   created: new Date(r.created_at),
-  lastUsed: r.last_used_at ? new Date(r.last_used_at) : null,
+  lastUsed: dateOrNull(r.last_used_at),
+  expiresAt: dateOrNull(r.expires_at),
+  rotatedAt: dateOrNull(r.rotated_at),
+});
+
+const toSecrets = (r: SecretsRow): StoredSecrets => ({
+  secretHash: r.secret_hash,
+  previousSecretHash: r.previous_secret_hash,
+  previousSecretUntil: dateOrNull(r.previous_secret_until),
 });
 
 const modelList = (models: string[] | null | undefined) => (models ? JSON.stringify(models) : null);
@@ -51,9 +74,19 @@ export class SqlKeyRepository implements KeyRepository {
 
   async insert(tx: SqlExecutor, key: NewKey): Promise<ApiKey> {
     const row = await tx.one<ApiKeyRow>(
-      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro)
-         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?) returning ${KEY_COLUMNS}`,
-      [key.id, key.accountId, key.name, key.mode, key.secretHash, modelList(key.allowedModels), modelList(key.blockedModels), key.dailySpendCapMicro],
+      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro, expires_at)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) returning ${KEY_COLUMNS}`,
+      [
+        key.id,
+        key.accountId,
+        key.name,
+        key.mode,
+        key.secretHash,
+        modelList(key.allowedModels),
+        modelList(key.blockedModels),
+        key.dailySpendCapMicro,
+        moment(key.expiresAt),
+      ],
     );
     return toApiKey(row!);
   }
@@ -81,12 +114,25 @@ export class SqlKeyRepository implements KeyRepository {
     if ('allowedModels' in changes) set('allowed_models = ?::jsonb', modelList(changes.allowedModels));
     if ('blockedModels' in changes) set('blocked_models = ?::jsonb', modelList(changes.blockedModels));
     if ('dailySpendCapMicro' in changes) set('daily_spend_cap_micro = ?', changes.dailySpendCapMicro ?? null);
+    if ('expiresAt' in changes) set('expires_at = ?', moment(changes.expiresAt));
     if (sets.length === 0) return this.findActive(accountId, keyId);
     const row = await this.db.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
       [...params, keyId, accountId],
     );
     return row ? toApiKey(row) : undefined;
+  }
+
+  async rotate(accountId: string, keyId: string, rotation: KeyRotation): Promise<ActiveKey | undefined> {
+    // The right-hand sides read the row as it was: the replaced secret is the one held before.
+    const row = await this.db.one<ApiKeyRow & SecretsRow>(
+      `update api_keys set
+         previous_secret_hash = case when ?::timestamptz is null then null else secret_hash end,
+         previous_secret_until = ?::timestamptz, secret_hash = ?, rotated_at = ?::timestamptz
+       where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}, ${SECRET_COLUMNS}`,
+      [moment(rotation.previousSecretUntil), moment(rotation.previousSecretUntil), rotation.secretHash, moment(rotation.rotatedAt), keyId, accountId],
+    );
+    return row ? { ...toApiKey(row), ...toSecrets(row) } : undefined;
   }
 
   async revoke(accountId: string, keyId: string): Promise<boolean> {
@@ -111,11 +157,11 @@ export class SqlKeyRepository implements KeyRepository {
   }
 
   async findActiveKeys(ids: readonly string[]): Promise<ActiveKey[]> {
-    const rows = await this.db.all<ApiKeyRow & { secret_hash: string }>(
-      `select ${KEY_COLUMNS}, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
+    const rows = await this.db.all<ApiKeyRow & SecretsRow>(
+      `select ${KEY_COLUMNS}, ${SECRET_COLUMNS} from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
       ids,
     );
-    return rows.map((r) => ({ ...toApiKey(r), secretHash: r.secret_hash }));
+    return rows.map((r) => ({ ...toApiKey(r), ...toSecrets(r) }));
   }
 
   async markUsed(ids: readonly string[]): Promise<void> {
@@ -123,15 +169,15 @@ export class SqlKeyRepository implements KeyRepository {
   }
 
   async allActiveHashes(): Promise<KeyHash[]> {
-    const rows = await this.db.all<{ id: string; secret_hash: string }>(`select id, secret_hash from api_keys where revoked_at is null`);
-    return rows.map((r) => ({ id: r.id, secretHash: r.secret_hash }));
+    const rows = await this.db.all<{ id: string } & SecretsRow>(`select id, ${SECRET_COLUMNS} from api_keys where revoked_at is null`);
+    return rows.map((r) => ({ id: r.id, ...toSecrets(r) }));
   }
 
   async activeHashesOf(ids: readonly string[]): Promise<KeyHash[]> {
-    const rows = await this.db.all<{ id: string; secret_hash: string }>(
-      `select id, secret_hash from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
+    const rows = await this.db.all<{ id: string } & SecretsRow>(
+      `select id, ${SECRET_COLUMNS} from api_keys where id in (${ids.map(() => '?').join(', ')}) and revoked_at is null`,
       ids,
     );
-    return rows.map((r) => ({ id: r.id, secretHash: r.secret_hash }));
+    return rows.map((r) => ({ id: r.id, ...toSecrets(r) }));
   }
 }
