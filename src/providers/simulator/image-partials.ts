@@ -29,8 +29,9 @@ async function preview(image: GeneratedImage, width: number, height: number, by:
     fit: 'fill',
     kernel: 'nearest',
   });
-  // The background is already in the image: only the format is asked of the encoder.
-  return encodeImage(blocks, width, height, { output_format: options.output_format, output_compression: options.output_compression });
+  // Encoded as the image is: a transparent background clears what lies outside its subject again,
+  // so a block that straddled the edge does not tint the ground.
+  return encodeImage(blocks, width, height, options);
 }
 
 export interface SimulatedStream {
