@@ -77,7 +77,11 @@ describe.each(kinds)('a streamed %s', (_name, kind, call, price) => {
     expect(events.at(-1)).toMatchObject({ usage: FAKE_IMAGE_USAGE, quality: 'low', background: 'opaque', size: '64x64', output_format: 'png' });
     const sent = upstream.requests[0];
     if (sent.json) expect(sent.json).toMatchObject({ model: 'up-v7', stream: true, partial_images: 2 });
-    else expect(Object.fromEntries(sent.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]))).toMatchObject({ stream: 'true', partial_images: '2' });
+    else
+      expect(Object.fromEntries(sent.parts!.filter((p) => !p.filename).map((p) => [p.name, p.data.toString()]))).toMatchObject({
+        stream: 'true',
+        partial_images: '2',
+      });
     await allCallsBilled(gw, acct.id);
     expect(await gw.balance(acct)).toBeCloseTo(20 - price, 6);
   });

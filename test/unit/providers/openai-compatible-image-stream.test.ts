@@ -53,16 +53,19 @@ test('an edit sends its form with stream and partial_images', async () => {
   expect(fields).toMatchObject({ model: 'up-edit', stream: 'true', partial_images: '1' });
 });
 
-test.each(['die-mid-stream', 'stream-error-event', 'stream-without-done'] as FakeOpenAIMode[])('%s: the previews sent are read, then an upstream_error', async (mode) => {
-  upstream.setMode(mode);
-  const seen: string[] = [];
-  const failure = await (async () => {
-    for await (const event of provider.generateStream(generation)) seen.push(event.type);
-  })().catch((e: unknown) => e);
-  // The fake sends one preview before it dies or errs; a stream that just ends sends both.
-  expect(seen).toEqual(mode === 'stream-without-done' ? ['partial', 'partial'] : ['partial']);
-  expect(failure).toMatchObject({ type: 'upstream_error' });
-});
+test.each(['die-mid-stream', 'stream-error-event', 'stream-without-done'] as FakeOpenAIMode[])(
+  '%s: the previews sent are read, then an upstream_error',
+  async (mode) => {
+    upstream.setMode(mode);
+    const seen: string[] = [];
+    const failure = await (async () => {
+      for await (const event of provider.generateStream(generation)) seen.push(event.type);
+    })().catch((e: unknown) => e);
+    // The fake sends one preview before it dies or errs; a stream that just ends sends both.
+    expect(seen).toEqual(mode === 'stream-without-done' ? ['partial', 'partial'] : ['partial']);
+    expect(failure).toMatchObject({ type: 'upstream_error' });
+  },
+);
 
 test('an upstream failing before its first event throws before anything is read', async () => {
   upstream.setMode('error-500');
