@@ -163,12 +163,12 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
-      v1Raw: [imageEditRoutes(s.images, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
+      v1Raw: [imageEditRoutes(s.images, streamTerms, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
       // The busiest first: Express tries routers in order.
       v1: [
         chatRoutes(s.chat, streamTerms, idempotentJson),
         responsesRoutes(s.responses, streamTerms, idempotentJson),
-        imageGenerationRoutes(s.images, idempotentJson),
+        imageGenerationRoutes(s.images, streamTerms, idempotentJson),
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),
       ],

@@ -190,7 +190,7 @@ export async function buildServices(deps: {
   });
   const chat = new ChatService(catalog, providers, billing, limiter, urls);
   const responses = new ResponsesService(chat, new SqlResponseStore(db));
-  const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
+  const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget(), clock);
 
   const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));

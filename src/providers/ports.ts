@@ -13,6 +13,7 @@ export type {
   ImageEditRequest,
   ImageGenerationRequest,
   ImageProvider,
+  ImageStreamEvent,
   InputFile,
 } from '../domain/images/image-port';
 export type { ImageOptions } from '../domain/images/image-options';

@@ -16,7 +16,10 @@ import type {
   ImageEditRequest,
   ImageGenerationRequest,
   ImageProvider,
+  ImageStreamEvent,
 } from './ports';
+import type { CallSignal } from '../domain/shared/call-signal';
+import { editEvents, generationEvents } from '../domain/images/image-stream';
 import { classifyAttemptFailure } from './shared/attempt-failure';
 
 /** The retry rules' reading of a failed call: retried when the contract says so, counted against the route when the upstream failed. */
@@ -44,23 +47,8 @@ export class RoutedChatProvider implements ChatProvider {
     return attemptRoutes(this.routing, this.model, request.signal, (route) => this.pick(route).complete({ ...request, upstreamModel: route.upstreamModel }));
   }
 
-  async *stream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
-    // An attempt is over once its first event came: a failure before it is tried again elsewhere.
-    const opened = await attemptRoutes(this.routing, this.model, request.signal, async (route) => {
-      const stream = this.pick(route).stream({ ...request, upstreamModel: route.upstreamModel });
-      const events = stream[Symbol.asyncIterator]();
-      try {
-        return { events, first: await events.next() };
-      } catch (err) {
-        await events.return?.().catch(() => undefined);
-        throw err;
-      }
-    });
-    try {
-      for (let next = opened.first; !next.done; next = await opened.events.next()) yield next.value;
-    } finally {
-      await opened.events.return?.();
-    }
+  stream(request: ChatRequest): AsyncIterable<ChatStreamEvent> {
+    return routedStream(this.routing, this.model, request.signal, (route) => this.pick(route).stream({ ...request, upstreamModel: route.upstreamModel }));
   }
 }
 
@@ -80,5 +68,44 @@ export class RoutedImageProvider implements ImageProvider, ImageEditProvider {
 
   edit(request: ImageEditRequest): Promise<GeneratedImages> {
     return attemptRoutes(this.routing, this.model, request.signal, (route) => this.editor(route).edit({ ...request, upstreamModel: route.upstreamModel }));
+  }
+
+  /** A route that cannot stream (Replicate) answers its image as the one completed event. */
+  generateStream(request: ImageGenerationRequest): AsyncIterable<ImageStreamEvent> {
+    return routedStream(this.routing, this.model, request.signal, (route) =>
+      generationEvents(this.generator(route), { ...request, upstreamModel: route.upstreamModel }),
+    );
+  }
+
+  editStream(request: ImageEditRequest): AsyncIterable<ImageStreamEvent> {
+    return routedStream(this.routing, this.model, request.signal, (route) =>
+      editEvents(this.editor(route), { ...request, upstreamModel: route.upstreamModel }),
+    );
+  }
+}
+
+/**
+ * A stream over the model's routes: an attempt is over once its first event came, so a failure
+ * before it is tried again elsewhere, and nothing after it is.
+ */
+async function* routedStream<E>(
+  routing: RoutingDeps,
+  model: CatalogModel,
+  signal: CallSignal | undefined,
+  open: (route: ModelRoute) => AsyncIterable<E>,
+): AsyncGenerator<E> {
+  const opened = await attemptRoutes(routing, model, signal, async (route) => {
+    const events = open(route)[Symbol.asyncIterator]();
+    try {
+      return { events, first: await events.next() };
+    } catch (err) {
+      await events.return?.().catch(() => undefined);
+      throw err;
+    }
+  });
+  try {
+    for (let next = opened.first; !next.done; next = await opened.events.next()) yield next.value;
+  } finally {
+    await opened.events.return?.();
   }
 }

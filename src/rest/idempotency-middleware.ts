@@ -4,7 +4,7 @@ import { IDEMPOTENCY_HEADER, IdempotencyService, type IdempotentCall, type Store
 import { singleHeader } from '../infra/http/bearer-token';
 import type { Logger } from '../infra/observability/logger';
 import { keyOf } from './auth';
-import { readAndReplayBody, withoutBoundary } from './raw-body';
+import { multipartTextField, readAndReplayBody, withoutBoundary } from './raw-body';
 import { MAX_MULTIPART_BODY_BYTES } from './upload-cap';
 import { clientGone, forgetAbandonedAnswer, onAbandonedAnswer } from './abandoned-answer';
 import { errorBody } from '../infra/http/error-body';
@@ -21,7 +21,8 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  * is sent; a retry with the same key and body gets that response again with
  * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
  * Mounted on each billable route: on image edits (multipart) after its rate limit and size
- * check, on the JSON ones after their parser. A streamed chat or Responses request (`stream: true`) is not replayable and ignores the header.
+ * check, on the JSON ones after their parser. A streamed request (`stream: true`: chat, Responses,
+ * images; an edit's multipart `stream` part `true`) is not replayable and ignores the header.
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {
@@ -34,6 +35,7 @@ export function idempotencyMiddleware(service: IdempotencyService, logger: Logge
     let fingerprint: string;
     if (multipart) {
       const body = await readAndReplayBody(req, MAX_MULTIPART_BODY_BYTES);
+      if (multipartTextField(body, req.get('content-type'), 'stream') === 'true') return next();
       fingerprint = IdempotencyService.fingerprint('POST', req.path, withoutBoundary(body, req.get('content-type')));
     } else {
       if ((req.body as { stream?: unknown } | undefined)?.stream === true) return next();

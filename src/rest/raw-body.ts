@@ -27,9 +27,30 @@ export async function readAndReplayBody(req: Request, maxBytes: number): Promise
   return body;
 }
 
+function boundaryOf(contentType: string | undefined): string | undefined {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
+  return boundary?.[1] ?? boundary?.[2];
+}
+
 /** A multipart body without its boundary, which clients pick at random for every attempt. */
 export function withoutBoundary(body: Buffer, contentType: string | undefined): Buffer {
-  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
-  const b = boundary?.[1] ?? boundary?.[2];
+  const b = boundaryOf(contentType);
   return b ? Buffer.from(body.toString('latin1').split(b).join(''), 'latin1') : body;
+}
+
+/**
+ * The value of the text part `name` (a plain field name: letters, digits, `_`) of a whole
+ * multipart body (its first, as latin1), or undefined: for deciding about a request before multer
+ * parses it. A part with a filename is a file, not a text field.
+ */
+export function multipartTextField(body: Buffer, contentType: string | undefined, name: string): string | undefined {
+  const b = boundaryOf(contentType);
+  if (!b) return undefined;
+  const disposition = new RegExp(`^content-disposition:\\s*form-data;\\s*name="${name}"\\s*$`, 'im');
+  for (const part of body.toString('latin1').split(`--${b}`)) {
+    const headEnd = part.indexOf('\r\n\r\n');
+    if (headEnd < 0 || !disposition.test(part.slice(0, headEnd))) continue;
+    return part.slice(headEnd + 4).replace(/\r\n$/, '');
+  }
+  return undefined;
 }

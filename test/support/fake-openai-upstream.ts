@@ -12,6 +12,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
 import { sendAgentCompletion, streamAgentCompletion, validateChat, wantsAgentAnswer } from './fake-openai-chat';
+import { streamImageEvents, type ImageStreamMode } from './fake-openai-images';
 
 export type FakeOpenAIMode =
   | 'ok'
@@ -29,14 +30,16 @@ export type FakeOpenAIMode =
   | 'reset'
   /** Streams: two deltas, then destroys the socket. JSON routes: same as `reset`. */
   | 'die-mid-stream'
-  /** Streams: one delta, then waits for `releaseHeld()` before the rest, as in `ok`. */
+  /** Streams: one delta (an image stream: its previews), then waits for `releaseHeld()` before the rest, as in `ok`. */
   | 'held-stream'
   /** Plain (non-streamed) chat waits for `releaseHeld()`, then answers as in `ok`. */
   | 'held-json'
   /** Streams: one delta, then goes silent while keeping the connection open. */
   | 'stall-mid-stream'
-  /** Streams: finish reason and usage, then a clean end without `data: [DONE]`. */
+  /** Streams: finish reason and usage, then a clean end without `data: [DONE]` (an image stream: its previews, and no image). */
   | 'stream-without-done'
+  /** Image streams: one preview, then an `error` event. */
+  | 'stream-error-event'
   /** Streams the whole answer and `data: [DONE]`, then keeps the response open. */
   | 'linger-after-done'
   /** Answers a stream request with one JSON completion, as some servers do. */
@@ -131,7 +134,9 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       res.setHeader('Retry-After', '7');
       return sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } });
     }
-    if (mode === 'reset' || (mode === 'die-mid-stream' && !r.json?.stream)) return void req.socket.destroy();
+    const field = (name: string) => r.parts?.find((p) => p.name === name)?.data.toString();
+    const streamed = r.json?.stream === true || field('stream') === 'true';
+    if (mode === 'reset' || (mode === 'die-mid-stream' && !streamed)) return void req.socket.destroy();
     if (mode === 'error-500') {
       return sendJson(res, 500, { error: { message: `Internal error for ${r.headers.authorization}`, type: 'server_error' } });
     }
@@ -174,11 +179,12 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       }
       case 'POST /v1/images/generations':
         if (mode === 'held-json') await held;
+        if (streamed && mode !== 'ignore-stream') return streamImages(res, 'image_generation', r.json?.partial_images, r.json?.size);
         return sendImages(res, (r.json?.n ?? 1) - (mode === 'fewer-images' ? 1 : 0), r.json?.size);
       case 'POST /v1/images/edits': {
         const hasImage = r.parts?.some((p) => p.name === 'image' || p.name === 'image[]');
         if (!hasImage) return sendJson(res, 400, { error: { message: 'image is required', type: 'invalid_request_error' } });
-        const field = (name: string) => r.parts?.find((p) => p.name === name)?.data.toString();
+        if (streamed && mode !== 'ignore-stream') return streamImages(res, 'image_edit', Number(field('partial_images') ?? 0), field('size'));
         return sendImages(res, Number(field('n') ?? 1), field('size'));
       }
       default:
@@ -233,6 +239,14 @@ export async function startFakeOpenAIUpstream(): Promise<FakeOpenAIUpstream> {
       await pause(15);
     }
     if (mode !== 'linger-after-done') res.end();
+  }
+
+  function streamImages(res: ServerResponse, kind: 'image_generation' | 'image_edit', partialImages: number | undefined, size: string | undefined) {
+    const [width, height] = parseSize(size);
+    const streamMode = (['die-mid-stream', 'held-stream', 'stream-without-done', 'stream-error-event'] as string[]).includes(mode)
+      ? (mode as ImageStreamMode)
+      : 'ok';
+    return streamImageEvents(res, { kind, partialImages: partialImages ?? 0, width, height, mode: streamMode, held: () => held });
   }
 
   function sendImages(res: ServerResponse, n: number, size: string | undefined): void {

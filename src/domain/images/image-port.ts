@@ -43,11 +43,21 @@ export interface ImageGenerationRequest {
   /** gpt-image options the model takes, as the client sent them. */
   options?: ImageOptions;
   user?: string;
+  /** A streamed call: the partial previews wanted before the image (0 to 3). */
+  partialImages?: number;
   signal?: CallSignal;
 }
 
+/**
+ * One step of a streamed image: a preview of the image being made (coarse first, then finer), or
+ * the finished image with what the provider said about it.
+ */
+export type ImageStreamEvent = { type: 'partial'; image: GeneratedImage } | { type: 'completed'; images: GeneratedImages };
+
 export interface ImageProvider {
   generate(request: ImageGenerationRequest): Promise<GeneratedImages>;
+  /** Absent: the provider cannot stream, and a streamed call gets its image as one completed event. */
+  generateStream?(request: ImageGenerationRequest): AsyncIterable<ImageStreamEvent>;
 }
 
 export interface InputFile {
@@ -68,11 +78,15 @@ export interface ImageEditRequest {
   seed?: number;
   options?: ImageOptions;
   user?: string;
+  /** A streamed call: the partial previews wanted before the image (0 to 3). */
+  partialImages?: number;
   signal?: CallSignal;
 }
 
 export interface ImageEditProvider {
   edit(request: ImageEditRequest): Promise<GeneratedImages>;
+  /** Absent: the provider cannot stream, and a streamed call gets its image as one completed event. */
+  editStream?(request: ImageEditRequest): AsyncIterable<ImageStreamEvent>;
 }
 
 /** Finds the provider that serves a model for a key's mode (test keys: the simulator). */

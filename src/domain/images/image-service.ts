@@ -3,14 +3,14 @@ import { z } from 'zod';
 import type { Catalog } from '../catalog/catalog';
 import type { KeyPrincipal } from '../keys/principal';
 import { assertModelAllowed } from '../keys/permissions';
-import type { Billing } from '../credits/billing';
+import type { Billing, Hold } from '../credits/billing';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { MediaLibrary } from '../media/media-library';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro, microToCredits } from '../shared/money';
 import { newId } from '../shared/ids';
-import type { GeneratedImages, ImageProviders, InputFile } from './image-port';
+import type { GeneratedImages, ImageEditRequest, ImageGenerationRequest, ImageProviders, ImageStreamEvent, InputFile } from './image-port';
 import { invalidRequest, upstreamError } from '../errors/domain-error';
 import { parseImageSize } from './image-size';
 import { renderImages, type ImageResult, type ResponseFormat } from './image-output';
@@ -18,6 +18,20 @@ import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
 import type { CallSignal } from '../shared/call-signal';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
+import type { EditModel, ImageModel } from '../catalog/model';
+import {
+  editEvents,
+  generationEvents,
+  readStream,
+  requestedFacts,
+  runImageStream,
+  streamFields,
+  type ImageStreamCall,
+  type StreamAsked,
+  type StreamedImageFacts,
+} from './image-stream';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -30,6 +44,7 @@ const common = (multipart: boolean) => ({
   response_format: z.enum(['url', 'b64_json']).optional(),
   seed: integerField(multipart, 0, 4_294_967_295).optional(),
   user: z.string().max(256).optional(),
+  ...streamFields(multipart),
 });
 
 const generationSchema = z
@@ -46,10 +61,22 @@ const editSchema = z
   .object({ ...common(true), model: z.string().min(1).max(100).default(DEFAULT_EDIT_MODEL), ...imageOptionFields(true), ...editOnlyOptionFields })
   .strict();
 
-/** POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image. */
 /** Input images of one edit, as OpenAI's gpt-image models take them. */
 export const MAX_EDIT_IMAGES = 16;
 
+type Read<R> = {
+  model: ImageModel | EditModel;
+  n: number;
+  format: ResponseFormat;
+  stream?: StreamAsked;
+  facts: StreamedImageFacts;
+  request: Omit<R, 'signal'>;
+};
+
+/**
+ * POST /v1/images/generations and /v1/images/edits: billed n × the model's price per image, or,
+ * streamed, the one image once it is complete (image-stream.ts).
+ */
 export class ImageService {
   constructor(
     private readonly catalog: Catalog,
@@ -59,33 +86,51 @@ export class ImageService {
     private readonly media: MediaLibrary,
     /** Bounds the simulator work of test keys (free, not unlimited). */
     private readonly testKeys: TestKeyBudget,
+    private readonly clock: Clock = systemClock,
   ) {}
+
+  /** Reads a body far enough to tell a streamed call from a plain one (JSON's `true`, multipart's `'true'`). */
+  isStream(input: unknown): boolean {
+    const stream = typeof input === 'object' && input !== null ? (input as { stream?: unknown }).stream : undefined;
+    return stream === true || stream === 'true';
+  }
 
   /** `idempotent`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotentCall. */
   async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal): Promise<ImageResult> {
+    const g = this.readGeneration(key, input);
+    return this.billed(key, g, undefined, idempotent, signal, () => this.providers.image(g.model, key.mode).generate({ ...g.request, signal }));
+  }
+
+  /** A streamed generation: counted and held before this resolves (so 402 and 429 are plain HTTP errors). */
+  async generateStream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<ImageStreamCall> {
+    const g = this.readGeneration(key, input);
+    const provider = this.providers.image(g.model, key.mode);
+    return this.streamed(key, g, undefined, signal, (partialImages) => generationEvents(provider, { ...g.request, partialImages, signal }));
+  }
+
+  private readGeneration(key: KeyPrincipal, input: unknown): Read<ImageGenerationRequest> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
     assertModelAllowed(key, model.id);
     // 'auto' is gpt-image's default (the model picks): here, the default size.
     const { width, height } = parseImageSize(v.size === undefined || v.size === 'auto' ? '1024x1024' : v.size);
     const options = readImageOptions(v, model.id, model.options);
+    const stream = readStream(v);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', undefined, idempotent, signal, () =>
-      this.providers.image(model, key.mode).generate({
-        upstreamModel: model.route.upstreamModel,
-        prompt: v.prompt,
-        negativePrompt: v.negative_prompt,
-        n: v.n,
-        width,
-        height,
-        seed: v.seed,
-        stylePreset: v.style_preset,
-        creative: model.creative,
-        options,
-        user: v.user,
-        signal,
-      }),
-    );
+    const request = {
+      upstreamModel: model.route.upstreamModel,
+      prompt: v.prompt,
+      negativePrompt: v.negative_prompt,
+      n: v.n,
+      width,
+      height,
+      seed: v.seed,
+      stylePreset: v.style_preset,
+      creative: model.creative,
+      options,
+      user: v.user,
+    };
+    return { model, n: v.n, format: v.response_format ?? 'url', stream, facts: requestedFacts({ width, height }, options), request };
   }
 
   /**
@@ -105,11 +150,29 @@ export class ImageService {
   async edit(
     key: KeyPrincipal,
     fields: unknown,
-    files: { images: InputFile[]; mask?: InputFile },
+    files: EditFiles,
     admitted: Record<string, string> | undefined,
     idempotent?: IdempotentCall,
     signal?: CallSignal,
   ): Promise<ImageResult> {
+    const e = this.readEdit(key, fields, files);
+    return this.billed(key, e, admitted, idempotent, signal, () => this.providers.edit(e.model, key.mode).edit({ ...e.request, signal }));
+  }
+
+  /** A streamed edit, admitted as `edit` is. */
+  async editStream(
+    key: KeyPrincipal,
+    fields: unknown,
+    files: EditFiles,
+    admitted: Record<string, string> | undefined,
+    signal: CallSignal,
+  ): Promise<ImageStreamCall> {
+    const e = this.readEdit(key, fields, files);
+    const provider = this.providers.edit(e.model, key.mode);
+    return this.streamed(key, e, admitted, signal, (partialImages) => editEvents(provider, { ...e.request, partialImages, signal }));
+  }
+
+  private readEdit(key: KeyPrincipal, fields: unknown, files: EditFiles): Read<ImageEditRequest> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
     assertModelAllowed(key, model.id);
@@ -120,73 +183,116 @@ export class ImageService {
     const input = checkInputImages(files.images, files.mask);
     const size = v.size && v.size !== 'auto' ? parseImageSize(v.size) : undefined;
     const options = readImageOptions(v, model.id, model.options);
+    const stream = readStream(v);
     if (key.mode === 'test') this.testKeys.checkPixels(size?.width ?? input.width, size?.height ?? input.height, v.n);
+    const request = {
+      upstreamModel: model.route.upstreamModel,
+      prompt: v.prompt,
+      images: files.images,
+      mask: files.mask,
+      n: v.n,
+      width: size?.width,
+      height: size?.height,
+      seed: v.seed,
+      options,
+      user: v.user,
+    };
     // An edit that names no format gets both: clients written for dall-e-2 read `url`, those written
     // for gpt-image (the AI SDK's editImage, which cannot send the field) read `b64_json`, and
     // SPEC leaves edits' fields open. Naming one gets that one alone.
-    const format = v.response_format ?? 'url+b64_json';
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, admitted, idempotent, signal, () =>
-      this.providers.edit(model, key.mode).edit({
-        upstreamModel: model.route.upstreamModel,
-        prompt: v.prompt,
-        images: files.images,
-        mask: files.mask,
-        n: v.n,
-        width: size?.width,
-        height: size?.height,
-        seed: v.seed,
-        options,
-        user: v.user,
-        signal,
-      }),
-    );
+    return { model, n: v.n, format: v.response_format ?? 'url+b64_json', stream, facts: requestedFacts(size ?? input, options), request };
   }
 
   /**
-   * Count the call against the image rate limit (unless `admitted` says the door did), hold the
-   * price of the n images asked for, call the provider, store the images, then charge the ones
-   * delivered (a provider may answer fewer; more than n are not served); any failure, or no
-   * image at all, charges nothing. A resumed call whose first run was charged is neither counted
-   * nor held: it runs, and answers that charge.
+   * Counts the call against the image rate limit (unless `admitted` says the door did, or it is
+   * resumed), takes a test key's simulator slot and holds `amountMicro` (a resumed call holds
+   * nothing: `resumed` is its hold). The slot is given back when the hold is refused.
    */
-  private async billed(
+  private async admit(
     key: KeyPrincipal,
     modelId: string,
-    asked: { creditsPerImage: number; n: number },
-    format: ResponseFormat,
+    amountMicro: number,
+    reference: string,
+    admitted: Record<string, string> | undefined,
+    resumed?: Hold,
+  ) {
+    const headers = resumed || admitted ? (admitted ?? {}) : await enforceRateLimit(this.limiter, key.keyId, 'image');
+    // A test key's slot is taken before anything is held and given back when its work is done.
+    const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
+    try {
+      return { headers, release, hold: resumed ?? (await this.billing.hold(key, amountMicro, modelId, reference)) };
+    } catch (err) {
+      release?.();
+      throw err;
+    }
+  }
+
+  /**
+   * Holds the price of the n images asked for, calls the provider, stores the images, then charges
+   * the ones delivered (a provider may answer fewer; more than n are not served); any failure, or
+   * no image at all, charges nothing. A resumed call whose first run was charged is neither counted
+   * nor held: it runs, and answers that charge.
+   */
+  private async billed<R>(
+    key: KeyPrincipal,
+    read: Read<R>,
     admitted: Record<string, string> | undefined,
     idempotent: IdempotentCall | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
     signal: CallSignal | undefined,
     call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
-    const perImage = creditsToMicro(asked.creditsPerImage);
+    const perImage = creditsToMicro(read.model.creditsPerImage);
     const reference = idempotent ? `img_${idempotent.id}` : newId('img');
-    const resumed = await this.billing.resumed(key, idempotent, reference, modelId);
-    const headers = resumed || admitted ? (admitted ?? {}) : await enforceRateLimit(this.limiter, key.keyId, 'image');
-    // A test key's slot is taken before anything is held and given back when its work is done.
-    const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
+    const resumed = await this.billing.resumed(key, idempotent, reference, read.model.id);
+    const { headers, release, hold } = await this.admit(key, read.model.id, perImage * read.n, reference, admitted, resumed);
     try {
-      const hold = resumed ?? (await this.billing.hold(key, perImage * asked.n, modelId, reference));
       let data: ImageResult['data'];
       let about: ImageResult['about'];
       try {
         const answer = await call();
         about = answer.about;
-        const images = answer.slice(0, asked.n);
+        const images = answer.slice(0, read.n);
         // A client gone while they were made (a provider that did not stop on the abort) gets nothing, and pays nothing.
         signal?.throwIfAborted();
         if (images.length === 0) throw upstreamError('The model provider answered no image.');
         checkOutputImages(images);
-        data = await renderImages(images, format, key.accountId, this.media);
+        data = await renderImages(images, read.format, key.accountId, this.media);
       } catch (err) {
         await this.billing.settle(hold, 0);
         throw err;
       }
       const charged = await this.billing.settle(hold, perImage * data.length);
-      return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers, ...(about ? { about } : {}) };
+      return { created: Math.floor(this.clock.now() / 1000), data, costCredits: microToCredits(charged), headers, ...(about ? { about } : {}) };
     } finally {
       release?.();
     }
   }
+
+  /** Admits a stream of one image (held at its price) and hands its events to runImageStream, which settles it. */
+  private async streamed<R>(
+    key: KeyPrincipal,
+    read: Read<R>,
+    admitted: Record<string, string> | undefined,
+    signal: CallSignal,
+    events: (partialImages: number) => AsyncIterable<ImageStreamEvent>,
+  ): Promise<ImageStreamCall> {
+    const asked = read.stream ?? { partialImages: 0 };
+    const price = creditsToMicro(read.model.creditsPerImage);
+    const { headers, release, hold } = await this.admit(key, read.model.id, price, newId('img'), admitted);
+    const items = runImageStream({
+      billing: this.billing,
+      hold,
+      priceMicro: price,
+      partialImages: asked.partialImages,
+      facts: read.facts,
+      clock: this.clock,
+      signal,
+      release,
+      events: events(asked.partialImages),
+    });
+    return { headers, items };
+  }
 }
+
+type EditFiles = { images: InputFile[]; mask?: InputFile };

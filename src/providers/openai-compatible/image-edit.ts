@@ -4,14 +4,28 @@
  * names and filenames, draws the boundary and computes the Content-Length from the Blobs).
  */
 import { FormData } from 'undici';
-import type { GeneratedImages, ImageEditRequest, InputFile } from '../ports';
+import type { GeneratedImages, ImageEditRequest, ImageStreamEvent, InputFile } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
+import { streamImages } from './image-stream';
 import type { UpstreamHttp } from './upstream-http';
 
 const blobOf = (file: InputFile) => new Blob([file.data], { type: file.contentType });
 
 export async function editImages(http: UpstreamHttp, request: ImageEditRequest, fetchMedia: FetchMedia | undefined): Promise<GeneratedImages> {
+  const response = await http.postMultipart('/images/edits', editForm(request), request.signal);
+  return imagesFromResponse(response, fetchMedia);
+}
+
+/** A streamed edit: the same form with `stream` and `partial_images`, read as OpenAI's image events. */
+export function streamEditedImages(http: UpstreamHttp, request: ImageEditRequest, fetchMedia: FetchMedia | undefined): AsyncIterable<ImageStreamEvent> {
+  const form = editForm(request);
+  form.append('stream', 'true');
+  form.append('partial_images', String(request.partialImages ?? 0));
+  return streamImages(http, '/images/edits', form, request.signal, fetchMedia);
+}
+
+function editForm(request: ImageEditRequest): FormData {
   const form = new FormData();
   form.append('model', request.upstreamModel);
   form.append('prompt', request.prompt);
@@ -25,6 +39,5 @@ export async function editImages(http: UpstreamHttp, request: ImageEditRequest, 
   const imageField = request.images.length > 1 ? 'image[]' : 'image';
   for (const image of request.images) form.append(imageField, blobOf(image), image.filename);
   if (request.mask) form.append('mask', blobOf(request.mask), request.mask.filename);
-  const response = await http.postMultipart('/images/edits', form, request.signal);
-  return imagesFromResponse(response, fetchMedia);
+  return form;
 }

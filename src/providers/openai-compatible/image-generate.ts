@@ -1,10 +1,28 @@
-/** Image generation: POST /images/generations, JSON in, images out (base64, or URLs fetched at once). */
-import type { GeneratedImages, ImageGenerationRequest } from '../ports';
+/**
+ * Image generation: POST /images/generations, JSON in, images out (base64, or URLs fetched at
+ * once), or, streamed, OpenAI's image events (image-stream.ts).
+ */
+import type { GeneratedImages, ImageGenerationRequest, ImageStreamEvent } from '../ports';
 import type { FetchMedia } from './fetch-media';
 import { imagesFromResponse } from './image-results';
+import { streamImages } from './image-stream';
 import type { UpstreamHttp } from './upstream-http';
 
 export async function generateImages(http: UpstreamHttp, request: ImageGenerationRequest, fetchMedia: FetchMedia | undefined): Promise<GeneratedImages> {
+  const response = await http.postJson('/images/generations', generationPayload(request), request.signal);
+  return imagesFromResponse(response, fetchMedia);
+}
+
+export function streamGeneratedImages(
+  http: UpstreamHttp,
+  request: ImageGenerationRequest,
+  fetchMedia: FetchMedia | undefined,
+): AsyncIterable<ImageStreamEvent> {
+  const payload = { ...generationPayload(request), stream: true, partial_images: request.partialImages ?? 0 };
+  return streamImages(http, '/images/generations', payload, request.signal, fetchMedia);
+}
+
+function generationPayload(request: ImageGenerationRequest): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     model: request.upstreamModel,
     prompt: request.prompt,
@@ -24,6 +42,5 @@ export async function generateImages(http: UpstreamHttp, request: ImageGeneratio
   if (request.user !== undefined) payload.user = request.user;
   // `request.creative` is not sent: there is no wire field for "skip filtering"; the catalog
   // routes creative models to upstreams that do not filter.
-  const response = await http.postJson('/images/generations', payload, request.signal);
-  return imagesFromResponse(response, fetchMedia);
+  return payload;
 }

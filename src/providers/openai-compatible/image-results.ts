@@ -7,7 +7,7 @@ import { upstreamError } from '../../domain/errors/domain-error';
 import type { GeneratedImage, GeneratedImages, ImageAnswerAbout } from '../ports';
 import type { FetchMedia } from './fetch-media';
 
-interface ImagesResponse {
+export interface ImagesResponse {
   data?: Array<UpstreamImage>;
   usage?: unknown;
   size?: unknown;
@@ -59,8 +59,8 @@ function usageOf(value: unknown): Record<string, unknown> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** What the answer says besides the images (OpenAI's ImagesResponse fields), when it says any. */
-function aboutOf(response: ImagesResponse): ImageAnswerAbout | undefined {
+/** What the answer (or a stream's completed event) says besides the images (OpenAI's ImagesResponse fields), when it says any. */
+export function aboutOf(response: ImagesResponse): ImageAnswerAbout | undefined {
   const about: ImageAnswerAbout = {};
   const usage = usageOf(response.usage);
   if (usage) about.usage = usage;
@@ -71,12 +71,16 @@ function aboutOf(response: ImagesResponse): ImageAnswerAbout | undefined {
   return Object.keys(about).length > 0 ? about : undefined;
 }
 
+/** An image sent as base64 (`b64_json`), its type read from its bytes. */
+export function imageOfBase64(b64: unknown): GeneratedImage {
+  if (typeof b64 !== 'string') throw upstreamError(undefined, new Error('Upstream image has no b64_json'));
+  const data = Buffer.from(b64, 'base64');
+  if (data.length === 0) throw upstreamError(undefined, new Error('Upstream image is empty'));
+  return { data, contentType: sniffImageType(data) };
+}
+
 async function imageFromItem(item: UpstreamImage | null, fetchMedia?: FetchMedia): Promise<GeneratedImage> {
-  if (typeof item?.b64_json === 'string') {
-    const data = Buffer.from(item.b64_json, 'base64');
-    if (data.length === 0) throw upstreamError(undefined, new Error('Upstream image is empty'));
-    return { data, contentType: sniffImageType(data) };
-  }
+  if (typeof item?.b64_json === 'string') return imageOfBase64(item.b64_json);
   if (typeof item?.url === 'string') {
     if (!fetchMedia) throw upstreamError(undefined, new Error('Upstream returned an image URL and no fetchMedia is configured'));
     try {

@@ -1,6 +1,6 @@
 /**
  * Adapter for any upstream that speaks the OpenAI HTTP API (OpenAI itself, vLLM, llama.cpp,
- * LiteLLM, hosted image servers…): chat (JSON and streamed), image generation and image edits.
+ * LiteLLM, hosted image servers…): chat, image generation and image edits, each JSON or streamed.
  * Each capability lives in its own file; this class only holds the shared connection state.
  * Every failure surfaces as a DomainError: content_policy_violation for a content refusal,
  * upstream_error for everything else, with a message of ours and the original as `cause`.
@@ -16,12 +16,13 @@ import type {
   ImageEditRequest,
   ImageGenerationRequest,
   ImageProvider,
+  ImageStreamEvent,
 } from '../ports';
 import { completeChat } from './chat-complete';
 import { streamChat } from './chat-stream';
 import type { FetchMedia } from './fetch-media';
-import { editImages } from './image-edit';
-import { generateImages } from './image-generate';
+import { editImages, streamEditedImages } from './image-edit';
+import { generateImages, streamGeneratedImages } from './image-generate';
 import { UpstreamHttp } from './upstream-http';
 
 export interface OpenAICompatibleOptions {
@@ -60,6 +61,14 @@ export class OpenAICompatibleProvider implements ChatProvider, ImageProvider, Im
 
   edit(request: ImageEditRequest): Promise<GeneratedImages> {
     return editImages(this.http, request, this.fetchMedia);
+  }
+
+  generateStream(request: ImageGenerationRequest): AsyncIterable<ImageStreamEvent> {
+    return streamGeneratedImages(this.http, request, this.fetchMedia);
+  }
+
+  editStream(request: ImageEditRequest): AsyncIterable<ImageStreamEvent> {
+    return streamEditedImages(this.http, request, this.fetchMedia);
   }
 
   /** Closes the adapter's own connection pool (shutdown, tests). */

@@ -28,9 +28,10 @@ export class SseDataParser {
   /** The last character fed: whether the text so far ends at a line end, and which one. */
   private last = LF;
 
-  constructor() {
+  /** `maxEventChars`: a stream whose events carry whole images (image streams) allows more. */
+  constructor(private readonly maxEventChars = MAX_EVENT_CHARS) {
     this.parser = createParser({
-      maxBufferSize: MAX_EVENT_CHARS,
+      maxBufferSize: maxEventChars,
       onEvent: (event) => this.events.push(event.data),
       // Unknown fields and bad `retry` values are ignored, as a browser's EventSource does.
       onError: (err) => {
@@ -46,7 +47,7 @@ export class SseDataParser {
       this.last = text.charCodeAt(text.length - 1);
     }
     // Once past the bound the stream is refused for good (the parser dropped what it held).
-    if (this.overflow) throw upstreamError(undefined, new Error(`SSE event over ${MAX_EVENT_CHARS} characters`));
+    if (this.overflow) throw upstreamError(undefined, new Error(`SSE event over ${this.maxEventChars} characters`));
     return this.take();
   }
 

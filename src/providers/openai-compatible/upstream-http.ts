@@ -8,7 +8,7 @@
  * (a long answer is legitimate); instead the headers must arrive within `timeoutMs` and the
  * body may never go quiet for longer than that (undici's headersTimeout/bodyTimeout).
  */
-import { Agent, type Dispatcher, type FormData } from 'undici';
+import { Agent, FormData, type Dispatcher } from 'undici';
 import { CallTimedOut, collectedCall, type CollectedResponse } from '../shared/collected-call';
 import { streamedCall, type StreamedResponse } from '../shared/streamed-call';
 import { asUpstreamError, errorForStatus, type ErrorScrub } from '../shared/upstream-errors';
@@ -48,6 +48,7 @@ export class UpstreamHttp {
   private readonly streamHeaders: Record<string, string>;
   private readonly authHeaders: Record<string, string>;
   private readonly multipartHeaders: Record<string, string>;
+  private readonly multipartStreamHeaders: Record<string, string>;
   private readonly apiKey?: string;
 
   constructor(options: UpstreamHttpOptions) {
@@ -64,6 +65,7 @@ export class UpstreamHttp {
     this.jsonHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'application/json' };
     this.streamHeaders = { ...this.authHeaders, 'content-type': 'application/json', accept: 'text/event-stream' };
     this.multipartHeaders = { ...this.authHeaders, accept: 'application/json' };
+    this.multipartStreamHeaders = { ...this.authHeaders, accept: 'text/event-stream' };
   }
 
   /**
@@ -87,10 +89,12 @@ export class UpstreamHttp {
   }
 
   /**
-   * Opens a streaming POST and returns the body once a 2xx status arrived. Failing before that
-   * point throws (the caller has sent nothing to its client yet, so nothing is billed).
+   * Opens a streaming POST (a JSON payload, or a FormData sent as multipart) and returns the body
+   * once a 2xx status arrived. Failing before that point throws (the caller has sent nothing to
+   * its client yet, so nothing is billed).
    */
   async openStream(path: string, payload: unknown, signal?: CallSignal, model?: CallModel): Promise<{ body: ResponseBody; contentType: string }> {
+    const multipart = payload instanceof FormData;
     let response: StreamedResponse;
     try {
       response = await streamedCall(
@@ -99,8 +103,8 @@ export class UpstreamHttp {
           origin: this.origin,
           path: this.basePath + path,
           method: 'POST',
-          headers: this.streamHeaders,
-          body: JSON.stringify(payload),
+          headers: multipart ? this.multipartStreamHeaders : this.streamHeaders,
+          body: multipart ? payload : JSON.stringify(payload),
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
         },

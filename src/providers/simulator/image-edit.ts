@@ -9,7 +9,7 @@
  * check, and the inputs are hashed for the seed in slices that let other requests run.
  */
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
-import type { GeneratedImage, ImageEditProvider, ImageEditRequest, InputFile } from '../ports';
+import type { GeneratedImage, ImageEditProvider, ImageEditRequest, ImageStreamEvent, InputFile } from '../ports';
 import { invalidRequest } from '../../domain/errors/domain-error';
 import { FIELD, words, type FieldPath } from '../../domain/errors/field-path';
 import { MAX_INPUT_PIXELS } from '../../domain/images/image-bounds';
@@ -17,6 +17,7 @@ import { rawOf, type RgbaImage } from './png';
 import { encodeImage } from './image-encode';
 import { createPrng, digestInSlices, seedFromParts } from './seed';
 import { mediaSlots } from './media-slots';
+import { simulatedImageStream } from './image-partials';
 
 type Size = { width: number; height: number };
 
@@ -126,5 +127,17 @@ export class SimulatorImageEditProvider implements ImageEditProvider {
       );
     }
     return images;
+  }
+
+  /** The same image the unstreamed edit makes, after its previews (image-partials.ts). */
+  editStream(request: ImageEditRequest): AsyncIterable<ImageStreamEvent> {
+    return simulatedImageStream({
+      make: async () => (await this.edit({ ...request, n: 1 }))[0],
+      partialImages: request.partialImages ?? 0,
+      options: request.options ?? {},
+      prompt: request.prompt,
+      inputImages: request.images.length,
+      signal: request.signal,
+    });
   }
 }

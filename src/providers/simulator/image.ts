@@ -4,12 +4,13 @@
  * byte-identical files and another seed gives other files. The picture is an SVG of a few
  * dozen shapes; rendering and encoding it are sharp's (libvips' threads), off the event loop.
  */
-import type { GeneratedImage, ImageGenerationRequest, ImageProvider } from '../ports';
+import type { GeneratedImage, ImageGenerationRequest, ImageProvider, ImageStreamEvent } from '../ports';
 import { contentPolicyViolation } from '../../domain/errors/domain-error';
 import { patternSvg } from './pattern';
 import { encodeImage, fromSvg } from './image-encode';
 import { mediaSlots } from './media-slots';
 import { seedFromParts } from './seed';
+import { simulatedImageStream } from './image-partials';
 
 /** The test-key word that makes a standard (filtered) image model refuse the prompt. */
 const POLICY_TRIGGER = '[policy]';
@@ -29,5 +30,17 @@ export class SimulatorImageProvider implements ImageProvider {
       images.push(await mediaSlots.run(() => encodeImage(fromSvg(patternSvg(width, height, seed)), width, height, request.options)));
     }
     return images;
+  }
+
+  /** The same image the unstreamed call makes, after its previews (image-partials.ts). */
+  generateStream(request: ImageGenerationRequest): AsyncIterable<ImageStreamEvent> {
+    return simulatedImageStream({
+      make: async () => (await this.generate({ ...request, n: 1 }))[0],
+      partialImages: request.partialImages ?? 0,
+      options: request.options ?? {},
+      prompt: request.prompt,
+      inputImages: 0,
+      signal: request.signal,
+    });
   }
 }

@@ -11,8 +11,9 @@ import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
 import { jsonBody } from '../json-body';
 import { multipartTextFields, requireMultipart } from '../multipart-fields';
-import { callLifetime } from '../sse/sse-writer';
+import { callLifetime, type StreamTerms } from '../sse/sse-writer';
 import type { CallSignal } from '../../domain/shared/call-signal';
+import { answerImageStream } from './image-stream';
 
 /**
  * Cancels the provider call when the client leaves before its images (nothing is charged), as a
@@ -32,22 +33,27 @@ function sendImages(res: Response, out: ImageResult): void {
   res.json({ created: out.created, data: out.data, ...out.about });
 }
 
-/** POST /v1/images/generations (JSON); `idempotency` after the parser, which it needs. */
-export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
+/**
+ * POST /v1/images/generations (JSON), or its event stream (`stream: true`, image-stream.ts);
+ * `idempotency` after the parser, which it needs (a stream ignores it, as a chat stream does).
+ */
+export function imageGenerationRoutes(images: ImageService, terms: StreamTerms = {}, idempotency?: RequestHandler): Router {
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
-    sendImages(res, await images.generate(keyOf(res), req.body, callOf(res), leaveSignal(res)));
+    const key = keyOf(res);
+    if (images.isStream(req.body)) return answerImageStream(res, 'image_generation', terms, (signal) => images.generateStream(key, req.body, signal));
+    sendImages(res, await images.generate(key, req.body, callOf(res), leaveSignal(res)));
   });
   return r;
 }
 
 /**
  * POST /v1/images/edits: multipart as the OpenAI SDK sends it (`image` or `image[]`, optional
- * `mask`). In this order, so each step costs a stranger less than the next: the key (already
+ * `mask`), answered as JSON or, with `stream` `true`, as events (image-stream.ts). In this order, so each step costs a stranger less than the next: the key (already
  * authenticated by /v1), the Content-Type, the image rate limit, the declared size, the Idempotency-Key (which
  * reads the body to fingerprint it), then the upload itself, capped while it streams.
  */
-export function imageEditRoutes(images: ImageService, idempotency?: RequestHandler): Router {
+export function imageEditRoutes(images: ImageService, terms: StreamTerms = {}, idempotency?: RequestHandler): Router {
   const upload = multer({
     storage: copyOnArrivalStorage(MAX_EDIT_FILE_BYTES),
     limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 17, fields: 20, fieldSize: 64 * 1024, parts: 40 },
@@ -85,17 +91,11 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
       const imageFiles = [...(files['image'] ?? []), ...(files['image[]'] ?? [])].map(toInput);
       const mask = files['mask']?.[0];
       const input = { images: imageFiles, mask: mask ? toInput(mask) : undefined };
-      sendImages(
-        res,
-        await images.edit(
-          keyOf(res),
-          multipartTextFields(req.body),
-          input,
-          res.locals.rateHeaders as Record<string, string> | undefined,
-          callOf(res),
-          leaveSignal(res),
-        ),
-      );
+      const key = keyOf(res);
+      const fields = multipartTextFields(req.body);
+      const admitted = res.locals.rateHeaders as Record<string, string> | undefined;
+      if (images.isStream(fields)) return answerImageStream(res, 'image_edit', terms, (signal) => images.editStream(key, fields, input, admitted, signal));
+      sendImages(res, await images.edit(key, fields, input, admitted, callOf(res), leaveSignal(res)));
     },
   );
   return r;
