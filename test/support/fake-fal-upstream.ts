@@ -133,7 +133,7 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
     job.polls++;
     if (job.polls <= mode.pollsBeforeDone) {
       if (job.polls === 1) return sendJson(res, 200, { status: 'IN_QUEUE', queue_position: 0 });
-      const share = Math.round((100 * job.polls) / (mode.pollsBeforeDone + 1));
+      const share = Math.min(99, 10 * job.polls);
       return sendJson(res, 200, {
         status: 'IN_PROGRESS',
         logs: [

@@ -71,7 +71,7 @@ describe('FalQueueVideoProvider', () => {
     // In the queue: 0%; running: the percentage its logs printed last.
     expect(results.slice(0, 2)).toEqual([
       { state: 'processing', progress: 0 },
-      { state: 'processing', progress: 67 },
+      { state: 'processing', progress: 20 },
     ]);
     const done = results.at(-1) as Extract<VideoPollResult, { state: 'completed' }>;
     expect(done.video.contentType).toBe('video/mp4');
