@@ -145,9 +145,7 @@ test('an Idempotency-Key makes a retried create the same job, charged once', asy
 test('list pages newest first with after/has_more, and oldest first with order=asc; delete takes a video and its content from view, refunding nothing', async () => {
   const acct = await gw.newAccount(200);
   // The video rate limit is 5 a minute per key: the account's videos come from two keys, and list shows them all.
-  const clients = await Promise.all(
-    [0, 1].map(async () => new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 })),
-  );
+  const clients = await Promise.all([0, 1].map(async () => new OpenAI({ apiKey: (await gw.newKey(acct)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 })));
   const ids: string[] = [];
   for (let i = 0; i < 7; i++) ids.push((await clients[i % 2].videos.create({ model: TEXT, prompt: `clip ${i}`, size: '854x480' as Size })).id);
   const [openai] = clients;

@@ -66,7 +66,12 @@ const untilSubmitted = (secret: string, id: string) =>
 /** The job's webhook events once nothing of them is left to send. */
 async function eventsOf(jobId: string) {
   await pollUntil(
-    async () => Number((await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from work_items where kind = 'webhook_delivery' and payload->>'jobId' = ?`, [jobId]))!.n),
+    async () =>
+      Number(
+        (await gw.gateway.database.db.one<{ n: string }>(`select count(*) as n from work_items where kind = 'webhook_delivery' and payload->>'jobId' = ?`, [
+          jobId,
+        ]))!.n,
+      ),
     (n) => n === 0,
   );
   return receiver.received.filter((e) => e.body.data.id === jobId);
@@ -85,7 +90,11 @@ test('the SDK cancels a running video: failed with code cancelled, refunded once
   expect(cancelled).toMatchObject({ id: created.id, status: 'failed', error: { code: 'cancelled', message: expect.any(String) } });
   expect(await gw.balance(acct)).toBe(100);
   expect((await retrieve(secret, created.id)).body).toEqual({ id: created.id, status: 'FAILED', reason: 'cancelled' });
-  await expect(openai.post(`/videos/${created.id}/cancel`)).rejects.toMatchObject({ status: 409, type: 'video_not_cancellable', code: 'video_not_cancellable' });
+  await expect(openai.post(`/videos/${created.id}/cancel`)).rejects.toMatchObject({
+    status: 409,
+    type: 'video_not_cancellable',
+    code: 'video_not_cancellable',
+  });
   const events = await eventsOf(created.id);
   expect(events.map((e) => [e.body.event, e.body.data.reason])).toEqual([['video.failed', 'cancelled']]);
   expect(await gw.balance(acct)).toBe(100);
@@ -102,7 +111,9 @@ test('POST /v1/video/cancel cancels a queued job; GET /v1/video/jobs lists it FA
   expect([again.status, again.body.error.type]).toEqual([409, 'video_not_cancellable']);
   const jobs = await gw.api('GET', '/v1/video/jobs?status=FAILED', { token: secret });
   expect(jobs.body).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
-  expect(jobs.body.data).toEqual([expect.objectContaining({ id: queued.body.id, status: 'FAILED', reason: 'cancelled', credits_charged: 10, credits_used: 0 })]);
+  expect(jobs.body.data).toEqual([
+    expect.objectContaining({ id: queued.body.id, status: 'FAILED', reason: 'cancelled', credits_charged: 10, credits_used: 0 }),
+  ]);
   const stranger = await liveKey(0);
   expect((await gw.api('POST', '/v1/video/cancel', { token: stranger.secret, body: { id: queued.body.id } })).status).toBe(404);
   expect((await gw.api('GET', '/v1/video/jobs', { token: stranger.secret })).body.data).toEqual([]);
@@ -112,7 +123,12 @@ test('GraphQL cancelVideoJob: the videoJobUpdated subscription sees the job FAIL
   const { acct, secret } = await liveKey(100);
   const clients: Client[] = [];
   const connect = () => {
-    const client = createClient({ url: `${gw.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${secret}` } });
+    const client = createClient({
+      url: `${gw.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${secret}` },
+    });
     clients.push(client);
     return client;
   };
@@ -126,7 +142,10 @@ test('GraphQL cancelVideoJob: the videoJobUpdated subscription sees the job FAIL
         { next: (r) => void results.push(r), error: reject, complete: resolve },
       ),
     );
-    await pollUntil(async () => results.length, (n) => n >= 1);
+    await pollUntil(
+      async () => results.length,
+      (n) => n >= 1,
+    );
     const mutation = await fetch(`${gw.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${acct.idToken}` },
