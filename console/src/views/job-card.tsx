@@ -29,9 +29,7 @@ export function JobCard({ job, onCancel }: { job: Job; onCancel: (job: Job) => P
       </div>
       <p>
         {/* A test key's job moves no credit: saying "charged" or "refunded" of it would be untrue. */}
-        {job.testMode
-          ? `${job.model} · test key, free (${credits(job.creditsCharged)} with a live key)`
-          : `${job.model} · charged ${credits(job.creditsCharged)}`}
+        {job.testMode ? `${job.model} · test key, free (${credits(job.creditsCharged)} with a live key)` : `${job.model} · charged ${credits(job.creditsCharged)}`}
         {!job.testMode && job.creditsUsed !== null && job.creditsUsed !== undefined ? ` · used ${credits(job.creditsUsed)}` : ''} · {when(job.createdAt)}
       </p>
       {job.status === 'PROCESSING' && (

@@ -13,7 +13,7 @@ import { JobCard } from './job-card';
 
 type Job = JobFieldsFragment;
 const PAGE = 20;
-/** How often the running jobs are read again for their progress (events come only with a change of state or an upstream's report). */
+/** How often running jobs are read again for their progress (an event comes only with a change of state or an upstream's report). */
 const PROGRESS_EVERY_MS = 2_000;
 
 /** Newest first; a job seen again (an event, a page) replaces the one shown. */
@@ -30,19 +30,7 @@ function merge(jobs: Job[], incoming: Job[]): Job[] {
  * The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form;
  * while some run, their progress is read again every two seconds.
  */
-export function Jobs({
-  token,
-  live,
-  liveStatus,
-  queueKey,
-  ownerView,
-}: {
-  token: Bearer;
-  live: Client;
-  liveStatus: LiveStatus;
-  queueKey: string | null;
-  ownerView: boolean;
-}) {
+export function Jobs({ token, live, liveStatus, queueKey, ownerView }: { token: Bearer; live: Client; liveStatus: LiveStatus; queueKey: string | null; ownerView: boolean }) {
   const [jobs, setJobs] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [more, setMore] = useState(false);
@@ -56,12 +44,7 @@ export function Jobs({
   const page = async (after: string | null) => {
     try {
       const { videoJobs } = await execute(token, VideoJobsQuery, { first: PAGE, after });
-      setJobs((js) =>
-        merge(
-          js,
-          videoJobs.edges.map((e) => e.node),
-        ),
-      );
+      setJobs((js) => merge(js, videoJobs.edges.map((e) => e.node)));
       if (after !== null || !paged.current) {
         setCursor(videoJobs.pageInfo.endCursor ?? null);
         setMore(videoJobs.pageInfo.hasNextPage);
@@ -76,16 +59,7 @@ export function Jobs({
   // Live changes merge into the list; each time the socket (re)connects the first page is read
   // again, once the subscription is on, so changes made while it was down (or before it first
   // connected) are not missed.
-  useEffect(
-    () =>
-      subscribe(
-        live,
-        JobsUpdatedSubscription,
-        (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])),
-        (m) => errors.set('live', m),
-      ),
-    [live],
-  );
+  useEffect(() => subscribe(live, JobsUpdatedSubscription, (d) => setJobs((js) => merge(js, [d.videoJobsUpdated])), (m) => errors.set('live', m)), [live]);
   useEffect(
     () =>
       live.on('connected', () => {
@@ -109,12 +83,7 @@ export function Jobs({
     if (!running) return;
     const timer = setInterval(() => {
       execute(token, VideoJobsQuery, { first: 100, status: 'PROCESSING' }).then(({ videoJobs }) => {
-        setJobs((js) =>
-          merge(
-            js,
-            videoJobs.edges.map((e) => e.node),
-          ),
-        );
+        setJobs((js) => merge(js, videoJobs.edges.map((e) => e.node)));
         errors.succeeded('progress');
       }, errors.failed('progress'));
     }, PROGRESS_EVERY_MS);

@@ -9,13 +9,7 @@ import { KeyEdit, type KeyRecord } from './key-edit';
 import { WebhookPanel } from './webhook-panel';
 
 /** One active key: its facts, the edit and webhook panels, revoke (in two steps). */
-export function KeyCard(props: {
-  token: Bearer;
-  apiKey: KeyRecord;
-  models: ModelRecord[];
-  onChanged: () => void;
-  onRevoked: (keyId: string) => Promise<void>;
-}) {
+export function KeyCard(props: { token: Bearer; apiKey: KeyRecord; models: ModelRecord[]; onChanged: () => void; onRevoked: (keyId: string) => Promise<void> }) {
   const { token, apiKey, models } = props;
   const [open, setOpen] = useState<'edit' | 'webhook' | null>(null);
   const [error, setError] = useState<string | null>(null);

@@ -8,17 +8,7 @@ import type { ModelRecord } from './models';
 import { ModelPicker, parseCap } from './model-picker';
 
 /** Create a live or test key; its secret is shown once, with a copy button. */
-export function KeyCreate({
-  token,
-  models,
-  keyCount,
-  onCreated,
-}: {
-  token: Bearer;
-  models: ModelRecord[];
-  keyCount: number | null;
-  onCreated: (secret: string, keyId: string) => void;
-}) {
+export function KeyCreate({ token, models, keyCount, onCreated }: { token: Bearer; models: ModelRecord[]; keyCount: number | null; onCreated: (secret: string, keyId: string) => void }) {
   const [name, setName] = useState('');
   const [mode, setMode] = useState<ApiKeyMode>('LIVE');
   const [allowed, setAllowed] = useState<string[]>([]);

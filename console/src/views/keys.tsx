@@ -48,9 +48,7 @@ export function Keys({ token, onSecret, onRevoked }: { token: Bearer; onSecret: 
         }}
       />
       <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading" tabIndex={-1} ref={heading}>
-          Active keys{keys ? ` (${keys.length} of 10)` : ''}
-        </h2>
+        <h2 id="keys-heading" tabIndex={-1} ref={heading}>Active keys{keys ? ` (${keys.length} of 10)` : ''}</h2>
         {keys?.length === 0 && <p>No keys yet.</p>}
         <ul class="cards">
           {keys?.map((k) => (

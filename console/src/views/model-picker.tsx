@@ -41,9 +41,7 @@ export function parseCap(text: string): { cap: number | null } | { error: string
   if (t === '') return { cap: null };
   const cap = CAP.test(t) ? Number(t) : NaN;
   if (!(cap > 0 && cap <= MAX_CAP)) {
-    return {
-      error: 'The daily cap is a number of credits more than 0 and at most 1,000,000,000, with up to 6 decimal places (e.g. 25 or 2.5); empty for no cap.',
-    };
+    return { error: 'The daily cap is a number of credits more than 0 and at most 1,000,000,000, with up to 6 decimal places (e.g. 25 or 2.5); empty for no cap.' };
   }
   return { cap };
 }

@@ -11,14 +11,7 @@ export interface MotionValues {
   characterOrientation: CharacterOrientation;
 }
 
-export const MOTION_DEFAULTS: MotionValues = {
-  imageUrl: '',
-  videoUrl: '',
-  durationSeconds: '5',
-  prompt: '',
-  keepOriginalSound: false,
-  characterOrientation: 'IMAGE',
-};
+export const MOTION_DEFAULTS: MotionValues = { imageUrl: '', videoUrl: '', durationSeconds: '5', prompt: '', keepOriginalSound: false, characterOrientation: 'IMAGE' };
 
 /** Every value of the schema's CharacterOrientation (a value added there fails `tsc` here until it is named). */
 const ORIENTATIONS: Record<CharacterOrientation, string> = { IMAGE: 'As in the image', VIDEO: 'As in the video' };
@@ -59,25 +52,11 @@ export function MotionFields({ values: v, onChange }: { values: MotionValues; on
       </div>
       <div class="field">
         <label for="motion-duration">Duration (seconds, 1–30)</label>
-        <input
-          id="motion-duration"
-          type="number"
-          inputMode="numeric"
-          required
-          min={1}
-          max={30}
-          step={1}
-          value={v.durationSeconds}
-          onInput={(e) => onChange({ durationSeconds: e.currentTarget.value })}
-        />
+        <input id="motion-duration" type="number" inputMode="numeric" required min={1} max={30} step={1} value={v.durationSeconds} onInput={(e) => onChange({ durationSeconds: e.currentTarget.value })} />
       </div>
       <div class="field">
         <label for="motion-orientation">Character orientation</label>
-        <select
-          id="motion-orientation"
-          value={v.characterOrientation}
-          onChange={(e) => onChange({ characterOrientation: e.currentTarget.value as CharacterOrientation })}
-        >
+        <select id="motion-orientation" value={v.characterOrientation} onChange={(e) => onChange({ characterOrientation: e.currentTarget.value as CharacterOrientation })}>
           {(Object.keys(ORIENTATIONS) as CharacterOrientation[]).map((o) => (
             <option value={o}>{ORIENTATIONS[o]}</option>
           ))}

@@ -14,17 +14,7 @@ type Kind = 'video' | 'motion';
 const usd = (n: number) => n.toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 
 /** Quote, then queue, a video or a motion-control job with an API key (the pasted one, or one created in this tab). */
-export function QueueForm({
-  token,
-  queueKey,
-  askForKey,
-  onQueued,
-}: {
-  token: Bearer;
-  queueKey: string | null;
-  askForKey: boolean;
-  onQueued: (job: JobFieldsFragment) => void;
-}) {
+export function QueueForm({ token, queueKey, askForKey, onQueued }: { token: Bearer; queueKey: string | null; askForKey: boolean; onQueued: (job: JobFieldsFragment) => void }) {
   const [videoModels, setVideoModels] = useState<string[]>([]);
   const [motionModel, setMotionModel] = useState<string | null>(null);
   const [key, setKey] = useState(queueKey ?? '');
@@ -39,15 +29,12 @@ export function QueueForm({
 
   useEffect(() => setKey(queueKey ?? ''), [queueKey]);
   useEffect(() => {
-    loadModels(token).then(
-      (ms) => {
-        const ids = ms.filter((m) => m.capabilities.includes('video')).map((m) => m.id);
-        setVideoModels(ids);
-        setVideo((v) => (v.model ? v : { ...v, model: ids.find((id) => id.includes('text-to-video')) || ids[0] || '' }));
-        setMotionModel(ms.find((m) => m.capabilities.includes('motion-control'))?.id ?? null);
-      },
-      (e) => setError(describeError(e)),
-    );
+    loadModels(token).then((ms) => {
+      const ids = ms.filter((m) => m.capabilities.includes('video')).map((m) => m.id);
+      setVideoModels(ids);
+      setVideo((v) => (v.model ? v : { ...v, model: ids.find((id) => id.includes('text-to-video')) || ids[0] || '' }));
+      setMotionModel(ms.find((m) => m.capabilities.includes('motion-control'))?.id ?? null);
+    }, (e) => setError(describeError(e)));
   }, [token]);
 
   const credential = askForKey ? key.trim() : token;

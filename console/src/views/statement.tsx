@@ -48,19 +48,22 @@ export function Statement({ token, tick, keyNames, errors }: { token: Bearer; ti
   shown.current = entries;
 
   useEffect(() => {
-    execute(token, LedgerQuery, { first: PAGE }).then((d) => {
-      const fresh = d.ledgerEntries.nodes;
-      const loaded = shown.current;
-      // Older pages opened stay: the new entries go on top of them. (They stayed as they were,
-      // without the new ones, so the statement stopped adding up to the balance shown beside it.)
-      const at = loaded && loaded.length > PAGE ? fresh.findIndex((e) => e.id === loaded[0]?.id) : -1;
-      if (loaded && at >= 0) setEntries([...fresh.slice(0, at), ...loaded]);
-      else {
-        setEntries(fresh);
-        setNext(nextCursor(d));
-      }
-      errors.succeeded('statement');
-    }, errors.failed('statement'));
+    execute(token, LedgerQuery, { first: PAGE }).then(
+      (d) => {
+        const fresh = d.ledgerEntries.nodes;
+        const loaded = shown.current;
+        // Older pages opened stay: the new entries go on top of them. (They stayed as they were,
+        // without the new ones, so the statement stopped adding up to the balance shown beside it.)
+        const at = loaded && loaded.length > PAGE ? fresh.findIndex((e) => e.id === loaded[0]?.id) : -1;
+        if (loaded && at >= 0) setEntries([...fresh.slice(0, at), ...loaded]);
+        else {
+          setEntries(fresh);
+          setNext(nextCursor(d));
+        }
+        errors.succeeded('statement');
+      },
+      errors.failed('statement'),
+    );
   }, [token, tick]);
 
   const older = async () => {

@@ -23,10 +23,7 @@ export function UsageChart({ days, series, summary }: { days: string[]; series: 
         width: width(),
         height: 240,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: {
-          x: { time: true, range: [xs[0]! - DAY_S / 2, xs[xs.length - 1]! + DAY_S / 2] },
-          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
-        },
+        scales: { x: { time: true, range: [xs[0]! - DAY_S / 2, xs[xs.length - 1]! + DAY_S / 2] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [{ space: 60 }, { label: 'credits', size: 56 }],
         series: [
           { label: 'day', value: (_u, v) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },

@@ -13,16 +13,7 @@ export interface VideoValues {
   references: string;
 }
 
-export const VIDEO_DEFAULTS: VideoValues = {
-  model: '',
-  prompt: '',
-  duration: '5s',
-  resolution: '720p',
-  aspectRatio: '16:9',
-  audio: false,
-  imageUrl: '',
-  references: '',
-};
+export const VIDEO_DEFAULTS: VideoValues = { model: '', prompt: '', duration: '5s', resolution: '720p', aspectRatio: '16:9', audio: false, imageUrl: '', references: '' };
 
 const needsImage = (model: string) => model.includes('image-to-video');
 const needsReferences = (model: string) => model.includes('reference-to-video');

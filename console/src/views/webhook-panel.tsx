@@ -57,18 +57,10 @@ export function WebhookPanel({ token, apiKey, onChanged }: { token: Bearer; apiK
       <form onSubmit={save} class="grid" aria-label={`Webhook of ${apiKey.name}`}>
         <div class="field">
           <label for={`hook-${id}`}>Webhook URL (https)</label>
-          <input
-            id={`hook-${id}`}
-            ref={urlInput}
-            type="url"
-            value={url}
-            aria-describedby={`hook-note-${id}`}
-            placeholder="https://example.com/hooks"
-            onInput={(e) => {
+          <input id={`hook-${id}`} ref={urlInput} type="url" value={url} aria-describedby={`hook-note-${id}`} placeholder="https://example.com/hooks" onInput={(e) => {
               setUrl(e.currentTarget.value);
               setError(null);
-            }}
-          />
+            }} />
           <p class="hint" id={`hook-note-${id}`}>
             {apiKey.webhook ? 'Saving issues a new signing secret, shown once: the current one stops working.' : 'Saving issues a signing secret, shown once.'}
           </p>
