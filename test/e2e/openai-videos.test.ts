@@ -84,7 +84,7 @@ test('create, retrieve until completed, download a playable MP4 and its PNG thum
   expect(thumbnail.headers.get('content-type')).toBe('image/png');
   expect(decodePng(Buffer.from(await thumbnail.arrayBuffer()))).toEqual({ width: 96, height: 160 });
 
-  const spec = await gw.api('POST', '/v1/video/retrieve', { token: openai.apiKey, body: { id: created.id } });
+  const spec = await gw.api('POST', '/v1/video/retrieve', { token: openai.apiKey!, body: { id: created.id } });
   expect(spec.body).toEqual({ id: created.id, status: 'COMPLETED', url: expect.stringMatching(/\/media\//), credits_used: 30 });
   expect(await gw.balance(acct)).toBe(70);
 });
@@ -98,8 +98,8 @@ test('image-to-video takes input_reference as an uploaded file or as an image_ur
     input_reference: await toFile(makePng(64, 48), 'cat.png', { type: 'image/png' }),
   });
   expect(uploaded).toMatchObject({ status: 'queued', seconds: '5', size: '854x480' });
-  const byUrl = await openai.videos.create({ model: IMAGE, input_reference: { image_url: 'https://93.184.216.34/cat.png' } });
-  expect(byUrl).toMatchObject({ size: '1280x720', prompt: null });
+  const byUrl = await openai.videos.create({ model: IMAGE, prompt: 'it jumps', input_reference: { image_url: 'https://93.184.216.34/cat.png' } });
+  expect(byUrl).toMatchObject({ size: '1280x720', prompt: 'it jumps' });
   // 5 s image-to-video: 10 credits at 480p, 15 at 720p.
   expect(await gw.balance(acct)).toBe(75);
   expect((await untilDone(openai, uploaded.id)).status).toBe('completed');
@@ -110,9 +110,9 @@ test('image-to-video takes input_reference as an uploaded file or as an image_ur
   ).rejects.toMatchObject({ status: 400, param: 'input_reference' });
   await expect(openai.videos.create({ model: IMAGE, prompt: 'no image' })).rejects.toMatchObject({ status: 400, param: 'input_reference' });
   await expect(
-    openai.videos.create({ model: IMAGE, input_reference: await toFile(Buffer.from('not an image'), 'a.png', { type: 'image/png' }) }),
+    openai.videos.create({ model: IMAGE, prompt: 'x', input_reference: await toFile(Buffer.from('not an image'), 'a.png', { type: 'image/png' }) }),
   ).rejects.toMatchObject({ status: 400, code: 'invalid_image_format', param: 'input_reference' });
-  await expect(openai.videos.create({ model: IMAGE, input_reference: { image_url: 'https://127.0.0.1/cat.png' } })).rejects.toMatchObject({
+  await expect(openai.videos.create({ model: IMAGE, prompt: 'x', input_reference: { image_url: 'https://127.0.0.1/cat.png' } })).rejects.toMatchObject({
     status: 400,
     param: 'input_reference.image_url',
   });
@@ -170,7 +170,7 @@ test('list pages newest first with after/has_more, and oldest first with order=a
   await expect(openai.videos.retrieve(gone)).rejects.toMatchObject({ status: 404, code: 'job_not_found' });
   await expect(openai.videos.downloadContent(gone)).rejects.toMatchObject({ status: 404 });
   await expect(openai.videos.delete(gone)).rejects.toMatchObject({ status: 404 });
-  expect((await gw.api('POST', '/v1/video/retrieve', { token: openai.apiKey, body: { id: gone } })).status).toBe(404);
+  expect((await gw.api('POST', '/v1/video/retrieve', { token: openai.apiKey!, body: { id: gone } })).status).toBe(404);
   const after: string[] = [];
   for await (const video of openai.videos.list({ limit: 2 })) after.push(video.id);
   expect(after).toEqual(newestFirst.filter((id) => id !== gone));
