@@ -131,6 +131,18 @@ test('a size that maps to nothing is refused naming size, and so is a duration; 
   expect(await gw.balance(acct)).toBe(100);
 });
 
+test("creates are permitted and rate-limited as /v1/video/queue's: a chat-only key is refused the model, a sixth create in a minute is a 429", async () => {
+  const acct = await gw.newAccount(0);
+  const sdk = async (body: Record<string, unknown>) => new OpenAI({ apiKey: (await gw.newKey(acct, body)).secret, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const chatOnly = await sdk({ allowedModels: ['svc-chat-1'] });
+  await expect(chatOnly.videos.create({ model: TEXT, prompt: 'x' })).rejects.toMatchObject({ status: 403, type: 'model_forbidden', param: 'model' });
+  // A test key: free, and limited as a live one is.
+  const test = await sdk({ mode: 'test' });
+  for (let i = 0; i < 5; i++) expect((await test.videos.create({ model: TEXT, prompt: `free ${i}` })).status).toBe('queued');
+  await expect(test.videos.create({ model: TEXT, prompt: 'one too many' })).rejects.toMatchObject({ status: 429, type: 'rate_limit_exceeded' });
+  expect(await gw.balance(acct)).toBe(0);
+});
+
 test('an Idempotency-Key makes a retried create the same job, charged once', async () => {
   const { acct, openai } = await liveClient(100);
   const options = { headers: { 'Idempotency-Key': `videos-${Date.now()}` } };
