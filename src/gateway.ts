@@ -22,6 +22,7 @@ import { withJsonLane } from './rest/json-lane';
 import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-routes';
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
+import { videosRoutes } from './rest/routes/videos-routes';
 import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
@@ -141,6 +142,8 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   );
   // Idempotency-Key around the billable JSON POSTs, placed by each route after its parser.
   const idempotentJson = idempotencyMiddleware(s.idempotency, logger, 'json');
+  // … and around the multipart ones, before their upload is parsed.
+  const idempotencyRaw = idempotencyMiddleware(s.idempotency, logger, 'raw');
   const app = createHttpApp({
     logger,
     metrics,
@@ -163,14 +166,15 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
         ...(s.devIdentity && config.env !== 'production' ? [devSignInRoutes(s.devIdentity)] : []),
       ],
-      v1Raw: [imageEditRoutes(s.images, streamTerms, idempotencyMiddleware(s.idempotency, logger, 'raw'))],
+      v1Raw: [imageEditRoutes(s.images, streamTerms, idempotencyRaw)],
       // The busiest first: Express tries routers in order.
       v1: [
         chatRoutes(s.chat, streamTerms, idempotentJson),
         responsesRoutes(s.responses, streamTerms, idempotentJson),
         imageGenerationRoutes(s.images, streamTerms, idempotentJson),
         modelsRoutes(s.catalog),
-        videoRoutes(s.video, idempotentJson),
+        videoRoutes(s.video, s.videoControls, idempotentJson),
+        videosRoutes({ video: s.video, videos: s.videos, controls: s.videoControls }, { json: idempotentJson, raw: idempotencyRaw }),
       ],
       account: [
         accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys }),

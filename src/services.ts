@@ -40,6 +40,8 @@ import { VideoService } from './domain/video/video-service';
 import { IdempotencyService } from './domain/idempotency/idempotency-service';
 import { JobFinisher } from './domain/video/job-finisher';
 import { VideoJobRunner } from './domain/video/video-job-runner';
+import { VideoControls } from './domain/video/video-controls';
+import { OpenAIVideos } from './domain/video/openai-videos';
 import { TestKeyBudget } from './domain/ratelimit/test-key-budget';
 import { Worker } from './domain/work/worker';
 import { WebhookDeliverer } from './domain/webhooks/webhook-deliverer';
@@ -119,6 +121,7 @@ export async function buildServices(deps: {
   breakers.onState = (route, state) => attempts.circuit(route, state);
   const providers = new ProviderRegistry({
     simulatorVideoSeconds: config.simulatorVideoSeconds,
+    now: () => clock.now(),
     secrets: config.secrets,
     fetchMedia: (url) => outbound.fetchMedia(url),
     routing: { breakers, report: (a) => attempts.report(a) },
@@ -202,7 +205,7 @@ export async function buildServices(deps: {
   const pollEverySeconds = (provider: string) =>
     provider === 'simulator' ? Math.min(0.5, Math.max(0.05, config.simulatorVideoSeconds / 4)) : config.videoPollSeconds;
   const firstPollSeconds = (provider: string) => (provider === 'simulator' ? config.simulatorVideoSeconds : config.videoPollSeconds);
-  const runner = new VideoJobRunner({ catalog, providers, jobs, queue, finisher, media, pollEverySeconds, firstPollSeconds });
+  const runner = new VideoJobRunner({ catalog, providers, jobs, queue, finisher, media, events, pollEverySeconds, firstPollSeconds });
   const deliverer = new WebhookDeliverer(
     webhooks,
     queue,
@@ -215,7 +218,8 @@ export async function buildServices(deps: {
     clock,
   );
   const holdExpiry = holdExpiryHandler(db, ledger, queue);
-  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
+  const handlers = { video_poll: runner.handle, video_cancel: runner.cancelUpstream, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry };
+  const worker = new Worker(queue, handlers, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,
@@ -234,7 +238,10 @@ export async function buildServices(deps: {
     nudge: () => worker.nudge(),
     leases: leaseBook,
     ledger,
+    clock,
   });
+  const videos = new OpenAIVideos({ catalog, video, urls, media });
+  const videoControls = new VideoControls({ video, jobs, finisher, media, nudge: () => worker.nudge() });
 
   // The catalog read again on POST /admin/catalog/reload or SIGHUP, on every instance of the feed.
   const catalogChanges = topic('svc:catalog');
@@ -273,6 +280,11 @@ export async function buildServices(deps: {
     responses,
     images,
     video,
+    videos,
+    videoControls,
+    /** The worker's video handlers and its queue, for tests that run a job's work themselves. */
+    videoRunner: runner,
+    workQueue: queue,
     idempotency,
     events,
     worker,

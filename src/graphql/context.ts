@@ -5,7 +5,7 @@ import type { Services } from '../services';
 /** What the resolvers may use: the domain services REST uses, nothing of the transport. */
 export type GraphQLServices = Pick<
   Services,
-  'catalog' | 'accounts' | 'accountWebhook' | 'accountAuth' | 'keys' | 'history' | 'video' | 'idempotency' | 'events' | 'keyChanges'
+  'catalog' | 'accounts' | 'accountWebhook' | 'accountAuth' | 'keys' | 'history' | 'video' | 'videoControls' | 'idempotency' | 'events' | 'keyChanges'
 >;
 
 export interface GraphQLContext {
@@ -41,6 +41,11 @@ export function requireAccount(ctx: GraphQLContext): AccountPrincipal {
 
 /** Reading the account's jobs: either credential, scoped to its account. */
 export function requireAccountId(ctx: GraphQLContext): string {
+  return requirePrincipal(ctx).accountId;
+}
+
+/** Either credential, as it is: what a job's owner may do with a key (within its models) or the ID token. */
+export function requirePrincipal(ctx: GraphQLContext): Principal {
   if (!ctx.principal) throw missingCredential();
-  return ctx.principal.accountId;
+  return ctx.principal;
 }

@@ -10,6 +10,8 @@ import { RoutedChatProvider, RoutedImageProvider, routedFailure, submissionFailu
 
 export interface ProviderRegistryOptions {
   simulatorVideoSeconds: number;
+  /** Whose time the simulator's video timeline runs on (the system's by default; a test's fake one). */
+  now?: () => number;
   /** Environment, for the upstream API keys a route names by `apiKeyEnv`. */
   secrets: Readonly<Record<string, string | undefined>>;
   /** The SSRF-safe outbound client's media download, for upstream result URLs. */
@@ -39,7 +41,7 @@ export class ProviderRegistry {
       chat: new SimulatorChatProvider(),
       image: new SimulatorImageProvider(),
       edit: new SimulatorImageEditProvider(),
-      video: new SimulatorVideoProvider({ videoSeconds: options.simulatorVideoSeconds }),
+      video: new SimulatorVideoProvider({ videoSeconds: options.simulatorVideoSeconds, now: options.now }),
     };
     this.routing = { ...options.routing, classify: routedFailure };
   }

@@ -10,7 +10,15 @@ import { clientGone, forgetAbandonedAnswer, onAbandonedAnswer } from './abandone
 import { errorBody } from '../infra/http/error-body';
 
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
-export const IDEMPOTENT_PATHS = new Set(['/chat/completions', '/responses', '/images/generations', '/images/edits', '/video/queue', '/video/motion-control']);
+export const IDEMPOTENT_PATHS = new Set([
+  '/chat/completions',
+  '/responses',
+  '/images/generations',
+  '/images/edits',
+  '/video/queue',
+  '/video/motion-control',
+  '/videos',
+]);
 
 /** Response headers that belong to the connection, not to the answer. */
 const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after']);
@@ -20,9 +28,10 @@ const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection
  * first request with a key runs and its response is captured at `res.end` and stored before it
  * is sent; a retry with the same key and body gets that response again with
  * `Idempotent-Replayed: true`, without reaching the handler (so nothing is charged again).
- * Mounted on each billable route: on image edits (multipart) after its rate limit and size
- * check, on the JSON ones after their parser. A streamed request (`stream: true`: chat, Responses,
- * images; an edit's multipart `stream` part `true`) is not replayable and ignores the header.
+ * Mounted on each billable route: on the multipart ones (image edits, a video create) after
+ * their size check (and an edit's rate limit), on the JSON ones after their parser. A streamed
+ * request (`stream: true`: chat, Responses, images; an edit's multipart `stream` part `true`) is
+ * not replayable and ignores the header.
  */
 export function idempotencyMiddleware(service: IdempotencyService, logger: Logger, chain: 'raw' | 'json'): RequestHandler {
   return async (req, res, next) => {

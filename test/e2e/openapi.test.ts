@@ -8,6 +8,7 @@
 import { makePng } from '../support/fake-openai-upstream';
 import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
 import { writeModelsFile } from '../support/models-file';
+import { pollUntil } from '../support/poll';
 import { checkExchange, type Exchange } from '../support/openapi-check';
 import { findOperation, openApi } from '../support/openapi-schemas';
 import { documentProblems, documentedOperations, registeredRoutes, shapeOf } from '../support/openapi-structure';
@@ -17,7 +18,7 @@ let acct: TestAccount;
 let key: { id: string; secret: string };
 const models = writeModelsFile({});
 beforeAll(async () => {
-  gw = await startTestGateway({ MODELS_FILE: models.path, WEBHOOK_ALLOW_LOCAL: '1' });
+  gw = await startTestGateway({ MODELS_FILE: models.path, WEBHOOK_ALLOW_LOCAL: '1', SIMULATOR_VIDEO_SECONDS: '1' });
   acct = await gw.newAccount(1000);
   key = await gw.newKey(acct);
 });
@@ -192,6 +193,42 @@ describe('one call of every documented operation, with success and with a docume
     expect((await call('POST', '/v1/video/retrieve', { token: t, json: { id: 'vid_missing' } })).status).toBe(404);
     expect((await call('GET', mediaPath)).status).toBe(200);
     expect((await call('GET', mediaPath, { headers: { range: 'bytes=0-9' } })).status).toBe(206);
+  });
+
+  test("/v1: videos in OpenAI's shape, cancel and the job list", async () => {
+    // A key of its own: the jobs here would pass the video rate limit of the one above.
+    const t = (await gw.newKey(acct)).secret;
+    const video = { model: 'svc-2.5-preview-text-to-video', prompt: 'waves', seconds: '5', size: '854x480' };
+    const create = () => call('POST', '/v1/videos', { token: t, json: video });
+    const [kept, cancelledHere, cancelledThere] = [await create(), await create(), await create()];
+    expect([kept.status, kept.json().object]).toEqual([200, 'video']);
+    expect((await call('POST', '/v1/videos', { token: t, json: { ...video, size: '7x7' } })).json().error.param).toBe('size');
+    expect((await call('POST', `/v1/videos/${cancelledHere.json().id}/cancel`, { token: t })).json().error).toEqual({
+      code: 'cancelled',
+      message: expect.any(String),
+    });
+    expect((await call('POST', `/v1/videos/${cancelledHere.json().id}/cancel`, { token: t })).status).toBe(409);
+    expect((await call('POST', '/v1/video/cancel', { token: t, json: { id: cancelledThere.json().id } })).json().reason).toBe('cancelled');
+    expect((await call('POST', '/v1/video/cancel', { token: t, json: { id: cancelledThere.json().id } })).json().error.type).toBe('video_not_cancellable');
+    expect((await call('GET', '/v1/videos?limit=2', { token: t })).json().has_more).toBe(true);
+    expect((await call('GET', '/v1/videos?limit=0', { token: t })).status).toBe(400);
+    expect((await call('GET', '/v1/video/jobs?status=FAILED&first=1', { token: t })).json().data[0].reason).toBe('cancelled');
+    expect((await call('GET', '/v1/video/jobs?first=0', { token: t })).status).toBe(400);
+    const id = kept.json().id as string;
+    expect((await call('GET', `/v1/videos/${id}/content`, { token: t })).json().error.code).toBe('video_not_ready');
+    expect((await call('DELETE', `/v1/videos/${id}`, { token: t })).json().error.type).toBe('video_not_deletable');
+    const done = await pollUntil(
+      () => call('GET', `/v1/videos/${id}`, { token: t }),
+      (r) => r.json().status === 'completed',
+    );
+    expect(done.json().progress).toBe(100);
+    expect((await call('GET', '/v1/videos/vid_missing', { token: t })).status).toBe(404);
+    expect((await call('GET', `/v1/videos/${id}/content`, { token: t })).headers.get('content-type')).toBe('video/mp4');
+    expect((await call('GET', `/v1/videos/${id}/content?variant=thumbnail`, { token: t, headers: { range: 'bytes=0-7' } })).status).toBe(206);
+    expect((await call('GET', `/v1/videos/${id}/content?variant=thumbnail`, { token: t, headers: { range: 'bytes=99999999-' } })).status).toBe(416);
+    expect((await call('GET', `/v1/videos/${id}/content?variant=spritesheet`, { token: t })).json().error.param).toBe('variant');
+    expect((await call('DELETE', `/v1/videos/${id}`, { token: t })).json()).toEqual({ id, object: 'video.deleted', deleted: true });
+    expect((await call('DELETE', `/v1/videos/${id}`, { token: t })).status).toBe(404);
     expect((await call('GET', mediaPath, { headers: { range: 'bytes=99999999-' } })).status).toBe(416);
     expect((await call('GET', mediaPath.replace(/\/[^/]+$/, '/wrong.png'))).status).toBe(404);
   });

@@ -1,7 +1,8 @@
 /**
  * A fake fal.ai-style queue upstream for the video adapter tests: a real HTTP server on
  * 127.0.0.1 that accepts submits, answers status polls, serves results and the video file
- * itself, records what it received, and can be switched into the failure modes that matter.
+ * itself, takes cancels, records what it received, and can be switched into the failure modes
+ * that matter. A running job's status carries logs with a percentage, as fal's `?logs=1` does.
  *
  *   const fal = await startFakeFalUpstream();
  *   fal.setMode({ pollsBeforeDone: 2, outcome: 'failed' });
@@ -61,7 +62,7 @@ export const FAKE_VIDEO_BYTES = Buffer.concat([Buffer.from('00000018667479706973
 export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
   let mode: FakeFalMode = { submit: 'ok', outcome: 'completed', pollsBeforeDone: 1, submitDelayMs: 0 };
   const requests: RecordedFalRequest[] = [];
-  const jobs = new Map<string, { model: string; polls: number; outcome: FakeFalMode['outcome'] }>();
+  const jobs = new Map<string, { model: string; polls: number; outcome: FakeFalMode['outcome']; cancelled: boolean }>();
   let nextId = 1;
   let baseUrl = '';
   let gate: Promise<void> | null = null;
@@ -84,15 +85,18 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
   });
 
   function handle(r: RecordedFalRequest, req: IncomingMessage, res: ServerResponse): void {
-    const media = /^\/media\/([^/]+)\.mp4$/.exec(r.path);
+    const path = r.path.split('?')[0];
+    const media = /^\/media\/([^/]+)\.mp4$/.exec(path);
     if (r.method === 'GET' && media) {
       if (jobs.get(media[1])?.outcome === 'media-missing') return sendJson(res, 404, { detail: 'Not found' });
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': FAKE_VIDEO_BYTES.length });
       return void res.end(FAKE_VIDEO_BYTES);
     }
-    const status = /^\/(.+)\/requests\/([^/]+)\/status$/.exec(r.path);
+    const status = /^\/(.+)\/requests\/([^/]+)\/status$/.exec(path);
     if (r.method === 'GET' && status) return answerStatus(res, status[1], status[2]);
-    const result = /^\/(.+)\/requests\/([^/]+)$/.exec(r.path);
+    const cancel = /^\/(.+)\/requests\/([^/]+)\/cancel$/.exec(path);
+    if (r.method === 'PUT' && cancel) return answerCancel(res, cancel[1], cancel[2]);
+    const result = /^\/(.+)\/requests\/([^/]+)$/.exec(path);
     if (r.method === 'GET' && result) return answerResult(res, result[2]);
     if (r.method === 'POST') {
       const answer = () => {
@@ -116,7 +120,7 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
       return sendJson(res, 422, { detail: [{ msg: 'The prompt was flagged by the content policy checker.', type: 'content_policy_violation' }] });
     }
     const id = `req-${nextId++}`;
-    jobs.set(id, { model, polls: 0, outcome: mode.outcome });
+    jobs.set(id, { model, polls: 0, outcome: mode.outcome, cancelled: false });
     const requestUrl = `${baseUrl}/${model}/requests/${id}`;
     sendJson(res, 200, { request_id: id, status_url: `${requestUrl}/status`, response_url: requestUrl, cancel_url: `${requestUrl}/cancel` });
   }
@@ -125,9 +129,18 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
     const job = jobs.get(id);
     if (!job || job.model !== model) return sendJson(res, 404, { detail: 'Request not found' });
     if (job.outcome === 'status-500') return sendJson(res, 500, { detail: 'Internal Server Error' });
+    if (job.cancelled) return sendJson(res, 200, { status: 'FAILED', error: 'Request was cancelled.' });
     job.polls++;
     if (job.polls <= mode.pollsBeforeDone) {
-      return sendJson(res, 200, { status: job.polls === 1 ? 'IN_QUEUE' : 'IN_PROGRESS', queue_position: 0 });
+      if (job.polls === 1) return sendJson(res, 200, { status: 'IN_QUEUE', queue_position: 0 });
+      const share = Math.min(99, 10 * job.polls);
+      return sendJson(res, 200, {
+        status: 'IN_PROGRESS',
+        logs: [
+          { message: 'Loading model', level: 'INFO' },
+          { message: `Generating: ${share}%`, level: 'INFO' },
+        ],
+      });
     }
     if (job.outcome === 'failed') {
       return sendJson(res, 200, {
@@ -136,6 +149,15 @@ export async function startFakeFalUpstream(): Promise<FakeFalUpstream> {
       });
     }
     sendJson(res, 200, { status: 'COMPLETED', response_url: `${baseUrl}/${model}/requests/${id}` });
+  }
+
+  /** As fal: a request still running is cancelled (202); a finished one answers 400, an unknown one 404. */
+  function answerCancel(res: ServerResponse, model: string, id: string): void {
+    const job = jobs.get(id);
+    if (!job || job.model !== model) return sendJson(res, 404, { detail: 'Request not found' });
+    if (job.cancelled || job.polls > mode.pollsBeforeDone) return sendJson(res, 400, { status: 'ALREADY_COMPLETED' });
+    job.cancelled = true;
+    sendJson(res, 202, { status: 'CANCELLATION_REQUESTED' });
   }
 
   function answerResult(res: ServerResponse, id: string): void {

@@ -9,6 +9,7 @@ import { microToCredits } from '../../src/domain/shared/money';
 import { expectLedgerInvariants } from './ledger-invariants';
 import { useFixture } from './fixture';
 import { newTestStore } from './test-store';
+import type { Clock } from '../../src/domain/ports/clock';
 
 type Env = Record<string, string | undefined>;
 
@@ -31,7 +32,8 @@ export interface TestServices {
   close(): Promise<void>;
 }
 
-export async function startTestServices(env: Env = {}): Promise<TestServices> {
+/** `clock`: what the services keep time with (a fake clock the test steps; the system's by default). */
+export async function startTestServices(env: Env = {}, options: { clock?: Clock } = {}): Promise<TestServices> {
   const store = await newTestStore('services');
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -52,6 +54,7 @@ export async function startTestServices(env: Env = {}): Promise<TestServices> {
     logger,
     metrics: new Metrics(),
     publicBaseUrl: () => 'http://127.0.0.1',
+    clock: options.clock,
   });
   return {
     services,
@@ -79,10 +82,10 @@ export async function startTestServices(env: Env = {}): Promise<TestServices> {
 }
 
 /** The services for a file: started before its tests, checked for the ledger's invariants and closed after them. */
-export function useTestServices(env: Env = {}, options: { ledgerInvariants?: boolean } = {}): TestServices {
+export function useTestServices(env: Env = {}, options: { ledgerInvariants?: boolean; clock?: Clock } = {}): TestServices {
   return useFixture(
     'useTestServices',
-    () => startTestServices(env),
+    () => startTestServices(env, { clock: options.clock }),
     async (t) => {
       try {
         if (options.ledgerInvariants !== false) await expectLedgerInvariants(t.database.db);

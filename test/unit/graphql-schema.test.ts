@@ -16,6 +16,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     ['account', 'accountWebhookDeliveries', 'apiKeys', 'ledgerEntries', 'models', 'usage', 'videoJob', 'videoJobs', 'videoQuote', 'webhookDeliveries'],
   );
   expect(names(schema.getMutationType())).toEqual([
+    'cancelVideoJob',
     'createApiKey',
     'queueMotionControl',
     'queueVideo',
@@ -32,7 +33,16 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
   const sdl = schemaSDL(schema);
   expect(sdl).toContain('enum VideoJobStatus {\n  PROCESSING\n  COMPLETED\n  FAILED\n}');
-  for (const field of ['id: ID!', 'queueId: String!', 'creditsCharged: Float!', 'creditsUsed: Float', 'createdAt: DateTime!', 'updatedAt: DateTime!']) {
+  expect(sdl).toMatch(/cancelVideoJob\(id: ID!\): VideoJob!/);
+  for (const field of [
+    'id: ID!',
+    'queueId: String!',
+    'creditsCharged: Float!',
+    'creditsUsed: Float',
+    'progress: Int!',
+    'createdAt: DateTime!',
+    'updatedAt: DateTime!',
+  ]) {
     expect(sdl).toMatch(new RegExp(`type VideoJob \\{[^}]*${field.replace(/[!]/g, '\\!')}`, 's'));
   }
 });

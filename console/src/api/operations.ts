@@ -148,8 +148,8 @@ export const WebhookDeliveriesQuery = graphql(`
 `);
 
 export const VideoJobsQuery = graphql(`
-  query VideoJobs($first: Int, $after: String) {
-    videoJobs(first: $first, after: $after) {
+  query VideoJobs($first: Int, $after: String, $status: VideoJobStatus) {
+    videoJobs(first: $first, after: $after, status: $status) {
       edges {
         cursor
         node {
@@ -172,10 +172,19 @@ export const JobFieldsFragment = graphql(`
     creditsCharged
     testMode
     creditsUsed
+    progress
     url
     reason
     createdAt
     updatedAt
+  }
+`);
+
+export const CancelVideoJobMutation = graphql(`
+  mutation CancelVideoJob($id: ID!) {
+    cancelVideoJob(id: $id) {
+      ...JobFields
+    }
   }
 `);
 

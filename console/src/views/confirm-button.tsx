@@ -6,7 +6,15 @@ import { useEffect, useRef, useState } from 'preact/hooks';
  * action that leaves focus nowhere (it failed, and its message is shown), brings focus back to the
  * first button. A confirmed action that moves focus itself (a secret shown) keeps it there.
  */
-export function ConfirmButton(props: { label: string; confirmLabel: string; onConfirm: () => Promise<void>; onCancel?: () => void; secondary?: boolean }) {
+export function ConfirmButton(props: {
+  label: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+  onCancel?: () => void;
+  secondary?: boolean;
+  /** The second step's way back, where "Cancel" would mean the action itself (cancelling a job). */
+  dismissLabel?: string;
+}) {
   const [confirming, setConfirming] = useState(false);
   // Not `disabled` while the action runs: disabling the focused button would drop focus to <body>.
   const busy = useRef(false);
@@ -55,7 +63,7 @@ export function ConfirmButton(props: { label: string; confirmLabel: string; onCo
         {props.confirmLabel}
       </button>
       <button type="button" class="secondary" onClick={cancel}>
-        Cancel
+        {props.dismissLabel ?? 'Cancel'}
       </button>
     </span>
   );

@@ -4,14 +4,17 @@ import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import type { LiveStatus } from '../api/live-status';
-import { JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
+import { CancelVideoJobMutation, JobsUpdatedSubscription, VideoJobsQuery } from '../api/operations';
 import type { JobFieldsFragment } from '../gql/graphql';
-import { ErrorNote, credits, when } from '../ui';
+import { ErrorNote } from '../ui';
 import { useErrorSlots } from '../error-slots';
 import { QueueForm } from './queue-form';
+import { JobCard } from './job-card';
 
 type Job = JobFieldsFragment;
 const PAGE = 20;
+/** How often running jobs are read again for their progress (an event comes only with a change of state or an upstream's report). */
+const PROGRESS_EVERY_MS = 2_000;
 
 /** Newest first; a job seen again (an event, a page) replaces the one shown. */
 function merge(jobs: Job[], incoming: Job[]): Job[] {
@@ -23,32 +26,10 @@ function merge(jobs: Job[], incoming: Job[]): Job[] {
   return [...byId.values()].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
 }
 
-function JobCard({ job }: { job: Job }) {
-  return (
-    <li class="card" aria-label={`Job ${job.id}`} data-job-id={job.id}>
-      <div class="row spread">
-        <span class="mono">{job.id}</span>
-        <span class={`status ${job.status.toLowerCase()}`} data-testid="job-status">
-          {job.status}
-        </span>
-      </div>
-      <p>
-        {/* A test key's job moves no credit: saying "charged" or "refunded" of it would be untrue. */}
-        {job.testMode ? `${job.model} · test key, free (${credits(job.creditsCharged)} with a live key)` : `${job.model} · charged ${credits(job.creditsCharged)}`}
-        {!job.testMode && job.creditsUsed !== null && job.creditsUsed !== undefined ? ` · used ${credits(job.creditsUsed)}` : ''} · {when(job.createdAt)}
-      </p>
-      {/* Metadata only until played: a page of finished jobs must not download every video. */}
-      {job.status === 'COMPLETED' && job.url && <video controls preload="metadata" playsInline src={job.url} aria-label={`Video of job ${job.id}`} />}
-      {job.status === 'FAILED' && (
-        <p class="error">
-          Failed: {(job.reason ?? 'unknown reason').replace(/\.$/, '')}.{job.testMode ? '' : ` Refunded ${credits(job.creditsCharged)}.`}
-        </p>
-      )}
-    </li>
-  );
-}
-
-/** The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form. */
+/**
+ * The account's video and motion-control jobs, live over videoJobsUpdated, with the queue form;
+ * while some run, their progress is read again every two seconds.
+ */
 export function Jobs({ token, live, liveStatus, queueKey, ownerView }: { token: Bearer; live: Client; liveStatus: LiveStatus; queueKey: string | null; ownerView: boolean }) {
   const [jobs, setJobs] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -97,6 +78,29 @@ export function Jobs({ token, live, liveStatus, queueKey, ownerView }: { token: 
     });
   }, [token, liveStatus]);
 
+  const running = jobs.some((j) => j.status === 'PROCESSING');
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => {
+      execute(token, VideoJobsQuery, { first: 100, status: 'PROCESSING' }).then(({ videoJobs }) => {
+        setJobs((js) => merge(js, videoJobs.edges.map((e) => e.node)));
+        errors.succeeded('progress');
+      }, errors.failed('progress'));
+    }, PROGRESS_EVERY_MS);
+    return () => clearInterval(timer);
+  }, [running, token]);
+
+  // A job that ended meanwhile answers video_not_cancellable: its message shows, and its end arrives live.
+  const cancel = async (job: Job) => {
+    try {
+      const { cancelVideoJob } = await execute(token, CancelVideoJobMutation, { id: job.id });
+      setJobs((js) => merge(js, [cancelVideoJob]));
+      errors.succeeded('cancel');
+    } catch (err) {
+      errors.failed('cancel')(err);
+    }
+  };
+
   return (
     <div class="stack">
       <QueueForm token={token} queueKey={queueKey} askForKey={ownerView} onQueued={(job) => setJobs((js) => merge(js, [job]))} />
@@ -106,7 +110,7 @@ export function Jobs({ token, live, liveStatus, queueKey, ownerView }: { token: 
         {loaded && jobs.length === 0 && <p>No jobs yet.</p>}
         <ul class="cards" aria-label="Video jobs">
           {jobs.map((j) => (
-            <JobCard key={j.id} job={j} />
+            <JobCard key={j.id} job={j} onCancel={cancel} />
           ))}
         </ul>
         {more && (

@@ -16,6 +16,8 @@ export type ErrorType =
   | 'not_found_error'
   | 'key_limit_reached'
   | 'idempotency_error'
+  | 'video_not_cancellable'
+  | 'video_not_deletable'
   | 'request_too_large'
   | 'content_policy_violation'
   | 'rate_limit_exceeded'
@@ -33,6 +35,8 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   not_found_error: 404,
   key_limit_reached: 409,
   idempotency_error: 409,
+  video_not_cancellable: 409,
+  video_not_deletable: 409,
   request_too_large: 413,
   content_policy_violation: 422,
   rate_limit_exceeded: 429,

@@ -63,6 +63,11 @@ export class MediaLibrary {
     const expected = Buffer.from(this.token(id));
     const given = Buffer.from(token);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    return this.openStored(id);
+  }
+
+  /** The blob of a medium its caller already holds by other rights (its owner's job), opened for streaming; null when it is gone. */
+  async openStored(id: string): Promise<{ blob: BlobHandle; contentType: string } | null> {
     const stored = await this.records.find(id);
     if (!stored) return null;
     const blob = await this.blobs.open(stored.storageKey);

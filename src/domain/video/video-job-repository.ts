@@ -16,12 +16,14 @@ export interface NewVideoJob {
   timeoutSeconds: number;
 }
 
-export type JobOutcome = { status: 'COMPLETED'; mediaId: string; usedMicro: number } | { status: 'FAILED'; reason: string };
+export type JobOutcome = { status: 'COMPLETED'; mediaId: string; thumbnailMediaId?: string | null; usedMicro: number } | { status: 'FAILED'; reason: string };
 
 /**
  * Video jobs, stored; times are the database's clock. A job's media URL is derived from its media
  * id, so it is never stored stale. Its SQL: infra/db/repositories/sql-video-jobs.ts. Writes take
- * the transaction they commit in (with the charge and the work rows they go with).
+ * the transaction they commit in (with the charge and the work rows they go with). A job its
+ * owner deleted is read only by the worker's and the finisher's reads (by id, for update, with its
+ * time left): every read of the account's leaves it out.
  */
 export interface VideoJobRepository {
   /** Runs `work` in one transaction: commits when it resolves, rolls back when it throws. */
@@ -43,6 +45,12 @@ export interface VideoJobRepository {
   setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId?: string | null): Promise<VideoJob | undefined>;
   /** PROCESSING → COMPLETED | FAILED, once: answers undefined when the job was already terminal. */
   finish(tx: SqlExecutor, id: string, outcome: JobOutcome): Promise<VideoJob | undefined>;
-  /** Keyset pagination, newest first; `after` is the id of the last job of the previous page. */
-  list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]>;
+  /** A PROCESSING job's progress as the upstream reported it: the job when it changed, else undefined. */
+  setProgress(id: string, progress: number): Promise<VideoJob | undefined>;
+  /** Deletes a terminal job of the account from view: the job as it was, or undefined when there was none to delete. */
+  remove(id: string, accountId: string): Promise<VideoJob | undefined>;
+  /** Whether the job is, or was before its deletion, one of the account's (a list cursor). */
+  owns(id: string, accountId: string): Promise<boolean>;
+  /** Keyset pagination, newest first unless `order` is asc; `after` is the id of the last job of the previous page. */
+  list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus; order?: 'asc' | 'desc' }): Promise<VideoJob[]>;
 }

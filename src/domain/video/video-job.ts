@@ -1,4 +1,5 @@
 import type { VideoJobSpec } from './video-port';
+import { unixSeconds } from '../shared/time';
 
 export type VideoJobStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
@@ -18,9 +19,16 @@ export interface VideoJob {
   status: VideoJobStatus;
   creditsCharged: number;
   creditsUsed: number | null;
+  /** 0 to 100: what the upstream last reported (or, for the simulator, its clock says); 100 once COMPLETED. */
+  progress: number;
   url: string | null;
+  /** The stored video and its thumbnail image, once COMPLETED (a provider may give no thumbnail). */
+  mediaId: string | null;
+  thumbnailMediaId: string | null;
   reason: string | null;
   submittedAt: Date | null;
+  /** When it became COMPLETED or FAILED. */
+  finishedAt: Date | null;
   deadlineAt: Date;
   createdAt: Date;
   updatedAt: Date;
@@ -30,7 +38,7 @@ export interface VideoJob {
 export function retrieveView(job: VideoJob): Record<string, unknown> {
   if (job.status === 'COMPLETED') return { id: job.id, status: job.status, url: job.url, credits_used: job.creditsUsed };
   if (job.status === 'FAILED') return { id: job.id, status: job.status, reason: job.reason };
-  return { id: job.id, status: job.status };
+  return { id: job.id, status: job.status, progress: job.progress };
 }
 
 /**
@@ -40,4 +48,22 @@ export function retrieveView(job: VideoJob): Record<string, unknown> {
  */
 export function acceptedView(job: VideoJob): Record<string, unknown> {
   return { id: job.id, queue_id: job.queueId || job.id, model: job.model, status: job.status, credits_charged: job.creditsCharged };
+}
+
+/** A job in a list (GET /v1/video/jobs): what retrieve shows of it in any state, and what it cost. */
+export function listedView(job: VideoJob): Record<string, unknown> {
+  return {
+    id: job.id,
+    queue_id: job.queueId || job.id,
+    model: job.model,
+    status: job.status,
+    progress: job.status === 'COMPLETED' ? 100 : job.progress,
+    credits_charged: job.creditsCharged,
+    credits_used: job.creditsUsed,
+    url: job.status === 'COMPLETED' ? job.url : null,
+    reason: job.status === 'FAILED' ? job.reason : null,
+    test_mode: job.testMode,
+    created_at: unixSeconds(job.createdAt),
+    updated_at: unixSeconds(job.updatedAt),
+  };
 }

@@ -21,7 +21,18 @@ export interface VideoJobSpec {
   characterOrientation?: 'image' | 'video';
 }
 
-export type VideoPollResult = { state: 'processing' } | { state: 'completed'; video: GeneratedImage } | { state: 'failed'; reason: string };
+/**
+ * Where an upstream job is. A processing job may say how far it is (`progress`, 0 to 100, from the
+ * upstream's logs or queue); a completed one may come with a still of it (`thumbnail`, an image).
+ */
+export type VideoPollResult =
+  { state: 'processing'; progress?: number } | { state: 'completed'; video: GeneratedImage; thumbnail?: GeneratedImage } | { state: 'failed'; reason: string };
+
+/** What an upstream needs to find a submitted job again: its queue id, and the spec it was given. */
+export interface SubmittedJob {
+  queueId: string;
+  spec: VideoJobSpec;
+}
 
 export interface VideoProvider {
   /** Hands the job to the provider; returns the provider's queue id. */
@@ -37,6 +48,16 @@ export interface VideoProvider {
    * restarted gateway can poll a job submitted before the crash.
    */
   poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult>;
+  /**
+   * Asks the upstream to stop a job (its cancel call): resolves once the upstream answered, a job
+   * it already finished included; throws when it could not be reached, to be asked again.
+   */
+  cancel?(job: SubmittedJob): Promise<void>;
+  /**
+   * How far a submitted job is at `nowMs`, 0 to 99, known without asking anyone (the simulator's
+   * timeline). A provider without it reports progress through its polls.
+   */
+  progressAt?(job: { submittedAt: Date; spec: VideoJobSpec }, nowMs: number): number;
 }
 
 export interface VideoProviders {

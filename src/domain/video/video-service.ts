@@ -9,11 +9,13 @@ import { assertModelAllowed } from '../keys/permissions';
 import type { RateLimiter } from '../ratelimit/rate-limiter';
 import { enforceRateLimit } from '../ratelimit/enforce';
 import type { WorkQueue } from '../work/work-queue';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../shared/system-clock';
 import { invalidField, notFound } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import { creditsToMicro } from '../shared/money';
 import { newId } from '../shared/ids';
-import type { VideoJobSpec, VideoProviders } from './video-port';
+import type { VideoJobSpec, VideoProvider, VideoProviders } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
 import type { VideoLedger } from './video-ledger';
@@ -35,13 +37,24 @@ export interface AcceptedJob {
   headers: Record<string, string>;
 }
 
-/** Quote, queue, motion control, retrieve and list: the asynchronous video API. */
 /** Changes an account-wide subscription re-reads after an outage, at most (the oldest first). */
 const MAX_RESYNCED_JOBS = 500;
 
-/** A job list's page: 20 by default, 100 at most; the cursor is a job id (`vid_…`). */
-export const VIDEO_JOB_PAGE = new PageRule(100, 20, { pattern: /^vid_[A-Za-z0-9]{1,64}$/, of: 'a job' });
+/** What a job id looks like: a list's cursor. */
+export const VIDEO_JOB_ID = /^vid_[A-Za-z0-9]{1,64}$/;
 
+/** A job list's page: 20 by default, 100 at most; the cursor is a job id (`vid_…`). */
+export const VIDEO_JOB_PAGE = new PageRule(100, 20, { pattern: VIDEO_JOB_ID, of: 'a job' });
+
+/**
+ * An image for the job that the caller's door has already made safe to hand upstream (checked as
+ * a caller URL, or stored by the gateway itself): the model's `image_url`, or its one reference.
+ */
+export interface CheckedImage {
+  url: string;
+}
+
+/** Quote, queue, motion control, retrieve and list: the asynchronous video API. */
 export class VideoService {
   private readonly changedReads = new Map<string, Promise<VideoJob[]>>();
 
@@ -61,6 +74,8 @@ export class VideoService {
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
       /** Charges the job, in the transaction that writes it (the credit ledger). */
       ledger: VideoLedger;
+      /** What a provider that knows its progress without a call (the simulator) reads it at. */
+      clock?: Clock;
     },
   ) {}
 
@@ -91,21 +106,29 @@ export class VideoService {
     return { model: model.id, duration, resolution, credits, estimatedCostUsd: estimatedCostUsd(this.deps.catalog, credits) };
   }
 
-  /** `idempotent`, when the request has an Idempotency-Key, names the job (`vid_…`): see IdempotentCall. */
-  async queue(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<AcceptedJob> {
+  /**
+   * `idempotent`, when the request has an Idempotency-Key, names the job (`vid_…`): see
+   * IdempotentCall. `image`, from a door that took it otherwise (/v1/videos' `input_reference`),
+   * is the model's image or its one reference, in place of `image_url` / `reference_image_urls`.
+   */
+  async queue(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, image?: CheckedImage): Promise<AcceptedJob> {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
     assertModelAllowed(key, model.id);
+    const imageGiven = v.image_url !== undefined || (image !== undefined && model.input === 'image');
+    const referencesGiven = v.reference_image_urls !== undefined || (image !== undefined && model.input === 'reference');
     if (model.input !== 'image' && !v.prompt) throw invalidField(['prompt'], 'is required for this model.');
-    if (model.input === 'image' && !v.image_url) throw invalidField(['image_url'], 'is required for image-to-video models.');
+    if (model.input === 'image' && !imageGiven) throw invalidField(['image_url'], 'is required for image-to-video models.');
     if (model.input !== 'image' && v.image_url) throw invalidField(['image_url'], `${model.id} does not take an image.`);
-    if (model.input === 'reference' && !v.reference_image_urls)
-      throw invalidField(['reference_image_urls'], '1 to 4 URLs are required for reference-to-video.');
+    if (model.input === 'reference' && !referencesGiven) throw invalidField(['reference_image_urls'], '1 to 4 URLs are required for reference-to-video.');
     if (model.input !== 'reference' && v.reference_image_urls) throw invalidField(['reference_image_urls'], `${model.id} does not take reference images.`);
-    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']) : undefined;
+    if (image && model.input === 'text') throw invalidField(['image_url'], `${model.id} does not take an image.`);
+    const imageUrl = v.image_url ? await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']) : model.input === 'image' ? image?.url : undefined;
     const referenceImageUrls = v.reference_image_urls
       ? await Promise.all(v.reference_image_urls.map((u, i) => this.deps.urls.checkMediaUrl(u, ['reference_image_urls', i])))
-      : undefined;
+      : model.input === 'reference' && image
+        ? [image.url]
+        : undefined;
     const spec: Omit<VideoJobSpec, 'jobId'> = {
       upstreamModel: model.route.upstreamModel,
       kind: 'video',
@@ -196,11 +219,32 @@ export class VideoService {
     return { job, headers };
   }
 
+  /** The provider that has the job; none when the catalog no longer names its model or route. */
+  private providerOf(job: VideoJob): VideoProvider | undefined {
+    const model = this.deps.catalog.find(job.model);
+    try {
+      return model && this.deps.providers.video(model, job.provider, job.routeId).provider;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** A job of the caller's account (any of its keys); another account's job answers 404. */
   async get(accountId: string, jobId: string): Promise<VideoJob> {
     const job = await this.deps.jobs.getOwned(jobId, accountId);
     if (!job) throw notFound(`No video job with id '${jobId}'.`, 'job_not_found', ['id']);
-    return job;
+    return this.present(job);
+  }
+
+  /**
+   * The job as its views show it: a submitted job of a provider that knows its progress without
+   * a call (the simulator's timeline) reports it as of now; any other, what its upstream last said.
+   */
+  present(job: VideoJob): VideoJob {
+    if (job.status !== 'PROCESSING' || !job.submittedAt) return job;
+    const provider = this.providerOf(job);
+    if (!provider?.progressAt) return job;
+    return { ...job, progress: provider.progressAt({ submittedAt: job.submittedAt, spec: job.spec }, (this.deps.clock ?? systemClock).now()) };
   }
 
   async retrieve(key: KeyPrincipal, input: unknown): Promise<VideoJob> {
@@ -217,20 +261,27 @@ export class VideoService {
     const id = `${accountId}\0${since.getTime()}`;
     let read = this.changedReads.get(id);
     if (!read) {
-      read = this.deps.jobs.changedSince(accountId, since, MAX_RESYNCED_JOBS).finally(() => this.changedReads.delete(id));
+      read = this.deps.jobs
+        .changedSince(accountId, since, MAX_RESYNCED_JOBS)
+        .then((jobs) => jobs.map((job) => this.present(job)))
+        .finally(() => this.changedReads.delete(id));
       this.changedReads.set(id, read);
     }
     return read;
   }
 
-  async list(accountId: string, opts: { first?: number; after?: string; status?: VideoJobStatus }): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
+  /** Newest first unless `order` is asc; `after` a job id (one deleted since still marks its place). */
+  async list(
+    accountId: string,
+    opts: { first?: number; after?: string; status?: VideoJobStatus; order?: 'asc' | 'desc' },
+  ): Promise<{ jobs: VideoJob[]; hasNextPage: boolean }> {
     const first = VIDEO_JOB_PAGE.size(opts.first);
-    const rows = await this.deps.jobs.list(accountId, { first: first + 1, after: opts.after, status: opts.status });
-    // A cursor that names no job of the account (mistyped, stale, another account's) read as
-    // the end of the list; looked up only when the page is empty, so paging costs nothing more.
-    if (rows.length === 0 && opts.after && !(await this.deps.jobs.getOwned(opts.after, accountId))) {
+    const rows = await this.deps.jobs.list(accountId, { first: first + 1, after: opts.after, status: opts.status, order: opts.order });
+    // A cursor that names no job of the account (mistyped, another account's) read as the end of
+    // the list; looked up only when the page is empty, so paging costs nothing more.
+    if (rows.length === 0 && opts.after && !(await this.deps.jobs.owns(opts.after, accountId))) {
       throw invalidField(['after'], 'it is not the cursor of a job of this account.');
     }
-    return { jobs: rows.slice(0, first), hasNextPage: rows.length > first };
+    return { jobs: rows.slice(0, first).map((job) => this.present(job)), hasNextPage: rows.length > first };
   }
 }

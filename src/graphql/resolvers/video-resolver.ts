@@ -1,5 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { requireAccountId, requireKey, type GraphQLContext } from '../context';
+import { requireAccountId, requireKey, requirePrincipal, type GraphQLContext } from '../context';
 import { VideoJobConnection, VideoJobStatus, VideoJobType, toConnection, toVideoJobType } from '../types/video-job';
 import { VIDEO_JOB_PAGE, checkedPage } from '../page-args';
 import { MotionControlInput, QueueVideoInput, motionBody, queueBody } from '../types/inputs';
@@ -45,6 +45,14 @@ export class VideoResolver {
     const key = requireKey(ctx);
     const body = queueBody(input);
     return toVideoJobType(await once(ctx, idempotencyKey, 'queueVideo', body, async (call) => (await ctx.services.video.queue(key, body, call)).job));
+  }
+
+  @Mutation(() => VideoJobType, {
+    description:
+      "POST /v1/video/cancel: a PROCESSING job ends FAILED with reason cancelled, refunded once; a terminal one answers video_not_cancellable. An API key (allowed the job's model) or the owner's ID token.",
+  })
+  async cancelVideoJob(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<VideoJobType> {
+    return toVideoJobType(await ctx.services.videoControls.cancel(requirePrincipal(ctx), id));
   }
 
   @Mutation(() => VideoJobType, { description: 'POST /v1/video/motion-control.' })

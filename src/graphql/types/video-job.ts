@@ -1,4 +1,4 @@
-import { Field, Float, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { VideoJob } from '../../domain/video/video-job';
 import { DateTimeScalar } from '../scalars';
 
@@ -18,6 +18,8 @@ export class VideoJobType {
   @Field(() => Float, { description: 'What the job costs; a test job (testMode) costs this and moves no credit.' }) creditsCharged!: number;
   @Field(() => Boolean, { description: 'Queued with a test key: made by the simulator, and no credit moved (added beside CONTRACT).' }) testMode!: boolean;
   @Field(() => Float, { nullable: true }) creditsUsed!: number | null;
+  @Field(() => Int, { description: "0 to 100: how far the job is, from its upstream's queue or logs (the simulator's own clock); 100 once COMPLETED." })
+  progress!: number;
   @Field(() => String, { nullable: true, description: 'Present when COMPLETED: permanent, token-authenticated link.' }) url!: string | null;
   @Field(() => String, { nullable: true, description: 'Present when FAILED.' }) reason!: string | null;
   @Field(() => DateTimeScalar) createdAt!: Date;
@@ -34,6 +36,7 @@ export function toVideoJobType(job: VideoJob): VideoJobType {
     creditsCharged: job.creditsCharged,
     testMode: job.testMode,
     creditsUsed: job.creditsUsed,
+    progress: job.status === 'COMPLETED' ? 100 : job.progress,
     url: job.status === 'COMPLETED' ? job.url : null,
     reason: job.status === 'FAILED' ? job.reason : null,
     createdAt: job.createdAt,

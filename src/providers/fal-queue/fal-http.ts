@@ -43,11 +43,16 @@ export class FalHttp {
     return this.send(url, 'POST', JSON.stringify(payload));
   }
 
+  /** A PUT without a body (fal's cancel). */
+  put(url: string): Promise<FalOutcome> {
+    return this.send(url, 'PUT', undefined);
+  }
+
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private async send(url: string, method: 'GET' | 'POST', body: string | undefined): Promise<FalOutcome> {
+  private async send(url: string, method: 'GET' | 'POST' | 'PUT', body: string | undefined): Promise<FalOutcome> {
     let text: string;
     let status: number;
     try {

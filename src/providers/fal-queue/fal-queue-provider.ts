@@ -4,13 +4,16 @@
  * Wire protocol (all JSON, `Authorization: Key <apiKey>`):
  *   submit  POST {baseUrl}/{upstreamModel}                          body: see submit-body.ts
  *           → 200 { request_id, status_url, response_url }
- *   poll    GET  {baseUrl}/{upstreamModel}/requests/{request_id}/status
- *           → 200 { status: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED', error? }
+ *   poll    GET  {baseUrl}/{upstreamModel}/requests/{request_id}/status?logs=1
+ *           → 200 { status: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED', queue_position?, logs?, error? }
  *   result  GET  {baseUrl}/{upstreamModel}/requests/{request_id}     (once COMPLETED)
  *           → 200 { video: { url, content_type? } }, then the video is downloaded via fetchMedia
+ *   cancel  PUT  {baseUrl}/{upstreamModel}/requests/{request_id}/cancel
+ *           → 202 CANCELLATION_REQUESTED, 400 ALREADY_COMPLETED, 404 for a request it does not know
  *
  * Polling is stateless: the queue id and the spec are all we need, so a restarted gateway can
- * resume jobs submitted before it went down.
+ * resume jobs submitted before it went down. A job in the queue is at 0%; a running one at the
+ * last percentage its logs printed (fal-progress.ts).
  *
  * What a failure means:
  * - submit fails (network, timeout, non-2xx, no request_id) → throws upstream_error (or
@@ -30,6 +33,8 @@ import type { GeneratedImage, VideoJobSpec, VideoPollResult, VideoProvider } fro
 import { FalHttp, type FalOutcome } from './fal-http';
 import { reasonFromRejectedResult, reasonFromUpstreamError } from './failure-reason';
 import { submitBody } from './submit-body';
+import { progressOfStatus } from './fal-progress';
+import type { SubmittedJob } from '../../domain/video/video-port';
 
 export interface FalQueueOptions {
   /** e.g. `https://queue.fal.run`. */
@@ -69,13 +74,26 @@ export class FalQueueVideoProvider implements VideoProvider {
 
   async poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult> {
     const requestUrl = `${this.baseUrl}/${job.spec.upstreamModel}/requests/${encodeURIComponent(job.queueId)}`;
-    const status = await this.http.get(`${requestUrl}/status`);
+    const status = await this.http.get(`${requestUrl}/status?logs=1`);
     if (status.kind !== 'ok') return pollFailure(status);
     const { status: state, error } = (status.json ?? {}) as { status?: unknown; error?: unknown };
     if (state === 'FAILED') return { state: 'failed', reason: reasonFromUpstreamError(error) };
     // IN_QUEUE, IN_PROGRESS and anything we do not recognise: ask again later.
-    if (state !== 'COMPLETED') return PROCESSING;
+    if (state !== 'COMPLETED') {
+      const progress = progressOfStatus(status.json);
+      return progress === undefined ? PROCESSING : { state: 'processing', progress };
+    }
     return this.collect(requestUrl);
+  }
+
+  /**
+   * Stops a request. Any answer but a 429 or a 5xx is fal's last word (a finished request answers
+   * 400, an unknown one 404); no answer, or one of those, throws, to be asked again.
+   */
+  async cancel(job: SubmittedJob): Promise<void> {
+    const outcome = await this.http.put(`${this.baseUrl}/${job.spec.upstreamModel}/requests/${encodeURIComponent(job.queueId)}/cancel`);
+    if (outcome.kind === 'unreachable') throw upstreamError("fal's cancel got no answer.", outcome.error);
+    if (outcome.kind === 'http-error' && isTransient(outcome.status)) throw upstreamError(`fal's cancel answered ${outcome.status}.`);
   }
 
   /** Closes the adapter's own connection pool (shutdown, tests). */

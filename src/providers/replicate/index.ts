@@ -1,1 +1,1 @@
-export { ReplicateProvider, type ReplicateOptions, type ReplicateVideoPollResult } from './replicate-provider';
+export { ReplicateProvider, type ReplicateOptions } from './replicate-provider';

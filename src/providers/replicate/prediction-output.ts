@@ -23,13 +23,13 @@ export async function downloadOutput(url: string, fetchMedia: (url: string) => P
 const LOG_TAIL_CHARS = 4096;
 
 /**
- * The last progress bar a model printed (tqdm's ` 45%|████▌     | 9/20`), as 0..1; undefined
- * when the logs show none.
+ * The last progress bar a model printed (tqdm's ` 45%|████▌     | 9/20`), as a percentage 0..100;
+ * undefined when the logs show none.
  */
 export function progressFromLogs(logs: unknown): number | undefined {
   if (typeof logs !== 'string') return undefined;
   let last: string | undefined;
   for (const match of logs.slice(-LOG_TAIL_CHARS).matchAll(/(\d{1,3})%\|/g)) last = match[1];
   if (last === undefined) return undefined;
-  return Math.min(100, Number(last)) / 100;
+  return Math.min(100, Number(last));
 }

@@ -65,10 +65,10 @@ export class ReplicateHttp {
     return this.send('POST', path, JSON.stringify(payload), bounds);
   }
 
-  /** Asks Replicate to stop a prediction; true when it answered 2xx (whatever the body). Never throws. */
-  async cancel(id: string, timeoutMs: number): Promise<boolean> {
+  /** Asks Replicate to stop a prediction; answers the status it gave (whatever the body), or null when none came. Never throws. */
+  async cancel(id: string, timeoutMs: number): Promise<number | null> {
     const answer = await this.exchange('POST', `${predictionPath(id)}/cancel`, undefined, { timeoutMs });
-    return !(answer instanceof Failure) && answer.status >= 200 && answer.status < 300;
+    return answer instanceof Failure ? null : answer.status;
   }
 
   /** Closes the Agent this adapter created (a dispatcher passed in belongs to its owner). */

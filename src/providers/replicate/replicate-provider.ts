@@ -6,7 +6,7 @@
  *           POST {baseUrl}/v1/predictions                          { version, input }   (owner/name:version)
  *           → 201 prediction; with `Prefer: wait=N` held until it ends or N seconds pass
  *   get     GET  {baseUrl}/v1/predictions/{id}         → prediction
- *   cancel  POST {baseUrl}/v1/predictions/{id}/cancel  → prediction
+ *   cancel  POST {baseUrl}/v1/predictions/{id}/cancel  → prediction (a finished one unchanged)
  * A prediction is { id, status: starting | processing | succeeded | failed | canceled, output,
  * error, logs }; its output files are downloaded through fetchMedia.
  *
@@ -21,7 +21,9 @@
  * - a definite end → `failed` with a short reason of ours, never the upstream's words.
  */
 import type { Dispatcher } from 'undici';
+import { upstreamError } from '../../domain/errors/domain-error';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
+import type { SubmittedJob } from '../../domain/video/video-port';
 import type { GeneratedImage, GeneratedImages, ImageGenerationRequest, ImageProvider, VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';
 import { videoFailureReason } from './failure-reason';
 import { generateImages, type ImageSettings } from './generate-images';
@@ -44,9 +46,6 @@ export interface ReplicateOptions {
   /** Pause between polls of an image prediction that outlasted the wait (default 1000 ms). */
   pollIntervalMs?: number;
 }
-
-/** A processing video job, with the share done when the model's logs show a progress bar. */
-export type ReplicateVideoPollResult = VideoPollResult | { state: 'processing'; progress: number };
 
 const PROCESSING: VideoPollResult = { state: 'processing' };
 
@@ -87,7 +86,7 @@ export class ReplicateProvider implements VideoProvider, ImageProvider {
     return { queueId: created.prediction.id };
   }
 
-  async poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<ReplicateVideoPollResult> {
+  async poll(job: { queueId: string; submittedAt: Date; spec: VideoJobSpec }): Promise<VideoPollResult> {
     const polled = await this.http.get(predictionPath(job.queueId), { timeoutMs: this.timeoutMs });
     if (polled.kind === 'http-error' && (polled.status === 404 || polled.status === 410)) {
       return { state: 'failed', reason: 'The provider no longer knows this job.' };
@@ -97,14 +96,21 @@ export class ReplicateProvider implements VideoProvider, ImageProvider {
     if (status === 'succeeded') return this.collect(output);
     if (status === 'failed') return { state: 'failed', reason: videoFailureReason(error) };
     if (status === 'canceled' || status === 'aborted') return { state: 'failed', reason: 'cancelled' };
-    // starting, processing, and anything we do not recognise: ask again later.
+    // starting, processing, and anything we do not recognise: ask again later, with the share
+    // done when the model's logs show a progress bar.
     const progress = progressFromLogs(logs);
     return progress === undefined ? PROCESSING : { state: 'processing', progress };
   }
 
-  /** Stops a prediction; true when Replicate answered 2xx. */
-  cancel(queueId: string): Promise<boolean> {
-    return this.http.cancel(queueId, this.timeoutMs);
+  /**
+   * Stops a prediction. Any answer but a 429 or a 5xx is Replicate's last word (a finished
+   * prediction is answered unchanged, an unknown one 404); no answer, or one of those, throws, to
+   * be asked again.
+   */
+  async cancel(job: SubmittedJob): Promise<void> {
+    const status = await this.http.cancel(job.queueId, this.timeoutMs);
+    if (status === null || status === 429 || status >= 500)
+      throw upstreamError(`Replicate's cancel ${status === null ? 'got no answer' : `answered ${status}`}.`);
   }
 
   /** Closes the adapter's own connection pool (shutdown, tests). */

@@ -6,12 +6,15 @@
  * Timeline: a job is `processing` until `videoSeconds` after submission, then either fails
  * (when the prompt contains `[fail]`; failing only at that point lets callers see the job go
  * through processing, webhooks included, as a real failure would) or completes with a real,
- * playable MP4. The clip is always short (1.5 s, a few kB) whatever durationSeconds asks for:
- * it only has to be real media, and it must encode in milliseconds.
+ * playable MP4 and its first frame as a PNG thumbnail. The clip is always short (1.5 s, a few
+ * kB) whatever durationSeconds asks for: it only has to be real media, and it must encode in
+ * milliseconds. Its progress is the share of that time gone by; a cancel has nothing to stop.
  */
+import sharp from 'sharp';
 import type { VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { encodeMp4 } from './mp4';
+import { PNG_CONTENT_TYPE, rawOf } from './png';
 import { createPrng, seedFromParts, shortHash } from './seed';
 
 const FAIL_TRIGGER = '[fail]';
@@ -107,17 +110,24 @@ export class SimulatorVideoProvider implements VideoProvider {
     if (job.spec.prompt?.toLowerCase().includes(FAIL_TRIGGER)) return { state: 'failed', reason: FAIL_REASON };
 
     const { width, height } = clipSize(job.spec.aspectRatio);
+    const paintFrame = framePainter(width, height, seedOf(job.spec));
     try {
-      const data = await encodeMp4({
-        width,
-        height,
-        frameRate: FRAME_RATE,
-        frameCount: FRAME_COUNT,
-        paintFrame: framePainter(width, height, seedOf(job.spec)),
-      });
-      return { state: 'completed', video: { data, contentType: 'video/mp4' } };
+      const data = await encodeMp4({ width, height, frameRate: FRAME_RATE, frameCount: FRAME_COUNT, paintFrame });
+      const firstFrame = new Uint8Array(width * height * 4);
+      paintFrame(0, firstFrame);
+      const thumbnail = await sharp(firstFrame, rawOf({ width, height })).png({ compressionLevel: 1 }).toBuffer();
+      return { state: 'completed', video: { data, contentType: 'video/mp4' }, thumbnail: { data: thumbnail, contentType: PNG_CONTENT_TYPE } };
     } catch (error) {
       throw upstreamError('The simulator could not encode the video.', error);
     }
   }
+
+  /** The share of the job's time gone by, 0 to 99: it is 100 only once a poll has found it done. */
+  progressAt(job: { submittedAt: Date }, nowMs: number): number {
+    const share = Math.floor(((nowMs - job.submittedAt.getTime()) * 100) / Math.max(1, this.videoMs));
+    return Math.max(0, Math.min(99, share));
+  }
+
+  /** Nothing runs anywhere else: the next poll finds nothing to do, since the job is no longer PROCESSING. */
+  async cancel(): Promise<void> {}
 }

@@ -1,12 +1,19 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import type { VideoService } from '../../domain/video/video-service';
-import { acceptedView, retrieveView, type VideoJob } from '../../domain/video/video-job';
+import type { VideoControls } from '../../domain/video/video-controls';
+import { jobsPage } from '../../domain/video/video-lists';
+import { acceptedView, listedView, retrieveView, type VideoJob } from '../../domain/video/video-job';
+import { parseInput } from '../../domain/shared/validate';
+import { retrieveSchema } from '../../domain/video/video-requests';
 import { keyOf } from '../auth';
 import { jsonBody } from '../json-body';
 import { callOf } from '../idempotency-middleware';
 
-/** /v1/video/quote, /queue, /motion-control and /retrieve; `idempotency` on the billed two, after the parser. */
-export function videoRoutes(video: VideoService, idempotency?: RequestHandler): Router {
+/**
+ * /v1/video/quote, /queue, /motion-control, /retrieve and /cancel, and the account's job list
+ * (/v1/video/jobs); `idempotency` on the billed two, after the parser.
+ */
+export function videoRoutes(video: VideoService, controls: VideoControls, idempotency?: RequestHandler): Router {
   const idem = idempotency ? [idempotency] : [];
   const r = Router();
   r.post('/video/quote', jsonBody(), (req, res) => {
@@ -23,6 +30,19 @@ export function videoRoutes(video: VideoService, idempotency?: RequestHandler): 
   });
   r.post('/video/retrieve', jsonBody(), async (req, res) => {
     res.json(retrieveView(await video.retrieve(keyOf(res), req.body)));
+  });
+  r.post('/video/cancel', jsonBody(), async (req, res) => {
+    const { id } = parseInput(retrieveSchema, req.body);
+    res.json(retrieveView(await controls.cancel(keyOf(res), id)));
+  });
+  r.get('/video/jobs', async (req, res) => {
+    const page = await video.list(keyOf(res).accountId, jobsPage({ ...req.query }));
+    res.json({
+      object: 'list',
+      data: page.jobs.map(listedView),
+      has_more: page.hasNextPage,
+      next_cursor: page.hasNextPage ? (page.jobs.at(-1)?.id ?? null) : null,
+    });
   });
   return r;
 }

@@ -7,6 +7,7 @@ import { FakeRows, type FakeDatabase } from './fake-database';
 interface Row {
   job: VideoJob;
   mediaId: string | null;
+  deleted: boolean;
   /** Insertion order: jobs created in the same millisecond still list newest first. */
   seq: number;
 }
@@ -49,14 +50,18 @@ export class FakeVideoJobRepository implements VideoJobRepository {
       status: 'PROCESSING',
       creditsCharged: microToCredits(j.chargedMicro),
       creditsUsed: null,
+      progress: 0,
       url: null,
+      mediaId: null,
+      thumbnailMediaId: null,
       reason: null,
       submittedAt: null,
+      finishedAt: null,
       deadlineAt: new Date(this.db.nowMs + j.timeoutSeconds * 1000),
       createdAt: now,
       updatedAt: now,
     };
-    const row = { job, mediaId: null, seq: this.seq++ };
+    const row = { job, mediaId: null, deleted: false, seq: this.seq++ };
     this.table.rows.set(j.id, row);
     return this.read(row);
   }
@@ -74,7 +79,7 @@ export class FakeVideoJobRepository implements VideoJobRepository {
 
   async changedSince(accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
     return [...this.table.rows.values()]
-      .filter((r) => r.job.accountId === accountId && r.job.updatedAt >= since)
+      .filter((r) => r.job.accountId === accountId && !r.deleted && r.job.updatedAt >= since)
       .sort((a, b) => a.job.updatedAt.getTime() - b.job.updatedAt.getTime() || a.seq - b.seq)
       .slice(0, limit)
       .map((r) => this.read(r));
@@ -82,7 +87,25 @@ export class FakeVideoJobRepository implements VideoJobRepository {
 
   async getOwned(id: string, accountId: string): Promise<VideoJob | undefined> {
     const row = this.table.rows.get(id);
-    return row && row.job.accountId === accountId ? this.read(row) : undefined;
+    return row && row.job.accountId === accountId && !row.deleted ? this.read(row) : undefined;
+  }
+
+  async owns(id: string, accountId: string): Promise<boolean> {
+    return this.table.rows.get(id)?.job.accountId === accountId;
+  }
+
+  async setProgress(id: string, progress: number): Promise<VideoJob | undefined> {
+    const row = this.table.rows.get(id);
+    if (!row || row.job.status !== 'PROCESSING' || row.job.progress === progress) return undefined;
+    Object.assign(row.job, { progress, updatedAt: this.db.now() });
+    return this.read(row);
+  }
+
+  async remove(id: string, accountId: string): Promise<VideoJob | undefined> {
+    const row = this.table.rows.get(id);
+    if (!row || row.job.accountId !== accountId || row.deleted || row.job.status === 'PROCESSING') return undefined;
+    row.deleted = true;
+    return this.read(row);
   }
 
   async setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId: string | null = null): Promise<VideoJob | undefined> {
@@ -99,27 +122,36 @@ export class FakeVideoJobRepository implements VideoJobRepository {
     if (!row || row.job.status !== 'PROCESSING') return undefined;
     if (outcome.status === 'COMPLETED') {
       row.mediaId = outcome.mediaId;
-      Object.assign(row.job, { status: 'COMPLETED', creditsUsed: microToCredits(outcome.usedMicro) });
+      const thumbnailMediaId = outcome.thumbnailMediaId ?? null;
+      Object.assign(row.job, {
+        status: 'COMPLETED',
+        creditsUsed: microToCredits(outcome.usedMicro),
+        progress: 100,
+        mediaId: outcome.mediaId,
+        thumbnailMediaId,
+      });
     } else {
       Object.assign(row.job, { status: 'FAILED', reason: outcome.reason, creditsUsed: 0 });
     }
-    row.job.updatedAt = this.db.now();
+    row.job.updatedAt = row.job.finishedAt = this.db.now();
     return this.read(row);
   }
 
-  async list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]> {
-    const newestFirst = [...this.table.rows.values()]
-      .filter((r) => r.job.accountId === accountId && (!opts.status || r.job.status === opts.status))
-      .sort((a, b) => b.job.createdAt.getTime() - a.job.createdAt.getTime() || b.seq - a.seq);
+  async list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus; order?: 'asc' | 'desc' }): Promise<VideoJob[]> {
+    const sign = opts.order === 'asc' ? -1 : 1;
+    const before = (a: Row, b: Row) => sign * (b.job.createdAt.getTime() - a.job.createdAt.getTime() || b.seq - a.seq);
+    const ordered = [...this.table.rows.values()].filter((r) => r.job.accountId === accountId && (!opts.status || r.job.status === opts.status)).sort(before);
     let from = 0;
     if (opts.after) {
       const cursor = this.table.rows.get(opts.after);
       if (!cursor || cursor.job.accountId !== accountId) return [];
-      from = newestFirst.findIndex(
-        (r) => r.job.createdAt < cursor.job.createdAt || (r.job.createdAt.getTime() === cursor.job.createdAt.getTime() && r.seq < cursor.seq),
-      );
+      from = ordered.findIndex((r) => before(cursor, r) < 0);
       if (from < 0) return [];
     }
-    return newestFirst.slice(from, from + opts.first).map((r) => this.read(r));
+    return ordered
+      .slice(from)
+      .filter((r) => !r.deleted)
+      .slice(0, opts.first)
+      .map((r) => this.read(r));
   }
 }

@@ -1,5 +1,6 @@
 import { reasonFromUpstreamError } from '../../../src/providers/fal-queue/failure-reason';
 import { FalQueueVideoProvider } from '../../../src/providers/fal-queue';
+import { progressOfStatus } from '../../../src/providers/fal-queue/fal-progress';
 import type { VideoJobSpec, VideoPollResult } from '../../../src/providers/ports';
 import { FAKE_VIDEO_BYTES, type FakeFalUpstream, plainFetchMedia, startFakeFalUpstream } from '../../support/fake-fal-upstream';
 
@@ -67,16 +68,45 @@ describe('FalQueueVideoProvider', () => {
 
     const { results } = await pollToEnd(queueId, jobSpec);
     expect(results.map((r) => r.state)).toEqual(['processing', 'processing', 'completed']);
+    // In the queue: 0%; running: the percentage its logs printed last.
+    expect(results.slice(0, 2)).toEqual([
+      { state: 'processing', progress: 0 },
+      { state: 'processing', progress: 20 },
+    ]);
     const done = results.at(-1) as Extract<VideoPollResult, { state: 'completed' }>;
     expect(done.video.contentType).toBe('video/mp4');
     expect(done.video.data.equals(FAKE_VIDEO_BYTES)).toBe(true);
 
     const paths = fal.requests.map((r) => `${r.method} ${r.path}`);
-    expect(paths).toContain(`GET /${MODEL}/requests/${queueId}/status`);
+    expect(paths).toContain(`GET /${MODEL}/requests/${queueId}/status?logs=1`);
     expect(paths).toContain(`GET /${MODEL}/requests/${queueId}`);
     for (const r of fal.requests.filter((r) => !r.path.startsWith('/media/'))) {
       expect(r.headers.authorization).toBe(`Key ${API_KEY}`);
     }
+  });
+
+  it('cancels a running request at its cancel URL; a finished or unknown one is its last word too', async () => {
+    fal.setMode({ pollsBeforeDone: 10 });
+    const jobSpec = spec();
+    const { queueId } = await provider.submit(jobSpec);
+    await expect(provider.cancel({ queueId, spec: jobSpec })).resolves.toBeUndefined();
+    expect(fal.requests.at(-1)).toMatchObject({ method: 'PUT', path: `/${MODEL}/requests/${queueId}/cancel` });
+    expect(fal.requests.at(-1)!.headers.authorization).toBe(`Key ${API_KEY}`);
+    // Cancelled once: asked again, fal answers 400 ALREADY_COMPLETED, which is no reason to ask a third time.
+    await expect(provider.cancel({ queueId, spec: jobSpec })).resolves.toBeUndefined();
+    await expect(provider.cancel({ queueId: 'req-unknown', spec: jobSpec })).resolves.toBeUndefined();
+    const unreachable = new FalQueueVideoProvider({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 2000, fetchMedia: plainFetchMedia });
+    await expect(unreachable.cancel({ queueId, spec: jobSpec })).rejects.toMatchObject({ type: 'upstream_error' });
+    await unreachable.close();
+  });
+
+  it('reads the progress of a running request from the last percentage of its logs', () => {
+    expect(progressOfStatus({ status: 'IN_QUEUE', queue_position: 4 })).toBe(0);
+    expect(
+      progressOfStatus({ status: 'IN_PROGRESS', logs: [{ message: 'step 3 of 10: 30%' }, { message: ' 45.7%|████▌ | 9/20' }, { message: 'saving' }] }),
+    ).toBe(45);
+    expect(progressOfStatus({ status: 'IN_PROGRESS', logs: [{ message: 'loading weights' }] })).toBeUndefined();
+    expect(progressOfStatus({ status: 'IN_PROGRESS' })).toBeUndefined();
   });
 
   it('maps the motion-control fields', async () => {

@@ -237,8 +237,8 @@ describe('ReplicateProvider', () => {
 
       const first = await poll(queueId);
       const second = await poll(queueId);
-      expect(first).toEqual({ state: 'processing', progress: 0.33 });
-      expect(second).toEqual({ state: 'processing', progress: 0.67 });
+      expect(first).toEqual({ state: 'processing', progress: 33 });
+      expect(second).toEqual({ state: 'processing', progress: 67 });
       const done = await poll(queueId);
       expect(done).toEqual({ state: 'completed', video: { data: FAKE_REPLICATE_VIDEO, contentType: 'video/mp4' } });
     });
@@ -295,7 +295,7 @@ describe('ReplicateProvider', () => {
     });
 
     it('reads the last progress bar of the logs', () => {
-      expect(progressFromLogs('loading\n 10%|█         | 2/20\n 45%|████▌     | 9/20')).toBe(0.45);
+      expect(progressFromLogs('loading\n 10%|█         | 2/20\n 45%|████▌     | 9/20')).toBe(45);
       expect(progressFromLogs('no bar yet')).toBeUndefined();
       expect(progressFromLogs(null)).toBeUndefined();
     });
@@ -303,11 +303,15 @@ describe('ReplicateProvider', () => {
     it("reports a canceled prediction as 'cancelled', after cancel() reached the cancel endpoint", async () => {
       fake.setScript({ finishAfterPolls: Infinity });
       const { queueId } = await provider.submit(spec());
-      await expect(provider.cancel(queueId)).resolves.toBe(true);
+      await expect(provider.cancel({ queueId, spec: spec() })).resolves.toBeUndefined();
       expect(api().at(-1)).toMatchObject({ method: 'POST', path: `/v1/predictions/${queueId}/cancel` });
       expect(api().at(-1)!.headers.authorization).toBe(`Bearer ${TOKEN}`);
       expect(await poll(queueId)).toEqual({ state: 'failed', reason: 'cancelled' });
-      await expect(provider.cancel('p-unknown')).resolves.toBe(false);
+      // An unknown prediction is Replicate's last word too: nothing to ask again.
+      await expect(provider.cancel({ queueId: 'p-unknown', spec: spec() })).resolves.toBeUndefined();
+      await fake.setMode('500');
+      await expect(provider.cancel({ queueId, spec: spec() })).rejects.toMatchObject({ type: 'upstream_error' });
+      await fake.setMode('ok');
     });
 
     it('reports a prediction the provider no longer knows as failed', async () => {

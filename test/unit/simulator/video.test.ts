@@ -77,6 +77,21 @@ describe('SimulatorVideoProvider', () => {
     expect(otherUrl.state === 'completed' && otherUrl.video.data.equals(data)).toBe(false);
   });
 
+  it('finishes with its first frame as a PNG thumbnail of the clip size', async () => {
+    const result = await providerAt(3).poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec({ aspectRatio: '9:16' }) });
+    if (result.state !== 'completed' || !result.thumbnail) throw new Error('expected a completed job with a thumbnail');
+    expect(result.thumbnail.contentType).toBe('image/png');
+    const png = result.thumbnail.data;
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([96, 160]);
+  });
+
+  it('reports the share of its time gone by as progress, 0 to 99, never before its submission', () => {
+    const provider = providerAt(0);
+    const at = (seconds: number) => provider.progressAt({ submittedAt: SUBMITTED }, SUBMITTED.getTime() + seconds * 1000);
+    expect([at(-1), at(0), at(0.75), at(1.5), at(2.97), at(3), at(60)]).toEqual([0, 0, 25, 50, 99, 99, 99]);
+  });
+
   it('encodes a second video on a warm provider', async () => {
     const provider = providerAt(10);
     await provider.poll({ queueId: 'q', submittedAt: SUBMITTED, spec: spec() });

@@ -4,96 +4,9 @@
  * short); a job ends once, a failed one refunded once whoever fails it again; the worker's run of
  * the row submits once and fails a job past its deadline; and a job is read only by its own account.
  */
-import { Catalog } from '../../../src/domain/catalog/catalog';
-import type { JobEvent, JobEventBus } from '../../../src/domain/events/job-events';
-import type { KeyPrincipal } from '../../../src/domain/keys/principal';
 import { creditsToMicro } from '../../../src/domain/shared/money';
-import { JobFinisher } from '../../../src/domain/video/job-finisher';
-import { TIMEOUT_REASON, VideoJobRunner } from '../../../src/domain/video/video-job-runner';
-import type { VideoPollResult, VideoProvider, VideoProviders } from '../../../src/domain/video/video-port';
-import { VideoService } from '../../../src/domain/video/video-service';
-import type { MediaLibrary } from '../../../src/domain/media/media-library';
-import { FakeDatabase } from '../../support/fakes/fake-database';
-import { FakeVideoJobRepository } from '../../support/fakes/fake-video-jobs';
-import { FakeVideoLedger } from '../../support/fakes/fake-video-ledger';
-import { FakeWebhookRepository } from '../../support/fakes/fake-webhooks';
-import { FakeWorkQueue } from '../../support/fakes/fake-work-queue';
-
-const TIMEOUT_SECONDS = 900;
-const FIRST_POLL_SECONDS = 30;
-const TEXT_TO_VIDEO = 'svc-2.5-preview-text-to-video';
-
-function keyOf(accountId: string, mode: 'live' | 'test' = 'live', keyId = `key_${accountId}`): KeyPrincipal {
-  return { kind: 'key', keyId, accountId, mode, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
-}
-
-function videoDomain() {
-  const db = new FakeDatabase();
-  const jobs = new FakeVideoJobRepository(db);
-  const queue = new FakeWorkQueue(db);
-  const webhooks = new FakeWebhookRepository(db);
-  const ledger = new FakeVideoLedger(db);
-  const published: JobEvent[] = [];
-  const events: JobEventBus = {
-    publish: async (e) => void published.push(e),
-    subscribe: () => () => undefined,
-    close: async () => undefined,
-  };
-  const submitted: string[] = [];
-  let pollAnswer: VideoPollResult = { state: 'processing' };
-  const provider: VideoProvider = { submit: async (spec) => ({ queueId: `q_${spec.jobId}` }), poll: async () => pollAnswer };
-  const providers: VideoProviders = {
-    providerName: (_model, mode) => (mode === 'test' ? 'simulator' : 'upstream'),
-    video: () => ({ provider, upstreamModel: 'upstream-model' }),
-    submitVideo: async (_model, _provider, spec) => {
-      submitted.push(spec.jobId);
-      return { queueId: `q_${spec.jobId}`, routeId: 'route-0' };
-    },
-  };
-  const catalog = Catalog.load();
-  let nudged = 0;
-  const video = new VideoService({
-    catalog,
-    providers,
-    limiter: { consume: async () => ({ allowed: true, limit: 5, remaining: 4, resetSeconds: 60 }) },
-    urls: { checkMediaUrl: async (url) => String(url), checkWebhookUrl: async (url) => String(url) },
-    jobs,
-    queue,
-    events,
-    timeoutSeconds: TIMEOUT_SECONDS,
-    nudge: () => void nudged++,
-    ledger,
-  });
-  const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger);
-  const runner = new VideoJobRunner({
-    catalog,
-    providers,
-    jobs,
-    queue,
-    finisher,
-    media: {} as MediaLibrary,
-    pollEverySeconds: () => 5,
-    firstPollSeconds: () => FIRST_POLL_SECONDS,
-  });
-  /** Runs the worker's due `video_poll` rows once, as the worker would. */
-  const runDuePolls = async () => {
-    for (const item of await queue.claim(10)) if (item.kind === 'video_poll') await runner.handle(item);
-  };
-  return {
-    db,
-    jobs,
-    queue,
-    webhooks,
-    ledger,
-    video,
-    finisher,
-    published,
-    submitted,
-    runDuePolls,
-    nudges: () => nudged,
-    answerPolls: (answer: VideoPollResult) => (pollAnswer = answer),
-  };
-}
+import { TIMEOUT_REASON } from '../../../src/domain/video/video-job-runner';
+import { FIRST_POLL_SECONDS, TEXT_TO_VIDEO, TIMEOUT_SECONDS, keyOf, videoDomain } from '../../support/fakes/video-domain';
 
 const prompt = { model: TEXT_TO_VIDEO, prompt: 'a lighthouse at dusk', duration: '10s', resolution: '1080p' };
 
@@ -214,16 +127,16 @@ describe("the worker's runs of a job", () => {
     const d = videoDomain();
     d.ledger.fund('acct_a', creditsToMicro(100));
     const { job } = await d.video.queue(keyOf('acct_a'), prompt);
-    await d.runDuePolls();
+    await d.runDue();
     expect(d.submitted).toEqual([job.id]);
     expect(await d.video.get('acct_a', job.id)).toMatchObject({ status: 'PROCESSING', queueId: `q_${job.id}`, routeId: 'route-0' });
     expect(d.queue.rows('video_poll')).toMatchObject([{ dueInSeconds: FIRST_POLL_SECONDS }]);
     d.db.advanceSeconds(FIRST_POLL_SECONDS);
-    await d.runDuePolls();
+    await d.runDue();
     expect(d.queue.rows('video_poll')).toMatchObject([{ dueInSeconds: 5 }]);
     d.answerPolls({ state: 'failed', reason: 'content policy' });
     d.db.advanceSeconds(5);
-    await d.runDuePolls();
+    await d.runDue();
     expect(d.submitted).toEqual([job.id]);
     expect(await d.video.get('acct_a', job.id)).toMatchObject({ status: 'FAILED', reason: 'content policy' });
     expect(d.ledger.balance('acct_a')).toBe(creditsToMicro(100));
@@ -234,9 +147,9 @@ describe("the worker's runs of a job", () => {
     const d = videoDomain();
     d.ledger.fund('acct_a', creditsToMicro(100));
     const { job } = await d.video.queue(keyOf('acct_a'), prompt);
-    await d.runDuePolls();
+    await d.runDue();
     d.db.advanceSeconds(TIMEOUT_SECONDS);
-    await d.runDuePolls();
+    await d.runDue();
     expect(await d.video.get('acct_a', job.id)).toMatchObject({ status: 'FAILED', reason: TIMEOUT_REASON });
     expect(d.ledger.balance('acct_a')).toBe(creditsToMicro(100));
   });
@@ -249,7 +162,7 @@ describe("the worker's runs of a job", () => {
     const [first] = await d.queue.claim(1);
     expect(await d.queue.fence(first, { ...first.payload, submitStarted: true })).toBe(true);
     d.db.advanceSeconds(31);
-    await d.runDuePolls();
+    await d.runDue();
     expect(d.submitted).toEqual([]);
     expect(await d.video.get('acct_a', job.id)).toMatchObject({ status: 'FAILED' });
     expect(d.ledger.balance('acct_a')).toBe(creditsToMicro(100));

@@ -18,16 +18,22 @@ interface JobRow {
   status: VideoJobStatus;
   credits_charged_micro: string | number;
   credits_used_micro: string | number | null;
+  progress: number;
   media_id: string | null;
+  thumbnail_media_id: string | null;
   reason: string | null;
   submitted_at: Date | null;
+  finished_at: Date | null;
   deadline_at: Date;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `id, account_id, api_key_id, test_mode, model, kind, provider, route_id, spec, queue_id, status, credits_charged_micro,
-  credits_used_micro, media_id, reason, submitted_at, deadline_at, created_at, updated_at`;
+  credits_used_micro, progress, media_id, thumbnail_media_id, reason, submitted_at, finished_at, deadline_at, created_at, updated_at`;
+
+/** What the account sees: a job its owner deleted is gone from every view. */
+const SHOWN = 'deleted_at is null';
 
 /** Video jobs on `video_jobs`: rows ↔ jobs. */
 export class SqlVideoJobRepository implements VideoJobRepository {
@@ -51,9 +57,14 @@ export class SqlVideoJobRepository implements VideoJobRepository {
       status: r.status,
       creditsCharged: microToCredits(r.credits_charged_micro),
       creditsUsed: r.credits_used_micro === null ? null : microToCredits(r.credits_used_micro),
+      progress: Number(r.progress),
       url: r.media_id ? this.mediaUrl(r.media_id) : null,
+      mediaId: r.media_id,
+      thumbnailMediaId: r.thumbnail_media_id,
       reason: r.reason,
       submittedAt: r.submitted_at ? new Date(r.submitted_at) : null,
+      // Jobs that ended before the end was recorded: their last change was the end.
+      finishedAt: r.finished_at ? new Date(r.finished_at) : r.status === 'PROCESSING' ? null : new Date(r.updated_at),
       deadlineAt: new Date(r.deadline_at),
       createdAt: new Date(r.created_at),
       updatedAt: new Date(r.updated_at),
@@ -87,17 +98,20 @@ export class SqlVideoJobRepository implements VideoJobRepository {
   }
 
   async changedSince(accountId: string, since: Date, limit: number): Promise<VideoJob[]> {
-    const rows = await this.db.all<JobRow>(`select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? order by updated_at, id limit ?`, [
-      accountId,
-      since,
-      limit,
-    ]);
+    const rows = await this.db.all<JobRow>(
+      `select ${COLUMNS} from video_jobs where account_id = ? and updated_at >= ? and ${SHOWN} order by updated_at, id limit ?`,
+      [accountId, since, limit],
+    );
     return rows.map((r) => this.toJob(r));
   }
 
   async getOwned(id: string, accountId: string): Promise<VideoJob | undefined> {
-    const row = await this.db.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ? and account_id = ?`, [id, accountId]);
+    const row = await this.db.one<JobRow>(`select ${COLUMNS} from video_jobs where id = ? and account_id = ? and ${SHOWN}`, [id, accountId]);
     return row ? this.toJob(row) : undefined;
+  }
+
+  async owns(id: string, accountId: string): Promise<boolean> {
+    return (await this.db.one(`select 1 as found from video_jobs where id = ? and account_id = ?`, [id, accountId])) !== undefined;
   }
 
   async setSubmitted(tx: SqlExecutor, id: string, queueId: string, routeId: string | null = null): Promise<VideoJob | undefined> {
@@ -112,31 +126,51 @@ export class SqlVideoJobRepository implements VideoJobRepository {
     const row =
       outcome.status === 'COMPLETED'
         ? await tx.one<JobRow>(
-            `update video_jobs set status = 'COMPLETED', media_id = ?, credits_used_micro = ?, updated_at = now()
+            `update video_jobs set status = 'COMPLETED', media_id = ?, thumbnail_media_id = ?, credits_used_micro = ?, progress = 100,
+               finished_at = now(), updated_at = now()
              where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
-            [outcome.mediaId, outcome.usedMicro, id],
+            [outcome.mediaId, outcome.thumbnailMediaId ?? null, outcome.usedMicro, id],
           )
         : await tx.one<JobRow>(
-            `update video_jobs set status = 'FAILED', reason = ?, credits_used_micro = 0, updated_at = now()
+            `update video_jobs set status = 'FAILED', reason = ?, credits_used_micro = 0, finished_at = now(), updated_at = now()
              where id = ? and status = 'PROCESSING' returning ${COLUMNS}`,
             [outcome.reason, id],
           );
     return row ? this.toJob(row) : undefined;
   }
 
-  async list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus }): Promise<VideoJob[]> {
+  async setProgress(id: string, progress: number): Promise<VideoJob | undefined> {
+    const row = await this.db.one<JobRow>(
+      `update video_jobs set progress = ?, updated_at = now() where id = ? and status = 'PROCESSING' and progress <> ? returning ${COLUMNS}`,
+      [progress, id, progress],
+    );
+    return row ? this.toJob(row) : undefined;
+  }
+
+  async remove(id: string, accountId: string): Promise<VideoJob | undefined> {
+    const row = await this.db.one<JobRow>(
+      `update video_jobs set deleted_at = now() where id = ? and account_id = ? and status <> 'PROCESSING' and ${SHOWN} returning ${COLUMNS}`,
+      [id, accountId],
+    );
+    return row ? this.toJob(row) : undefined;
+  }
+
+  async list(accountId: string, opts: { first: number; after?: string; status?: VideoJobStatus; order?: 'asc' | 'desc' }): Promise<VideoJob[]> {
     const params: unknown[] = [accountId];
-    let where = 'account_id = ?';
+    const ascending = opts.order === 'asc';
+    let where = `account_id = ? and ${SHOWN}`;
     if (opts.status) {
       where += ' and status = ?';
       params.push(opts.status);
     }
     if (opts.after) {
-      where += ' and (created_at, id) < (select created_at, id from video_jobs where id = ? and account_id = ?)';
+      // The cursor job may have been deleted since: its place in the order still holds.
+      where += ` and (created_at, id) ${ascending ? '>' : '<'} (select created_at, id from video_jobs where id = ? and account_id = ?)`;
       params.push(opts.after, accountId);
     }
     params.push(opts.first);
-    const rows = await this.db.all<JobRow>(`select ${COLUMNS} from video_jobs where ${where} order by created_at desc, id desc limit ?`, params);
+    const order = ascending ? 'created_at, id' : 'created_at desc, id desc';
+    const rows = await this.db.all<JobRow>(`select ${COLUMNS} from video_jobs where ${where} order by ${order} limit ?`, params);
     return rows.map((r) => this.toJob(r));
   }
 }
