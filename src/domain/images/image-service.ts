@@ -18,6 +18,7 @@ import { editOnlyOptionFields, imageOptionFields, integerField, readImageOptions
 import { checkInputImages, checkOutputImages } from './image-bounds';
 import type { TestKeyBudget } from '../ratelimit/test-key-budget';
 import type { CallSignal } from '../shared/call-signal';
+import type { CallLog } from '../requests/call-log';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -61,16 +62,20 @@ export class ImageService {
     private readonly testKeys: TestKeyBudget,
   ) {}
 
-  /** `idempotent`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotentCall. */
-  async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal): Promise<ImageResult> {
+  /**
+   * `idempotent`, when the request has an Idempotency-Key, names the call (its charge's
+   * reference): see IdempotentCall. `log`, the call's request-log row, goes with the charge.
+   */
+  async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal, log?: CallLog): Promise<ImageResult> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     // 'auto' is gpt-image's default (the model picks): here, the default size.
     const { width, height } = parseImageSize(v.size === undefined || v.size === 'auto' ? '1024x1024' : v.size);
     const options = readImageOptions(v, model.id, model.options);
     if (key.mode === 'test') this.testKeys.checkPixels(width, height, v.n);
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', undefined, idempotent, signal, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, v.response_format ?? 'url', undefined, idempotent, signal, log, () =>
       this.providers.image(model, key.mode).generate({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -109,9 +114,11 @@ export class ImageService {
     admitted: Record<string, string> | undefined,
     idempotent?: IdempotentCall,
     signal?: CallSignal,
+    log?: CallLog,
   ): Promise<ImageResult> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     if (files.images.length === 0) throw invalidRequest('An image file is required.', ['image']);
     // Counted over both spellings of the field: 16 of `image` and one more of `image[]` came through.
@@ -125,7 +132,7 @@ export class ImageService {
     // for gpt-image (the AI SDK's editImage, which cannot send the field) read `b64_json`, and
     // SPEC leaves edits' fields open. Naming one gets that one alone.
     const format = v.response_format ?? 'url+b64_json';
-    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, admitted, idempotent, signal, () =>
+    return this.billed(key, model.id, { creditsPerImage: model.creditsPerImage, n: v.n }, format, admitted, idempotent, signal, log, () =>
       this.providers.edit(model, key.mode).edit({
         upstreamModel: model.route.upstreamModel,
         prompt: v.prompt,
@@ -158,6 +165,7 @@ export class ImageService {
     idempotent: IdempotentCall | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
     signal: CallSignal | undefined,
+    log: CallLog | undefined,
     call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(asked.creditsPerImage);
@@ -167,7 +175,7 @@ export class ImageService {
     // A test key's slot is taken before anything is held and given back when its work is done.
     const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      const hold = resumed ?? (await this.billing.hold(key, perImage * asked.n, modelId, reference));
+      const hold = resumed ?? (await this.billing.hold(key, perImage * asked.n, modelId, reference, log));
       let data: ImageResult['data'];
       let about: ImageResult['about'];
       try {
@@ -183,6 +191,7 @@ export class ImageService {
         await this.billing.settle(hold, 0);
         throw err;
       }
+      log?.usedImages(data.length);
       const charged = await this.billing.settle(hold, perImage * data.length);
       return { created: Math.floor(Date.now() / 1000), data, costCredits: microToCredits(charged), headers, ...(about ? { about } : {}) };
     } finally {

@@ -6,6 +6,7 @@ import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 import { IDEMPOTENCY_HEADER } from '../../domain/idempotency/idempotency-service';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
@@ -36,7 +37,7 @@ function sendImages(res: Response, out: ImageResult): void {
 export function imageGenerationRoutes(images: ImageService, idempotency?: RequestHandler): Router {
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
-    sendImages(res, await images.generate(keyOf(res), req.body, callOf(res), leaveSignal(res)));
+    sendImages(res, await images.generate(keyOf(res), req.body, callOf(res), leaveSignal(res), callLogOf(res)));
   });
   return r;
 }
@@ -94,6 +95,7 @@ export function imageEditRoutes(images: ImageService, idempotency?: RequestHandl
           res.locals.rateHeaders as Record<string, string> | undefined,
           callOf(res),
           leaveSignal(res),
+          callLogOf(res),
         ),
       );
     },

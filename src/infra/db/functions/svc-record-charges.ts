@@ -3,7 +3,9 @@
  * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
  * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
- * daily cap go, the rest recorded as uncollected.
+ * daily cap go, the rest recorded as uncollected. An item may carry its call's request-log row
+ * (`log`): it is written with the charge, in the same transaction, its credits what the item was
+ * charged (svc_log_requests).
  */
 export const SVC_RECORD_CHARGES = {
   name: 'svc_record_charges',
@@ -47,6 +49,9 @@ AS $function$
         returning lease_charges.request_id
     )
     select coalesce(array_agg(r.request_id), '{}') into v_done from recorded r;
+    perform svc_log_requests(coalesce(jsonb_agg(x.log || jsonb_build_object('creditsMicro', x.lease_micro)), '[]'::jsonb))
+       from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint, log jsonb)
+      where x.request_id = any(v_done) and x.log is not null;
     return query
       select x.request_id, 0, x.lease_micro
         from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
@@ -58,9 +63,9 @@ AS $function$
     -- The rest, one by one: a charge beyond its lease, one recorded before, one on a closed lease.
     for it in
       select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
-             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived
+             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived, x.log as log_row
         from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
-                                               lease_micro bigint, excess_micro bigint, waived_micro bigint)
+                                               lease_micro bigint, excess_micro bigint, waived_micro bigint, log jsonb)
        where not (x.request_id = any(v_done))
        order by x.lease_id, x.request_id
     loop
@@ -72,6 +77,9 @@ AS $function$
         delete from stream_starts s where s.request_id = it.rid and s.converted_micro is not null
           returning s.converted_micro into v_converted;
         if v_converted is null then
+          if it.log_row is not null then
+            perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro', 0)));
+          end if;
           request_id := it.rid; status := 0; charged := 0; return next; continue;
         end if;
         v_from_lease := 0;
@@ -139,6 +147,9 @@ AS $function$
         insert into uncollected_charges (request_id, account_id, api_key_id, model, amount_micro, reason)
           values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
           on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
+      end if;
+      if it.log_row is not null then
+        perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro', charged)));
       end if;
       request_id := it.rid; status := 0; return next;
     end loop;
