@@ -16,7 +16,7 @@ export function requestLogRoutes(requestLog: RequestLog, logger: Logger): Router
 
   r.get('/account/requests', async (req, res) => {
     const page = await requestLog.list(accountIdOf(res), { ...req.query });
-    res.json({ object: 'list', data: page.rows.map(requestRecord), hasMore: page.hasNextPage, nextCursor: page.endCursor });
+    res.json({ object: 'list', data: page.rows.map(requestRecord), hasMore: page.hasNextPage, nextCursor: page.hasNextPage ? page.endCursor : null });
   });
 
   r.get('/account/requests/export', async (req, res) => {
