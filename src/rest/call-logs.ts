@@ -31,13 +31,13 @@ export function openCallLog(requestLog: RequestLog, key: KeyPrincipal, req: Inco
   if ((res as Logged)[LOG]) return;
   // As sent (two of them, which the claim refuses, joined by node): the row says what the client asked.
   const idempotencyKey = req.headers[IDEMPOTENCY] as string | undefined;
-  const log = requestLog.begin({
-    requestId: String(res.getHeader(REQUEST_ID_HEADER)),
-    accountId: key.accountId,
-    keyId: key.keyId,
+  const log = requestLog.begin(
+    String(res.getHeader(REQUEST_ID_HEADER)),
+    key.accountId,
+    key.keyId,
     endpoint,
-    idempotencyKey: idempotencyKey === undefined ? null : idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY),
-  });
+    idempotencyKey === undefined ? null : idempotencyKey.slice(0, MAX_IDEMPOTENCY_KEY),
+  );
   if (!log) return;
   (res as Logged)[LOG] = log;
   res.on('close', ended);

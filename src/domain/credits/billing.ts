@@ -65,33 +65,31 @@ export class Billing {
    * later (see LeaseBook.commit): the provider has answered, so the call is not failed over it.
    */
   async settle(hold: Hold, actualMicro: number): Promise<number> {
+    const cost = Math.max(0, Math.round(actualMicro));
+    // The call's row: carried by the charge, or (no charge) told it may be written once the response ends.
     const log = hold.log;
     hold.log = undefined;
     try {
-      return await this.settleOnce(hold, Math.max(0, Math.round(actualMicro)), log);
+      if (hold.recordedMicro !== undefined) return hold.recordedMicro;
+      if (!hold.live) {
+        log?.charged(cost);
+        return cost;
+      }
+      const reservation = hold.reservation;
+      if (!reservation) return 0;
+      hold.reservation = undefined;
+      try {
+        if (cost === 0) {
+          this.leases.release(reservation);
+          return 0;
+        }
+        return await this.leases.commit(reservation, cost, hold.id, hold.model, log?.carry());
+      } finally {
+        // Released, recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
+        this.streams?.settled(hold.id);
+      }
     } finally {
       log?.settled();
-    }
-  }
-
-  private async settleOnce(hold: Hold, cost: number, log: CallLog | undefined): Promise<number> {
-    if (hold.recordedMicro !== undefined) return hold.recordedMicro;
-    if (!hold.live) {
-      log?.charged(cost);
-      return cost;
-    }
-    const reservation = hold.reservation;
-    if (!reservation) return 0;
-    hold.reservation = undefined;
-    try {
-      if (cost === 0) {
-        this.leases.release(reservation);
-        return 0;
-      }
-      return await this.leases.commit(reservation, cost, hold.id, hold.model, log?.carry());
-    } finally {
-      // Released, recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
-      this.streams?.settled(hold.id);
     }
   }
 

@@ -27,7 +27,7 @@ export interface PartitionUpkeep {
 }
 
 export interface RequestLogRepository {
-  /** Writes rows no charge carried, idempotently by (id, created). */
+  /** Writes rows no charge carried, idempotently (a row is its account, its time and its id). */
   insert(rows: readonly RequestLogRow[]): Promise<void>;
   /** The account's rows that match, newest first (by created, then id), at most `limit`, older than `after` when given. */
   page(accountId: string, filter: RequestLogFilter, limit: number, after?: RequestLogCursor): Promise<RequestLogRow[]>;

@@ -21,14 +21,6 @@ export interface RequestLogPage {
 /** Rows an export reads at a time: its memory, whatever the range. */
 export const EXPORT_CHUNK_ROWS = 1000;
 
-export interface CallOpening {
-  requestId: string;
-  accountId: string;
-  keyId: string;
-  endpoint: string;
-  idempotencyKey: string | null;
-}
-
 export class RequestLog {
   /**
    * Whether calls are logged now: with the log on (REQUEST_LOG_DAYS above 0) unless turned off
@@ -49,10 +41,10 @@ export class RequestLog {
     this.upkeep = new RequestLogUpkeep(repository, clock, days, onUpkeepError);
   }
 
-  /** The row of a call whose key is authenticated, or none while the log is not recording. */
-  begin(call: CallOpening): CallLog | undefined {
+  /** The row of a call whose key is authenticated (`requestId`: its x-request-id), or none while the log is not recording. */
+  begin(requestId: string, accountId: string, keyId: string, endpoint: string, idempotencyKey: string | null): CallLog | undefined {
     if (!this.recording) return undefined;
-    return new CallLog(call.requestId, this.clock.now(), call.accountId, call.keyId, call.endpoint, call.idempotencyKey, this.clock, this.write);
+    return new CallLog(requestId, this.clock.now(), accountId, keyId, endpoint, idempotencyKey, this.clock, this.write);
   }
 
   private readonly write = (row: RequestLogRow): void => this.writer.add(row);

@@ -1,6 +1,6 @@
 /**
  * Writes request-log rows given as a JSON array of rows in the domain's shape (RequestLogRow:
- * camelCase keys, `createdMs` in epoch milliseconds), idempotently by (id, created): a row
+ * camelCase keys, `createdMs` in epoch milliseconds), idempotently by (account, created, id): a row
  * written twice (a charge replayed from the journal after its commit landed) is written once.
  * Called by the charge paths (svc_record_charges, the lone charge statement), a video job's
  * insert, and the writer of rows that carry no charge. Answers how many rows were new.

@@ -7,10 +7,11 @@ import { Migration } from '@mikro-orm/migrations';
  * row whose day has no partition yet, so a missing partition never fails the charge a row rides
  * with; the upkeep moves such rows into their day's partition when it creates it.
  *
- * The primary key carries the partition key, as PostgreSQL requires: a row is written once per
- * (request id, created), which every writer of one row repeats alike (a charge replayed from the
- * journal brings the same row). Lists read an account's rows newest first through
- * `request_log_account_created`, one index per partition.
+ * One index, the primary key: (account_id, created, id). It carries the partition key, as
+ * PostgreSQL requires, and makes a row written once (every writer of one row repeats its
+ * account, time and id alike: a charge replayed from the journal brings the same row); read
+ * backwards it gives an account's rows newest first. A second index would double what every
+ * charge's insert maintains.
  */
 export class Migration20261206000000 extends Migration {
   async up(): Promise<void> {
@@ -32,10 +33,9 @@ export class Migration20261206000000 extends Migration {
       error_type text,
       error_code text,
       job_id text,
-      primary key (id, created)
+      primary key (account_id, created, id)
     ) partition by range (created)`);
     this.addSql(`create table request_log_default partition of request_log default`);
-    this.addSql(`create index request_log_account_created on request_log (account_id, created desc, id desc)`);
   }
 
   async down(): Promise<void> {

@@ -2,7 +2,7 @@
  * The request log's SQL: `request_log`, partitioned by UTC day. Rows are written by
  * svc_log_requests (which the charge paths call too) and partitions kept by
  * svc_request_log_partitions; reads go newest first through each partition's
- * (account_id, created desc, id desc) index, a time range pruning the partitions read.
+ * primary key, (account_id, created, id), read backwards, a time range pruning the partitions read.
  */
 import type { Database } from '../../../domain/ports/database';
 import type { RequestLogRow } from '../../../domain/requests/call-log';
