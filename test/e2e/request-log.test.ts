@@ -14,7 +14,7 @@ import type { CatalogInput } from '../../src/domain/catalog/model';
 import { useTestGateway } from '../support/use-test-gateway';
 import type { TestAccount } from '../support/gateway-harness';
 import { allCallsBilled } from '../support/billed';
-import { FAKE_CHAT_DELTAS, FAKE_USAGE, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
+import { FAKE_CHAT_DELTAS, FAKE_USAGE, makePng, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../support/fake-openai-upstream';
 
 let upstream: FakeOpenAIUpstream;
 let dir: string;
@@ -188,6 +188,41 @@ test('images, video jobs and test keys: images delivered, the job and its second
   expect(await charged(testChat.body.id)).toBe(0);
   expect(await charged(testVideo.body.id)).toBe(0);
   expect(100 - before).toBe(11);
+});
+
+test('the Responses API, an image edit and motion control: each a row of its endpoint, with its charge', async () => {
+  const acct = await gw.newAccount(100);
+  const key = await gw.newKey(acct);
+  const response = await gw.api('POST', '/v1/responses', { token: key.secret, body: { model: 'svc-chat-1', input: 'Say hello', store: false } });
+  const motion = await gw.api('POST', '/v1/video/motion-control', {
+    token: key.secret,
+    body: { image_url: 'https://example.com/a.png', video_url: 'https://example.com/a.mp4', duration_seconds: 2 },
+  });
+  const form = new FormData();
+  form.append('prompt', 'a hat');
+  form.append('image', new Blob([makePng(32, 32)], { type: 'image/png' }), 'in.png');
+  const edit = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` }, body: form });
+  expect([response.status, motion.status, edit.status]).toEqual([200, 200, 200]);
+  await allCallsBilled(gw, acct.id);
+
+  const log = await rows(acct);
+  expect(log.get(requestId(response))).toMatchObject({
+    endpoint: '/v1/responses',
+    model: 'svc-chat-1',
+    credits: Number(response.headers.get('x-svc-credits')),
+    usage: usage(FAKE_USAGE.prompt_tokens, FAKE_USAGE.completion_tokens),
+  });
+  expect(log.get(requestId(motion))).toMatchObject({
+    endpoint: '/v1/video/motion-control',
+    model: 'svc-v3-motion-control',
+    jobId: motion.body.id,
+    credits: 10,
+    usage: usage(0, 0, 0, 2),
+  });
+  expect(await charged(motion.body.id)).toBe(10);
+  expect(log.get(requestId(edit))).toMatchObject({ endpoint: '/v1/images/edits', model: 'svc-image-edit-1', credits: 2, usage: usage(0, 0, 1) });
+  const sum = [...log.values()].reduce((s, r) => s + r.credits, 0);
+  expect(sum).toBeCloseTo(100 - (await gw.balance(acct)), 6);
 });
 
 /** The reference of the account's one image charge. */

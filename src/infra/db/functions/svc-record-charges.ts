@@ -70,6 +70,7 @@ AS $function$
        order by x.lease_id, x.request_id
     loop
       v_converted := null;
+      v_debit := 0;
       if exists (select 1 from lease_charges c where c.request_id = it.rid) then
         -- Recorded before: a no-op, unless it is a stream whose lease was closed while it ran
         -- (its instance looked dead) and charged its prompt then: what the answer cost beyond
@@ -148,8 +149,10 @@ AS $function$
           values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
           on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
       end if;
+      -- The call's row says all it cost: a stream charged its estimate at its lease's close adds that (less what went back).
       if it.log_row is not null then
-        perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro', charged)));
+        perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro',
+          case when v_converted is null then charged else least(v_converted, it.lease_part + it.excess) + v_debit end)));
       end if;
       request_id := it.rid; status := 0; return next;
     end loop;
