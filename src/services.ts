@@ -67,7 +67,6 @@ import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 import { SqlRequestLog } from './infra/db/repositories/sql-request-log';
 import { RequestLog } from './domain/requests/request-log';
-import { RequestLogWriter } from './domain/requests/request-log-writer';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -139,15 +138,7 @@ export async function buildServices(deps: {
   const webhooks = new SqlWebhookRepository(db);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Rows of charged calls commit with their charges; the writer batches the rest off the calls' path.
-  const requestLogStore = new SqlRequestLog(db);
-  const requestLogWriter = new RequestLogWriter(requestLogStore, {
-    clock,
-    onError: (err) => warn('request log', { err: String(err) }, 'request log: rows not written; tried again'),
-    onDropped: (count) => warn('request log dropped', { count }, 'request log: rows dropped, the writer was full'),
-  });
-  const requestLog = new RequestLog(requestLogStore, requestLogWriter, clock, config.requestLogDays, (err) =>
-    warn('request log partitions', { err: String(err) }, 'request log: partition upkeep failed; tried again within the hour'),
-  );
+  const requestLog = RequestLog.open(new SqlRequestLog(db), clock, config.requestLogDays, (message, detail) => warn(message, detail, message));
   await requestLog.start();
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new SqlLeaseStore(db, deps.hotDb);

@@ -100,9 +100,7 @@ export class LeaseBook {
    * request id; the answer is then what the lease holds for the call, which is what the charge
    * will be (what it cost beyond the lease is recorded as uncollected). Failing the call instead
    * could not say "not billed" truthfully: a commit whose reply was lost has billed it.
-   *
-   * `log`, the call's request-log row, goes with the charge (in its transaction, or in the
-   * journal with it), so writing it costs no round trip of its own.
+   * `log`, the call's request-log row, goes with the charge (into the journal too): no round trip of its own.
    */
   async commit(r: Reservation, costMicro: number, requestId: string, model: string | null, log?: RequestLogRow): Promise<number> {
     const { lease } = r;

@@ -9,7 +9,7 @@ import type { Clock } from '../ports/clock';
 import { CallLog, type RequestLogRow } from './call-log';
 import type { RequestLogRepository } from './request-log-repository';
 import { encodeCursor, readExportQuery, readListQuery, type ExportFormat } from './request-log-query';
-import type { RequestLogWriter } from './request-log-writer';
+import { RequestLogWriter } from './request-log-writer';
 import { RequestLogUpkeep } from './request-log-upkeep';
 
 export interface RequestLogPage {
@@ -22,6 +22,25 @@ export interface RequestLogPage {
 export const EXPORT_CHUNK_ROWS = 1000;
 
 export class RequestLog {
+  /**
+   * The log over `repository`, with its writer on `clock`; `report` hears, for the operator, of a
+   * batch not written (tried again), rows dropped (the writer full), an upkeep pass that failed.
+   */
+  static open(
+    repository: RequestLogRepository,
+    clock: Clock,
+    days: number,
+    report: (message: string, detail: { err?: string; count?: number }) => void,
+  ): RequestLog {
+    const writer = new RequestLogWriter(repository, {
+      clock,
+      onError: (err) => report('request log: rows not written; tried again', { err: String(err) }),
+      onDropped: (count) => report('request log: rows dropped, the writer was full', { count }),
+    });
+    const upkeepFailed = (err: unknown) => report('request log: partition upkeep failed; tried again within the hour', { err: String(err) });
+    return new RequestLog(repository, writer, clock, days, upkeepFailed);
+  }
+
   /**
    * Whether calls are logged now: with the log on (REQUEST_LOG_DAYS above 0) unless turned off
    * while the process runs, as the bench does to measure what the log costs.
