@@ -14,6 +14,7 @@
  */
 import { DomainError } from '../errors/domain-error';
 import type { Clock } from '../ports/clock';
+import { hasUnstorableText } from '../shared/validate';
 
 /** A request-log row as it is stored, and carried as JSON with a charge. */
 export interface RequestLogRow {
@@ -87,10 +88,13 @@ export class CallLog implements RequestLogRow {
     if (!this.#carried) this.model = model.slice(0, MAX_MODEL_LENGTH);
   }
 
-  /** The model a request body names, kept when no service named one (a refusal before it was resolved). */
+  /**
+   * The model a request body names, kept when no service named one (a refusal before it was
+   * resolved); not text the database cannot store (a NUL, a lone surrogate: refused as such).
+   */
   requested(body: unknown): void {
     const model = typeof body === 'object' && body !== null ? (body as { model?: unknown }).model : undefined;
-    if (this.model === null && typeof model === 'string' && model !== '') this.named(model);
+    if (this.model === null && typeof model === 'string' && model !== '' && !hasUnstorableText(model)) this.named(model);
   }
 
   /** The tokens the call is charged for. */

@@ -2,10 +2,13 @@
  * The rows no charge carries (refusals, failures, test keys, free calls): kept in memory and
  * written in batches every `flushMs` on the clock, never on a call's path. What waits is bounded
  * (`maxRows`): past it new rows are dropped and counted, so a database that stays away cannot
- * grow the process without end. A batch the database refuses stays for the next pass. A crash
+ * grow the process without end. A batch the database could not be asked (it is away, or did not
+ * answer in time) stays for the next pass; one it answered with an error is dropped, counted,
+ * since it would be refused again. A crash
  * loses what waits here, at most `flushMs` of uncharged rows (and those held while the database
  * was away); a charged call's row never waits here, it commits with its charge.
  */
+import { DomainError } from '../errors/domain-error';
 import type { Clock, TimerHandle } from '../ports/clock';
 import type { RequestLogRow } from './call-log';
 import type { RequestLogRepository } from './request-log-repository';
@@ -84,11 +87,16 @@ export class RequestLogWriter {
       try {
         await this.repository.insert(batch);
       } catch (err) {
+        this.options.onError?.(err);
+        // A database that answered and refused the batch would refuse it again: it goes, counted.
+        if (!(err instanceof DomainError && err.type === 'service_unavailable')) {
+          this.dropped += batch.length;
+          continue;
+        }
         // Back at the front for the next pass, as far as the bound leaves room (the rest is dropped, counted).
         const room = Math.max(0, this.maxRows - this.rows.length);
         this.dropped += Math.max(0, batch.length - room);
         this.rows = [...batch.slice(0, room), ...this.rows];
-        this.options.onError?.(err);
         return;
       }
     }

@@ -25,9 +25,10 @@ test('a refusal: written when the response ends, with its status, its error and 
   expect(written[0]).toMatchObject({ model: 'svc-chat-1', status: 402, errorType: 'insufficient_credits', errorCode: null, latencyMs: 25, creditsMicro: 0 });
 });
 
-test('a call that named no model is not written', () => {
+test('a call that named no model (or one the database cannot store) is not written', () => {
   const { written, log } = opened();
   log.requested({ messages: [] });
+  log.requested({ model: 'svc-\u0000chat' });
   log.ended(400, false);
   expect(written).toEqual([]);
 });

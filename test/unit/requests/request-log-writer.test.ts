@@ -6,6 +6,7 @@
 import { RequestLogWriter } from '../../../src/domain/requests/request-log-writer';
 import type { RequestLogRow } from '../../../src/domain/requests/call-log';
 import { fakeClock } from '../../support/fake-clock';
+import { databaseTooSlow } from '../../../src/domain/errors/domain-error';
 
 const row = (n: number) => ({ id: `req_${n}` }) as RequestLogRow;
 
@@ -14,8 +15,10 @@ function setUp(options: { maxRows?: number; batchRows?: number } = {}) {
   const inserts: string[][] = [];
   const repo = {
     down: false,
+    refuses: false,
     insert: async (rows: readonly RequestLogRow[]) => {
-      if (repo.down) throw new Error('connection refused');
+      if (repo.down) throw databaseTooSlow();
+      if (repo.refuses) throw new Error('invalid input syntax');
       inserts.push(rows.map((r) => r.id));
     },
   };
@@ -47,6 +50,19 @@ test('a batch the database refuses waits for the next pass, in order', async () 
   repo.down = false;
   await clock.tickAsync(1000);
   expect(inserts).toEqual([['req_1', 'req_2']]);
+});
+
+test('a batch the database answered with an error is dropped and counted, not tried for ever', async () => {
+  const { clock, inserts, repo, errors, dropped, writer } = setUp();
+  repo.refuses = true;
+  writer.add(row(1));
+  await clock.tickAsync(1000);
+  repo.refuses = false;
+  writer.add(row(2));
+  await clock.tickAsync(1000);
+  expect(errors).toHaveLength(1);
+  expect(dropped).toEqual([1]);
+  expect(inserts).toEqual([['req_2']]);
 });
 
 test('past its bound the writer drops new rows and says how many', async () => {
