@@ -35,7 +35,7 @@ export class RequestLog {
     const writer = new RequestLogWriter(repository, {
       clock,
       onError: (err) => report('request log: rows not written; tried again', { err: String(err) }),
-      onDropped: (count) => report('request log: rows dropped, the writer was full', { count }),
+      onDropped: (count) => report('request log: rows dropped (the writer was full, or the database refused their batch)', { count }),
     });
     const upkeepFailed = (err: unknown) => report('request log: partition upkeep failed; tried again within the hour', { err: String(err) });
     return new RequestLog(repository, writer, clock, days, upkeepFailed);
