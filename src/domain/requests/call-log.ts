@@ -67,6 +67,10 @@ export class CallLog implements RequestLogRow {
   #carried = false;
   #ended = false;
   #written = false;
+  /** How the response ended: its status, whether its client left first, and when. */
+  #endedStatus = 0;
+  #clientLeft = false;
+  #endedMs = 0;
 
   constructor(
     readonly id: string,
@@ -168,16 +172,24 @@ export class CallLog implements RequestLogRow {
   ended(status: number, clientLeft: boolean): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (!this.#carried) {
-      this.status = status;
-      this.latencyMs = Math.round(this.#clock.monotonic() - this.#startedMs);
-      if (clientLeft && this.errorType === null) this.errorType = CLIENT_CLOSED;
-    }
+    this.#endedStatus = status;
+    this.#clientLeft = clientLeft;
+    this.#endedMs = this.#clock.monotonic();
+    // A charge still to come (a stream's, after its client left) carries it as it ended.
+    if (!this.#carried) this.sayHowItEnded();
     this.writeIfDone();
+  }
+
+  private sayHowItEnded(): void {
+    this.status = this.#endedStatus;
+    this.latencyMs = Math.round(this.#endedMs - this.#startedMs);
+    if (this.#clientLeft && this.errorType === null) this.errorType = CLIENT_CLOSED;
   }
 
   private writeIfDone(): void {
     if (!this.#ended || this.#open > 0 || this.#carried || this.#written || this.model === null) return;
+    // Said again: a job refused after the response had ended was carried when it did.
+    this.sayHowItEnded();
     this.#written = true;
     this.#write(this);
   }

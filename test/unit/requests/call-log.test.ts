@@ -108,3 +108,17 @@ test('a job whose transaction failed: uncarried, its row is the refusal, with no
   expect(written).toHaveLength(1);
   expect(written[0]).toMatchObject({ status: 402, creditsMicro: 0, seconds: 0, jobId: null, errorType: 'insufficient_credits' });
 });
+
+test('a job refused after its client had left: the refusal says how the response ended', () => {
+  const { written, log } = opened();
+  log.named('svc-2.5-preview-text-to-video');
+  log.forJob('vid_1');
+  log.carry();
+  log.opened();
+  log.ended(499, true);
+  expect(written).toEqual([]);
+  log.uncarried();
+  log.settled();
+  expect(written).toHaveLength(1);
+  expect(written[0]).toMatchObject({ status: 499, errorType: 'client_closed', jobId: null });
+});
