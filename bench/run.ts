@@ -28,6 +28,10 @@
  * on one route against two healthy routes, interleaved, and a model one of whose two routes fails
  * every other call (every client call must answer 200), money checked after each.
  *
+ * Then (unless BENCH_REQUEST_LOG=0) the request-log phase (bench/request-log.ts): non-streamed chat
+ * at c=32 with the request log recording and with it off, interleaved; money and rows checked.
+ * BENCH_ONLY=reqlog runs it alone.
+ *
  * Then (unless BENCH_CAPS=0) the capped-keys phase (bench/caps.ts): keys at their daily caps over
  * two instances (PostgreSQL + Redis; one on the embedded database), every key spent exactly to
  * its cap, none past it, no refusal but the cap's or `credits_in_flight`.
@@ -63,6 +67,7 @@ import { renderMediaMarkdown, runMediaPhase, type MediaResult } from './media';
 import { renderAuthMarkdown, runAuthPhase, type AuthResult } from './auth';
 import { renderCapsMarkdown, runCapsPhase, type CapsResult } from './caps';
 import { renderRoutesMarkdown, routeModels, routesJobs, type RoutesResult } from './routes';
+import { renderRequestLogMarkdown, runRequestLogPhase, type RequestLogResult } from './request-log';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
@@ -319,13 +324,15 @@ async function main(): Promise<void> {
     ];
     const results: PhaseResult[] = [];
     const money: MoneyCheck[] = [];
+    // BENCH_ONLY=auth / reqlog: that phase alone, after the key pool.
+    const onlyOnePhase = process.env.BENCH_ONLY === 'auth' || process.env.BENCH_ONLY === 'reqlog';
     // BENCH_ONLY=c1 / c32: one of the two loads alone (a profile of one, a quick look).
     const groups = (
       [
         [CONNECTIONS, SECONDS],
         [1, UNLOADED_SECONDS],
       ] as const
-    ).filter(([c]) => process.env.BENCH_ONLY !== 'auth' && process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'));
+    ).filter(([c]) => !onlyOnePhase && process.env.BENCH_ONLY !== (c === 1 ? 'c32' : 'c1'));
     const total = groups.length * modes.length;
     let done = 0;
     for (const [connections, durationSeconds] of groups) {
@@ -442,9 +449,26 @@ async function main(): Promise<void> {
       };
       log(`(routes) two/one ${routes.twoRoutesRatio}, flaky not 200: ${flakyNot200}; money ${money.slice(-2).every((m) => m.ok) ? 'exact' : 'WRONG'}`);
     }
+    // The request log's cost (bench/request-log.ts): rounds with it recording and with it off.
+    let requestLog: RequestLogResult | undefined;
+    if (process.env.BENCH_REQUEST_LOG !== '0' && (process.env.BENCH_ONLY === undefined || process.env.BENCH_ONLY === 'reqlog')) {
+      const phase = await runRequestLogPhase(gateway, {
+        gatewayUrl,
+        keys: gatewayKeys,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+        connections: CONNECTIONS,
+        runPhase,
+        warm,
+      });
+      money.push(phase.money);
+      requestLog = phase.result;
+      for (const r of [requestLog.on, requestLog.off]) log(`(${r.id}) ${fmt(r)}`);
+      log(`(reqlog) on/off ${requestLog.ratio}, rows ${requestLog.rows} for ${requestLog.answeredOn} answered; money ${phase.money.ok ? 'exact' : 'WRONG'}`);
+    }
     // Daily caps across instances (bench/caps.ts): a second instance on the same PostgreSQL and Redis.
     let caps: CapsResult | undefined;
-    if (process.env.BENCH_CAPS !== '0' && process.env.BENCH_ONLY !== 'auth') {
+    if (process.env.BENCH_CAPS !== '0' && !onlyOnePhase) {
       second = database.url && process.env.REDIS_URL ? await createGateway(loadConfig({ ...gatewayEnv, DATA_DIR: join(dataDir, 'second') })) : undefined;
       caps = await runCapsPhase(gateway, [gatewayUrl, ...(second ? [await second.listen()] : [])]);
       log(`(caps) ${JSON.stringify(caps)}`);
@@ -452,22 +476,29 @@ async function main(): Promise<void> {
       second = undefined;
     }
     // Refused keys (bench/auth.ts): unknown key ids against wrong secrets of existing ones.
-    const auth: AuthResult | undefined = process.env.BENCH_AUTH === '0' ? undefined : await runAuthPhase(gateway, gatewayUrl, gatewayKeys, AUTH_ROUNDS);
+    const auth: AuthResult | undefined =
+      process.env.BENCH_AUTH === '0' || process.env.BENCH_ONLY === 'reqlog' ? undefined : await runAuthPhase(gateway, gatewayUrl, gatewayKeys, AUTH_ROUNDS);
     if (auth) log(`(auth) ${JSON.stringify(auth)}`);
-    const onlyAuth = process.env.BENCH_ONLY === 'auth';
     // Subscription fan-out (bench/fanout.ts), after the chat phases and their money checks.
     const fanout: FanoutResult | undefined =
-      process.env.BENCH_FANOUT === '0' || onlyAuth
+      process.env.BENCH_FANOUT === '0' || onlyOnePhase
         ? undefined
         : await runFanoutPhase(gateway, gatewayUrl, { log, simulatorVideoSeconds: gateway.config.simulatorVideoSeconds });
     // Heavy media (bench/media.ts): ten concurrent large image edits while /healthz is polled.
     const running = gateway;
     const media: MediaResult | undefined =
-      process.env.BENCH_MEDIA === '0' || onlyAuth ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
+      process.env.BENCH_MEDIA === '0' || onlyOnePhase ? undefined : await profiled('media', () => runMediaPhase(running, gatewayUrl, { log }));
     const probeAtEnd = await probeMachine(database.url);
     log(`machine probe at the end: ${probeText(probeAtEnd)}`);
     const batches = gateway.services.chargeBatcher.stats;
-    const report: BenchReport & { routes?: RoutesResult; caps?: CapsResult; auth?: AuthResult; fanout?: FanoutResult; media?: MediaResult } = {
+    const report: BenchReport & {
+      routes?: RoutesResult;
+      requestLog?: RequestLogResult;
+      caps?: CapsResult;
+      auth?: AuthResult;
+      fanout?: FanoutResult;
+      media?: MediaResult;
+    } = {
       date: new Date().toISOString(),
       environment: {
         node: process.version,
@@ -491,6 +522,7 @@ async function main(): Promise<void> {
       chargesPerCommit: batches.commits ? Math.round((batches.charges / batches.commits) * 10) / 10 : 0,
       totalSeconds: Math.round((Date.now() - started) / 100) / 10,
       routes,
+      requestLog,
       caps,
       auth,
       fanout,
@@ -502,6 +534,7 @@ async function main(): Promise<void> {
       join(RESULTS_DIR, 'latest.md'),
       renderMarkdown(report) +
         (routes ? renderRoutesMarkdown(routes) : '') +
+        (requestLog ? renderRequestLogMarkdown(requestLog) : '') +
         (caps ? renderCapsMarkdown(caps) : '') +
         (auth ? renderAuthMarkdown(auth) : '') +
         (fanout ? renderFanoutMarkdown(fanout) : '') +
@@ -511,6 +544,8 @@ async function main(): Promise<void> {
     log(`wrote ${join(RESULTS_DIR, 'latest.md')} and latest.json in ${report.totalSeconds} s`);
     const wrong = money.filter((m) => !m.ok);
     if (wrong.length > 0) throw new Error(`the money check failed after ${wrong.map((m) => m.phase).join(', ')}`);
+    if (requestLog && !requestLog.rowsOk)
+      throw new Error(`the request-log phase found the log wrong: ${JSON.stringify({ ...requestLog, on: undefined, off: undefined })}`);
     if (caps && !caps.ok) throw new Error(`the capped-keys phase found the money wrong: ${JSON.stringify(caps)}`);
     if (fanout?.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
     if (media?.error) throw new Error(`the heavy-media phase failed: ${media.error}`);

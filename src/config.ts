@@ -127,6 +127,8 @@ const schema = z.object({
       return ranges;
     }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Days the request log keeps its rows (one partition a day); 0 turns the log off. */
+  REQUEST_LOG_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
 });
 
 export interface Config {
@@ -155,6 +157,8 @@ export interface Config {
   shutdownNoticeSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
   circuitMinCalls: number;
+  /** REQUEST_LOG_DAYS: how long request-log rows are kept; 0, the log is off. */
+  requestLogDays: number;
   wsMaxConnectionsPerAddress: number;
   /** TRUSTED_PROXIES: addresses or CIDR ranges; empty: the peer is the client. */
   trustedProxies: string[];
@@ -212,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simulatorVideoSeconds: c.SIMULATOR_VIDEO_SECONDS,
     videoJobTimeoutSeconds: c.VIDEO_JOB_TIMEOUT_SECONDS,
     circuitMinCalls: c.UPSTREAM_CIRCUIT_MIN_CALLS,
+    requestLogDays: c.REQUEST_LOG_DAYS,
     creditLeases: {
       idleSeconds: c.LEASE_IDLE_SECONDS,
       graceSeconds: c.LEASE_GRACE_SECONDS,

@@ -25,6 +25,7 @@ import { videoRoutes } from './rest/routes/video-routes';
 import { videosRoutes } from './rest/routes/videos-routes';
 import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
+import { requestLogRoutes } from './rest/routes/request-log-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { openApiRoutes, requireOpenApiDocument } from './rest/routes/openapi-routes';
@@ -150,6 +151,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     keys: s.keys,
     accounts: s.accountAuth,
     adminToken: config.adminToken,
+    requestLog: s.requestLog,
     doors: {
       open: [
         opsRoutes({
@@ -180,6 +182,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys }),
         accountDeliveryRoutes(s.history),
         historyRoutes(s.history),
+        requestLogRoutes(s.requestLog, logger),
       ],
       admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
     },
@@ -194,7 +197,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   // node checks the receive deadline on this interval (30 s by default): a quarter of it, at most 30 s.
   const server = createServer(
     { connectionsCheckingInterval: Math.min(30_000, Math.max(250, receiveMs / 4)) },
-    withJsonLane({ keys: s.keys, metrics, logger }, lane, app),
+    withJsonLane({ keys: s.keys, metrics, logger, requestLog: s.requestLog }, lane, app),
   );
   graphql.attach(server);
   const drain = new HttpDrain(server);

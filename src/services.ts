@@ -68,6 +68,8 @@ import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotenc
 import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
+import { SqlRequestLog } from './infra/db/repositories/sql-request-log';
+import { RequestLog } from './domain/requests/request-log';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -139,6 +141,9 @@ export async function buildServices(deps: {
   const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
   const webhooks = new SqlWebhookRepository(db);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
+  // Rows of charged calls commit with their charges; the writer batches the rest off the calls' path.
+  const requestLog = RequestLog.open(new SqlRequestLog(db), clock, config.requestLogDays, (message, detail) => warn(message, detail, message));
+  await requestLog.start();
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new SqlLeaseStore(db, deps.hotDb);
   const ledger = new Ledger(new SqlLedgerRepository());
@@ -269,6 +274,7 @@ export async function buildServices(deps: {
     accountAuth,
     keys,
     history,
+    requestLog,
     webhooks,
     media,
     billing,
@@ -290,6 +296,8 @@ export async function buildServices(deps: {
     worker,
     async close(): Promise<void> {
       await leaseBook.stop();
+      // After the charges: what the writer keeps is written while the database is still open.
+      await requestLog.stop();
       streamStarts.stop();
       idempotency.stop();
       await worker.stop();

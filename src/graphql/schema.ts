@@ -7,6 +7,7 @@ import { CatalogResolver } from './resolvers/catalog-resolver';
 import { VideoResolver } from './resolvers/video-resolver';
 import { AccountResolver } from './resolvers/account-resolver';
 import { HistoryResolver } from './resolvers/history-resolver';
+import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
 
 /**
@@ -29,7 +30,7 @@ const noTopics = {
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, SubscriptionResolver],
+    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, SubscriptionResolver],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
     validate: false,

@@ -6,6 +6,7 @@ import { sendJson } from './json-response';
 import { REQUEST_ID_HEADER } from '../infra/http/request-id';
 import { errorBody } from '../infra/http/error-body';
 import { answerAbandoned } from './abandoned-answer';
+import { callLogOf } from './call-logs';
 
 /** Writes a failure (on node:http, so both the Express app and the JSON lane use it). */
 export function sendError(res: ServerResponse, err: DomainError): void {
@@ -106,6 +107,7 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
   const path = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '').split('?', 1)[0];
   const requestId = res.getHeader(REQUEST_ID_HEADER);
   if (clientWentAway(err, res)) {
+    // The request log says the client closed (the response's close does): not this error.
     // Nobody is left to answer. The client's leaving is not our failure (an upstream call its
     // abort cut short ends as an upstream_error): a note, not a warning or an error with a stack.
     logger.info({ path, requestId, type: domain?.type }, 'the client closed the connection before its answer');
@@ -114,6 +116,7 @@ export function answerFailure(logger: Logger, err: unknown, req: IncomingMessage
     if (!res.destroyed) res.destroy();
     return;
   }
+  callLogOf(res)?.failed(domain ?? err);
   if (res.headersSent) {
     logger.warn({ err: domain ?? err, path, requestId }, 'error after the response started');
     res.end();

@@ -7,6 +7,8 @@ import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { storableText } from './storable-text';
 import { observeRequest } from './request-metrics';
 import { requireAdmin, requireApiKey, requireIdToken } from './auth';
+import type { RequestLog } from '../domain/requests/request-log';
+import { openCallLogs } from './call-logs';
 
 export interface RestDoors {
   /** Routers mounted under /v1, behind API-key authentication. */
@@ -61,6 +63,8 @@ export function createHttpApp(deps: {
   keys: KeyAuthenticator;
   accounts: AccountAuthenticator;
   adminToken?: string;
+  /** Where /v1 calls are logged (each request's row opened once its key is authenticated). */
+  requestLog: RequestLog;
   doors: RestDoors;
   graphql?: (app: Express) => void;
 }): Express {
@@ -81,7 +85,7 @@ export function createHttpApp(deps: {
   // that take a body parse it themselves (rest/json-body.ts), so a path without a route is a 404
   // whatever its Content-Type.
   const v1 = express.Router();
-  v1.use(noStore, requireApiKey(deps.keys));
+  v1.use(noStore, requireApiKey(deps.keys), openCallLogs(deps.requestLog));
   for (const r of deps.doors.v1Raw ?? []) v1.use(r);
   v1.use(...deps.doors.v1);
   app.use('/v1', v1);

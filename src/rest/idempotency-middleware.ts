@@ -8,6 +8,7 @@ import { multipartTextField, readAndReplayBody, withoutBoundary } from './raw-bo
 import { MAX_MULTIPART_BODY_BYTES } from './upload-cap';
 import { clientGone, forgetAbandonedAnswer, onAbandonedAnswer } from './abandoned-answer';
 import { errorBody } from '../infra/http/error-body';
+import { callLogOf } from './call-logs';
 
 /** The billable POSTs (relative to /v1) that honour an Idempotency-Key. */
 export const IDEMPOTENT_PATHS = new Set([
@@ -20,8 +21,11 @@ export const IDEMPOTENT_PATHS = new Set([
   '/videos',
 ]);
 
-/** Response headers that belong to the connection, not to the answer. */
-const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after']);
+/**
+ * Response headers that belong to the connection, not to the answer; and `x-request-id`: a
+ * replay is a request of its own, answered (and logged) under its own id.
+ */
+const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'retry-after', 'x-request-id']);
 
 /**
  * Idempotency-Key for the billable /v1 POSTs, wrapped around the handlers from outside: the
@@ -81,7 +85,15 @@ export function callOf(res: ServerResponse): IdempotentCall | undefined {
 }
 
 function replay(res: Response, stored: StoredResponse): void {
-  res.status(stored.status).set(stored.headers).set('Idempotent-Replayed', 'true');
+  // A replayed refusal is logged as the refusal it was; a replay is charged nothing.
+  if (stored.status >= 400) {
+    const error = errorOfBody(stored.body);
+    if (error) callLogOf(res)?.failedAs(error.type, error.code);
+  }
+  res.status(stored.status);
+  // Filtered here too, whatever the stored headers hold.
+  for (const [name, value] of Object.entries(stored.headers)) if (!NOT_REPLAYED.has(name.toLowerCase())) res.setHeader(name, value);
+  res.set('Idempotent-Replayed', 'true');
   res.end(stored.body);
 }
 
@@ -112,4 +124,15 @@ function captureEnd(res: Response, store: (r: StoredResponse) => Promise<unknown
     void store({ status: res.statusCode, headers, body: Buffer.concat(chunks) }).finally(() => end(chunk, ...rest));
     return res;
   }) as Response['end'];
+}
+
+/** The error type and code of a stored error body, if it is one. */
+function errorOfBody(body: Buffer): { type: string; code: string | null } | null {
+  try {
+    const error = (JSON.parse(body.toString('utf8')) as { error?: { type?: unknown; code?: unknown } }).error;
+    if (typeof error?.type !== 'string') return null;
+    return { type: error.type, code: typeof error.code === 'string' ? error.code : null };
+  } catch {
+    return null;
+  }
 }

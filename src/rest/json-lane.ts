@@ -20,6 +20,8 @@ import { observeRequest } from './request-metrics';
 import { parseJsonBody } from './json-body';
 import { authenticateApiKey } from './auth';
 import type { JsonPostHandler } from './routes/chat-routes';
+import type { RequestLog } from '../domain/requests/request-log';
+import { callLogOf, openCallLog } from './call-logs';
 
 export interface JsonLaneRoute {
   /** The whole request target, e.g. `/v1/chat/completions`. */
@@ -33,7 +35,7 @@ const PLAIN_JSON = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const IDEMPOTENCY = IDEMPOTENCY_HEADER.toLowerCase();
 
 export function withJsonLane(
-  deps: { keys: KeyAuthenticator; metrics: Metrics; logger: Logger },
+  deps: { keys: KeyAuthenticator; metrics: Metrics; logger: Logger; requestLog: RequestLog },
   routes: JsonLaneRoute[],
   fallback: RequestListener,
 ): RequestListener {
@@ -50,12 +52,14 @@ export function withJsonLane(
   };
 }
 
-async function serve(deps: { keys: KeyAuthenticator }, route: JsonLaneRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(deps: { keys: KeyAuthenticator; requestLog: RequestLog }, route: JsonLaneRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // As every /v1 answer on the Express side (http-app.ts, noStore).
   res.setHeader('Cache-Control', NO_STORE);
   // Authenticated before the body is read, as on the Express side: a stranger cannot make us read 25 MB.
   const key = await authenticateApiKey(deps.keys, req);
+  openCallLog(deps.requestLog, key, req, res, route.path);
   const body = parseJsonBody(await readBody(req, res, route.limitBytes)) ?? {};
+  callLogOf(res)?.requested(body);
   await route.handle(key, body, res);
 }
 

@@ -264,6 +264,10 @@ describe('one call of every documented operation, with success and with a docume
     expect((await call('GET', '/account/usage?group_by=week', { token: id })).status).toBe(400);
     expect((await call('GET', '/account/ledger-entries?first=2', { token: id })).status).toBe(200);
     expect((await call('GET', '/account/ledger-entries?first=0', { token: id })).status).toBe(400);
+    expect((await call('GET', `/account/requests?first=5&keyId=${key.id}`, { token: id })).status).toBe(200);
+    expect((await call('GET', '/account/requests?first=0', { token: id })).status).toBe(400);
+    expect((await call('GET', '/account/requests/export?format=jsonl', { token: id })).status).toBe(200);
+    expect((await call('GET', '/account/requests/export?format=xml', { token: id })).status).toBe(400);
 
     const admin = ADMIN_TOKEN;
     expect((await call('POST', `/admin/accounts/${acct.id}/credits`, { token: admin, json: { credits: 1, reason: 'openapi' } })).status).toBe(200);

@@ -15,7 +15,9 @@ describe('configuration', () => {
       simulatorVideoSeconds: 5,
       videoJobTimeoutSeconds: 900,
       wsMaxConnectionsPerAddress: 1000,
+      requestLogDays: 30,
     });
+    expect(loadConfig({ REQUEST_LOG_DAYS: '0' }).requestLogDays).toBe(0);
     expect(loadConfig({ WS_MAX_CONNECTIONS_PER_ADDRESS: '0' }).wsMaxConnectionsPerAddress).toBe(0);
     expect(loadConfig({}).trustedProxies).toEqual([]);
     expect(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, fd00::1 ,' }).trustedProxies).toEqual(['10.0.0.0/8', 'fd00::1']);
@@ -31,6 +33,8 @@ describe('configuration', () => {
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '-1'],
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '2.5'],
     ['TRUSTED_PROXIES', '10.0.0.0/8,caddy'],
+    ['REQUEST_LOG_DAYS', '-1'],
+    ['REQUEST_LOG_DAYS', '1.5'],
   ])('a wrong %s stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

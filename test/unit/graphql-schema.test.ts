@@ -12,8 +12,20 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const schema = await buildGraphQLSchema();
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
-    // CONTRACT's queries, plus the console's account history: ledgerEntries, usage, the delivery logs.
-    ['account', 'accountWebhookDeliveries', 'apiKeys', 'ledgerEntries', 'models', 'usage', 'videoJob', 'videoJobs', 'videoQuote', 'webhookDeliveries'],
+    // CONTRACT's queries (the request log's `requests` among them), plus the console's account history: ledgerEntries, usage, the delivery logs.
+    [
+      'account',
+      'accountWebhookDeliveries',
+      'apiKeys',
+      'ledgerEntries',
+      'models',
+      'requests',
+      'usage',
+      'videoJob',
+      'videoJobs',
+      'videoQuote',
+      'webhookDeliveries',
+    ],
   );
   expect(names(schema.getMutationType())).toEqual([
     'cancelVideoJob',

@@ -20,6 +20,7 @@ import { billableUsage, type UsageBounds } from './billable-usage';
 import type { UrlGuard } from '../ports/url-guard';
 import { checkImagePartUrls } from './image-part-urls';
 import type { CallSignal } from '../shared/call-signal';
+import type { CallLog } from '../requests/call-log';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
@@ -55,6 +56,8 @@ interface PreparedCall {
   request: Omit<ChatRequest, 'signal'>;
   promptEstimate: number;
   hold: Hold;
+  /** The call's request-log row (its hold carries it to the charge). */
+  log?: CallLog;
 }
 
 /** What the call allowed: the bounds a provider's usage report is read within. */
@@ -85,9 +88,10 @@ export class ChatService {
   ) {}
 
   /** The request checked as far as it can be without calling anything: its model, the key's right to it, every field. */
-  private read(key: KeyPrincipal, input: unknown) {
+  private read(key: KeyPrincipal, input: unknown, log?: CallLog) {
     const body = parseInput(chatRequestSchema, input);
     const model = this.catalog.require(body.model, 'chat');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     return { model, call: readChatCall(body, model) };
   }
@@ -99,8 +103,8 @@ export class ChatService {
     return estimatePromptTokens(call.messages, call.options);
   }
 
-  private async prepare(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<PreparedCall> {
-    const { model, call } = this.read(key, input);
+  private async prepare(key: KeyPrincipal, input: unknown, idempotent: IdempotentCall | undefined, log: CallLog | undefined): Promise<PreparedCall> {
+    const { model, call } = this.read(key, input, log);
     // Everything that can refuse the call comes before the hold, so a refusal never leaves one.
     await checkImagePartUrls(call.messages, this.urls);
     const provider = this.providers.chat(model, key.mode);
@@ -111,7 +115,7 @@ export class ChatService {
     const promptEstimate = estimatePromptTokens(call.messages, call.options);
     // Every choice may write up to the limit; the prompt is read once.
     const holdTokens = Math.ceil(promptEstimate * PROMPT_HOLD_MARGIN) + PROMPT_HOLD_EXTRA + call.maxTokens * call.n;
-    const hold = resumed ?? (await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id));
+    const hold = resumed ?? (await this.billing.hold(key, chatCostMicro(holdTokens, model.creditsPer10kTokens), model.id, id, log));
     return {
       info: {
         id,
@@ -135,6 +139,7 @@ export class ChatService {
       },
       promptEstimate,
       hold,
+      log,
     };
   }
 
@@ -145,13 +150,18 @@ export class ChatService {
 
   /** Charges `usage` (a provider's report read through `billableUsage`) against the hold; answers what the balance moved (or would have, for a test key), in credits. */
   private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
+    call.log?.usedTokens(usage.promptTokens, usage.completionTokens);
     const cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
     return microToCredits(await this.billing.settle(call.hold, cost));
   }
 
-  /** `idempotent`, when the request has an Idempotency-Key, names the call (its id and its charge's reference): see IdempotentCall. */
-  async complete(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall): Promise<ChatCompletionResult> {
-    const call = await this.prepare(key, input, idempotent);
+  /**
+   * `idempotent`, when the request has an Idempotency-Key, names the call (its id and its
+   * charge's reference): see IdempotentCall. `log`, the call's request-log row, is filled in and
+   * goes with the charge.
+   */
+  async complete(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall, log?: CallLog): Promise<ChatCompletionResult> {
+    const call = await this.prepare(key, input, idempotent, log);
     let result: ChatResult;
     try {
       result = await call.provider.complete({ ...call.request, signal });
@@ -175,8 +185,8 @@ export class ChatService {
    * after it charges what was relayed, as a client abort does. A call cut (the client gone, the
    * drain deadline) before the provider's first event charges nothing either.
    */
-  async stream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
-    const call = await this.prepare(key, input);
+  async stream(key: KeyPrincipal, input: unknown, signal: CallSignal, log?: CallLog): Promise<{ info: ChatCallInfo; items: AsyncGenerator<ChatStreamItem> }> {
+    const call = await this.prepare(key, input, undefined, log);
     return { info: call.info, items: this.run(call, signal) };
   }
 
@@ -212,6 +222,8 @@ export class ChatService {
         return;
       }
     } catch (err) {
+      // A client that left is the door's to say (it saw the connection close).
+      if (!signal.aborted) call.log?.failed(err);
       // The provider never answered (the client left, or the drain deadline cut the call, before
       // its first event: nothing was sent), or it failed before its first word: nothing is charged.
       if (!answering || (!signal.aborted && sent === '')) {

@@ -3,6 +3,7 @@ import type { IdempotentCall } from '../idempotency/idempotency-service';
 import { newId } from '../shared/ids';
 import type { LeaseBook, Reservation } from './lease-book';
 import type { StreamStarts } from './stream-starts';
+import type { CallLog } from '../requests/call-log';
 
 export interface Hold {
   /** What the charge references: the call (a chatcmpl id, an image request id). */
@@ -15,6 +16,8 @@ export interface Hold {
   reservation?: Reservation;
   /** A resumed call's charge, recorded by its first run: what settling answers, without charging anything. */
   recordedMicro?: number;
+  /** The call's request-log row: the charge carries it, and a hold settled without one leaves it to the writer. */
+  log?: CallLog;
 }
 
 /**
@@ -30,9 +33,14 @@ export class Billing {
     private readonly streams?: StreamStarts,
   ) {}
 
-  async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null, reference: string = newId('call')): Promise<Hold> {
+  async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null, reference: string = newId('call'), log?: CallLog): Promise<Hold> {
     const hold: Hold = { id: reference, amountMicro, live: principal.mode === 'live', principal, model };
     if (hold.live && amountMicro > 0) hold.reservation = await this.leases.reserve(principal, amountMicro);
+    // Only once reserved: a refused hold leaves its row to the door, which writes the refusal.
+    if (log) {
+      hold.log = log;
+      log.opened();
+    }
     return hold;
   }
 
@@ -58,20 +66,30 @@ export class Billing {
    */
   async settle(hold: Hold, actualMicro: number): Promise<number> {
     const cost = Math.max(0, Math.round(actualMicro));
-    if (hold.recordedMicro !== undefined) return hold.recordedMicro;
-    if (!hold.live) return cost;
-    const reservation = hold.reservation;
-    if (!reservation) return 0;
-    hold.reservation = undefined;
+    // The call's row: carried by the charge, or (no charge) told it may be written once the response ends.
+    const log = hold.log;
+    hold.log = undefined;
     try {
-      if (cost === 0) {
-        this.leases.release(reservation);
-        return 0;
+      if (hold.recordedMicro !== undefined) return hold.recordedMicro;
+      if (!hold.live) {
+        log?.charged(cost);
+        return cost;
       }
-      return await this.leases.commit(reservation, cost, hold.id, hold.model);
+      const reservation = hold.reservation;
+      if (!reservation) return 0;
+      hold.reservation = undefined;
+      try {
+        if (cost === 0) {
+          this.leases.release(reservation);
+          return 0;
+        }
+        return await this.leases.commit(reservation, cost, hold.id, hold.model, log?.carry());
+      } finally {
+        // Released, recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
+        this.streams?.settled(hold.id);
+      }
     } finally {
-      // Released, recorded, or kept in the journal to be: the stream's row (if any) is no longer needed.
-      this.streams?.settled(hold.id);
+      log?.settled();
     }
   }
 

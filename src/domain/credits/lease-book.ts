@@ -16,6 +16,7 @@ import { systemClock } from '../shared/system-clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
 import type { ChargeRow, LeaseStore } from './lease-store';
+import type { RequestLogRow } from '../requests/call-log';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
@@ -99,8 +100,9 @@ export class LeaseBook {
    * request id; the answer is then what the lease holds for the call, which is what the charge
    * will be (what it cost beyond the lease is recorded as uncollected). Failing the call instead
    * could not say "not billed" truthfully: a commit whose reply was lost has billed it.
+   * `log`, the call's request-log row, goes with the charge (into the journal too): no round trip of its own.
    */
-  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null): Promise<number> {
+  async commit(r: Reservation, costMicro: number, requestId: string, model: string | null, log?: RequestLogRow): Promise<number> {
     const { lease } = r;
     const extra = Math.max(0, Math.min(costMicro - r.amountMicro, lease.free));
     lease.free -= extra;
@@ -113,6 +115,7 @@ export class LeaseBook {
       model,
       leaseMicro,
       excessMicro: costMicro - leaseMicro,
+      log,
     };
     try {
       const outcome = await this.batcher.record(row);

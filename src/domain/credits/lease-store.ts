@@ -5,6 +5,7 @@
  * svc_close_lease, svc_record_charges: src/infra/db/functions).
  */
 import type { Shortfall } from './ledger-repository';
+import type { RequestLogRow } from '../requests/call-log';
 
 /** A lease asked of the balance: at least `minMicro`, up to `wantMicro`, within the key's daily cap. */
 export interface LeaseRequest {
@@ -39,6 +40,8 @@ export interface ChargeRow {
    * while the database could not be asked cost beyond its lease (see LeaseBook.commit).
    */
   waivedMicro?: number;
+  /** The call's request-log row, written with the charge (its credits: what the charge took); kept with it in the journal. */
+  log?: RequestLogRow;
 }
 
 /** A stream that has begun answering, paid from `leaseId`, and what its death would charge (its prompt and what it has relayed so far). */

@@ -32,6 +32,7 @@ import {
   type StreamAsked,
   type StreamedImageFacts,
 } from './image-stream';
+import type { CallLog } from '../requests/call-log';
 
 export const DEFAULT_IMAGE_MODEL = 'svc-creative-v8';
 export const DEFAULT_EDIT_MODEL = 'svc-image-edit-1';
@@ -95,22 +96,26 @@ export class ImageService {
     return stream === true || stream === 'true';
   }
 
-  /** `idempotent`, when the request has an Idempotency-Key, names the call (its charge's reference): see IdempotentCall. */
-  async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal): Promise<ImageResult> {
-    const g = this.readGeneration(key, input);
-    return this.billed(key, g, undefined, idempotent, signal, () => this.providers.image(g.model, key.mode).generate({ ...g.request, signal }));
+  /**
+   * `idempotent`, when the request has an Idempotency-Key, names the call (its charge's
+   * reference): see IdempotentCall. `log`, the call's request-log row, goes with the charge.
+   */
+  async generate(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, signal?: CallSignal, log?: CallLog): Promise<ImageResult> {
+    const g = this.readGeneration(key, input, log);
+    return this.billed(key, g, undefined, idempotent, signal, log, () => this.providers.image(g.model, key.mode).generate({ ...g.request, signal }));
   }
 
   /** A streamed generation: counted and held before this resolves (so 402 and 429 are plain HTTP errors). */
-  async generateStream(key: KeyPrincipal, input: unknown, signal: CallSignal): Promise<ImageStreamCall> {
-    const g = this.readGeneration(key, input);
+  async generateStream(key: KeyPrincipal, input: unknown, signal: CallSignal, log?: CallLog): Promise<ImageStreamCall> {
+    const g = this.readGeneration(key, input, log);
     const provider = this.providers.image(g.model, key.mode);
-    return this.streamed(key, g, undefined, signal, (partialImages) => generationEvents(provider, { ...g.request, partialImages, signal }));
+    return this.streamed(key, g, undefined, signal, log, (partialImages) => generationEvents(provider, { ...g.request, partialImages, signal }));
   }
 
-  private readGeneration(key: KeyPrincipal, input: unknown): Read<ImageGenerationRequest> {
+  private readGeneration(key: KeyPrincipal, input: unknown, log: CallLog | undefined): Read<ImageGenerationRequest> {
     const v = parseInput(generationSchema, input);
     const model = this.catalog.require(v.model, 'image');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     // 'auto' is gpt-image's default (the model picks): here, the default size.
     const { width, height } = parseImageSize(v.size === undefined || v.size === 'auto' ? '1024x1024' : v.size);
@@ -154,9 +159,10 @@ export class ImageService {
     admitted: Record<string, string> | undefined,
     idempotent?: IdempotentCall,
     signal?: CallSignal,
+    log?: CallLog,
   ): Promise<ImageResult> {
-    const e = this.readEdit(key, fields, files);
-    return this.billed(key, e, admitted, idempotent, signal, () => this.providers.edit(e.model, key.mode).edit({ ...e.request, signal }));
+    const e = this.readEdit(key, fields, files, log);
+    return this.billed(key, e, admitted, idempotent, signal, log, () => this.providers.edit(e.model, key.mode).edit({ ...e.request, signal }));
   }
 
   /** A streamed edit, admitted as `edit` is. */
@@ -166,15 +172,17 @@ export class ImageService {
     files: EditFiles,
     admitted: Record<string, string> | undefined,
     signal: CallSignal,
+    log?: CallLog,
   ): Promise<ImageStreamCall> {
-    const e = this.readEdit(key, fields, files);
+    const e = this.readEdit(key, fields, files, log);
     const provider = this.providers.edit(e.model, key.mode);
-    return this.streamed(key, e, admitted, signal, (partialImages) => editEvents(provider, { ...e.request, partialImages, signal }));
+    return this.streamed(key, e, admitted, signal, log, (partialImages) => editEvents(provider, { ...e.request, partialImages, signal }));
   }
 
-  private readEdit(key: KeyPrincipal, fields: unknown, files: EditFiles): Read<ImageEditRequest> {
+  private readEdit(key: KeyPrincipal, fields: unknown, files: EditFiles, log: CallLog | undefined): Read<ImageEditRequest> {
     const v = parseInput(editSchema, fields);
     const model = this.catalog.require(v.model, 'image-edit');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     if (files.images.length === 0) throw invalidRequest('An image file is required.', ['image']);
     // Counted over both spellings of the field: 16 of `image` and one more of `image[]` came through.
@@ -206,7 +214,8 @@ export class ImageService {
   /**
    * Counts the call against the image rate limit (unless `admitted` says the door did, or it is
    * resumed), takes a test key's simulator slot and holds `amountMicro` (a resumed call holds
-   * nothing: `resumed` is its hold). The slot is given back when the hold is refused.
+   * nothing: `resumed` is its hold), the hold carrying the call's row `log` to its charge. The
+   * slot is given back when the hold is refused.
    */
   private async admit(
     key: KeyPrincipal,
@@ -214,13 +223,14 @@ export class ImageService {
     amountMicro: number,
     reference: string,
     admitted: Record<string, string> | undefined,
-    resumed?: Hold,
+    resumed: Hold | undefined,
+    log: CallLog | undefined,
   ) {
     const headers = resumed || admitted ? (admitted ?? {}) : await enforceRateLimit(this.limiter, key.keyId, 'image');
     // A test key's slot is taken before anything is held and given back when its work is done.
     const release = key.mode === 'test' ? this.testKeys.acquire(key.keyId) : undefined;
     try {
-      return { headers, release, hold: resumed ?? (await this.billing.hold(key, amountMicro, modelId, reference)) };
+      return { headers, release, hold: resumed ?? (await this.billing.hold(key, amountMicro, modelId, reference, log)) };
     } catch (err) {
       release?.();
       throw err;
@@ -240,12 +250,13 @@ export class ImageService {
     idempotent: IdempotentCall | undefined,
     /** The client's departure (absent with an Idempotency-Key: a retry collects the images). */
     signal: CallSignal | undefined,
+    log: CallLog | undefined,
     call: () => Promise<GeneratedImages>,
   ): Promise<ImageResult> {
     const perImage = creditsToMicro(read.model.creditsPerImage);
     const reference = idempotent ? `img_${idempotent.id}` : newId('img');
     const resumed = await this.billing.resumed(key, idempotent, reference, read.model.id);
-    const { headers, release, hold } = await this.admit(key, read.model.id, perImage * read.n, reference, admitted, resumed);
+    const { headers, release, hold } = await this.admit(key, read.model.id, perImage * read.n, reference, admitted, resumed, log);
     try {
       let data: ImageResult['data'];
       let about: ImageResult['about'];
@@ -262,6 +273,7 @@ export class ImageService {
         await this.billing.settle(hold, 0);
         throw err;
       }
+      log?.usedImages(data.length);
       const charged = await this.billing.settle(hold, perImage * data.length);
       return { created: Math.floor(this.clock.now() / 1000), data, costCredits: microToCredits(charged), headers, ...(about ? { about } : {}) };
     } finally {
@@ -275,11 +287,12 @@ export class ImageService {
     read: Read<R>,
     admitted: Record<string, string> | undefined,
     signal: CallSignal,
+    log: CallLog | undefined,
     events: (partialImages: number) => AsyncIterable<ImageStreamEvent>,
   ): Promise<ImageStreamCall> {
     const asked = read.stream ?? { partialImages: 0 };
     const price = creditsToMicro(read.model.creditsPerImage);
-    const { headers, release, hold } = await this.admit(key, read.model.id, price, newId('img'), admitted);
+    const { headers, release, hold } = await this.admit(key, read.model.id, price, newId('img'), admitted, undefined, log);
     const items = runImageStream({
       billing: this.billing,
       hold,
@@ -289,6 +302,7 @@ export class ImageService {
       clock: this.clock,
       signal,
       release,
+      log,
       events: events(asked.partialImages),
     });
     return { headers, items };

@@ -11,6 +11,7 @@ import { invalidField, invalidRequest, upstreamError } from '../errors/domain-er
 import { FIELD, words } from '../errors/field-path';
 import type { Clock } from '../ports/clock';
 import type { CallSignal } from '../shared/call-signal';
+import type { CallLog } from '../requests/call-log';
 import { microToCredits } from '../shared/money';
 import { checkOutputImages } from './image-bounds';
 import type { ImageOptions } from './image-options';
@@ -126,6 +127,8 @@ export interface ImageStreamRun {
   signal: CallSignal;
   /** Gives back a test key's simulator slot once the stream is over. */
   release?: () => void;
+  /** The call's request-log row: the image's charge carries it; a stream that ends before, the writer. */
+  log?: CallLog;
   events: AsyncIterable<ImageStreamEvent>;
 }
 
@@ -161,6 +164,7 @@ export async function* runImageStream(run: ImageStreamRun): AsyncGenerator<Image
       if (image === undefined) throw upstreamError('The model provider answered no image.');
       checkOutputImages([image]);
       settled = true;
+      run.log?.usedImages(1);
       const charged = await run.billing.settle(run.hold, run.priceMicro);
       yield {
         type: 'completed',
@@ -174,6 +178,8 @@ export async function* runImageStream(run: ImageStreamRun): AsyncGenerator<Image
     }
     throw upstreamError('The model provider ended the stream before its image.');
   } catch (err) {
+    // A client that left is the door's to say (it saw the connection close).
+    if (!run.signal.aborted) run.log?.failed(err);
     await chargeNothing();
     if (run.signal.aborted) return;
     throw err;

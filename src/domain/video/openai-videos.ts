@@ -15,6 +15,7 @@ import type { MediaLibrary } from '../media/media-library';
 import type { KeyPrincipal } from '../keys/principal';
 import { assertModelAllowed } from '../keys/permissions';
 import type { UrlGuard } from '../ports/url-guard';
+import type { CallLog } from '../requests/call-log';
 import { invalidField } from '../errors/domain-error';
 import { parseInput } from '../shared/validate';
 import type { AcceptedJob, CheckedImage, VideoService } from './video-service';
@@ -51,10 +52,11 @@ export class OpenAIVideos {
     },
   ) {}
 
-  /** `upload`: the `input_reference` file part of a multipart request. */
-  async create(key: KeyPrincipal, input: unknown, upload?: InputFile, idempotent?: IdempotentCall): Promise<AcceptedJob> {
+  /** `upload`: the `input_reference` file part of a multipart request; `log`, the call's request-log row, is written with the job. */
+  async create(key: KeyPrincipal, input: unknown, upload?: InputFile, idempotent?: IdempotentCall, log?: CallLog): Promise<AcceptedJob> {
     const v = parseInput(createVideoSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     const frame = fromSize(v.size);
     if (!frame) throw invalidField(['size'], `no video model makes ${v.size.slice(0, 32)}; the sizes are ${VIDEO_SIZES.join(', ')}.`);
@@ -74,7 +76,7 @@ export class OpenAIVideos {
         ? { url: await this.deps.urls.checkMediaUrl(given.image_url, ['input_reference', 'image_url']) }
         : undefined;
     try {
-      return await this.deps.video.queue(key, body, idempotent, image);
+      return await this.deps.video.queue(key, body, idempotent, log, image);
     } catch (err) {
       // Refused (rate limit, balance, …): the stored image is no job's.
       if (stored) await this.deps.media.discard([stored.id]).catch(() => undefined);

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../ports/database';
 import type { VideoJobSpec } from './video-port';
 import type { VideoJob, VideoJobStatus } from './video-job';
+import type { RequestLogRow } from '../requests/call-log';
 
 /** A job as it is accepted: PROCESSING, charged `chargedMicro`, due to end within `timeoutSeconds`. */
 export interface NewVideoJob {
@@ -14,6 +15,8 @@ export interface NewVideoJob {
   spec: VideoJobSpec;
   chargedMicro: number;
   timeoutSeconds: number;
+  /** The request-log row of the call that queued it, written in the same statement. */
+  log?: RequestLogRow;
 }
 
 export type JobOutcome = { status: 'COMPLETED'; mediaId: string; thumbnailMediaId?: string | null; usedMicro: number } | { status: 'FAILED'; reason: string };

@@ -20,6 +20,7 @@ import type { VideoJob, VideoJobStatus } from './video-job';
 import type { VideoJobRepository } from './video-job-repository';
 import type { VideoLedger } from './video-ledger';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
+import type { CallLog } from '../requests/call-log';
 import { DEFAULT_DURATION, DEFAULT_RESOLUTION, fieldNotTaken, motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
 export const MOTION_MODEL_ID = 'svc-v3-motion-control';
@@ -108,12 +109,14 @@ export class VideoService {
 
   /**
    * `idempotent`, when the request has an Idempotency-Key, names the job (`vid_…`): see
-   * IdempotentCall. `image`, from a door that took it otherwise (/v1/videos' `input_reference`),
-   * is the model's image or its one reference, in place of `image_url` / `reference_image_urls`.
+   * IdempotentCall. `log`, the call's request-log row, is written with the job. `image`, from a
+   * door that took it otherwise (/v1/videos' `input_reference`), is the model's image or its one
+   * reference, in place of `image_url` / `reference_image_urls`.
    */
-  async queue(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, image?: CheckedImage): Promise<AcceptedJob> {
+  async queue(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, log?: CallLog, image?: CheckedImage): Promise<AcceptedJob> {
     const v = parseInput(queueSchema, input);
     const model = this.deps.catalog.require(v.model, 'video');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     const imageGiven = v.image_url !== undefined || (image !== undefined && model.input === 'image');
     const referencesGiven = v.reference_image_urls !== undefined || (image !== undefined && model.input === 'reference');
@@ -140,12 +143,13 @@ export class VideoService {
       imageUrl,
       referenceImageUrls,
     };
-    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution), idempotent);
+    return this.accept(key, model, spec, videoCredits(model, v.duration, v.resolution), idempotent, log);
   }
 
-  async motionControl(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall): Promise<AcceptedJob> {
+  async motionControl(key: KeyPrincipal, input: unknown, idempotent?: IdempotentCall, log?: CallLog): Promise<AcceptedJob> {
     const v = parseInput(motionSchema, input);
     const model = this.deps.catalog.require(MOTION_MODEL_ID, 'motion-control');
+    log?.named(model.id);
     assertModelAllowed(key, model.id);
     const imageUrl = await this.deps.urls.checkMediaUrl(v.image_url, ['image_url']);
     const videoUrl = await this.deps.urls.checkMediaUrl(v.video_url, ['video_url']);
@@ -159,7 +163,7 @@ export class VideoService {
       keepOriginalSound: v.keep_original_sound,
       characterOrientation: v.character_orientation,
     };
-    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds), idempotent);
+    return this.accept(key, model, spec, motionCredits(model, v.duration_seconds), idempotent, log);
   }
 
   /**
@@ -172,18 +176,27 @@ export class VideoService {
     model: VideoModel | MotionModel,
     partial: Omit<VideoJobSpec, 'jobId'>,
     credits: number,
-    idempotent?: IdempotentCall,
+    idempotent: IdempotentCall | undefined,
+    log: CallLog | undefined,
   ): Promise<AcceptedJob> {
     const id = idempotent ? `vid_${idempotent.id}` : newId('vid');
     // A retry that took over the claim of a run that queued (and charged) this job and left no
     // answer (its instance died) gets that job, before any limit: it is the answer the first
     // request never delivered, and a refusal here would send the client off to queue it again.
     const queued = idempotent?.resumed ? await this.deps.jobs.getOwned(id, key.accountId) : null;
-    if (queued) return { job: queued, headers: {} };
+    if (queued) {
+      log?.forJob(queued.id);
+      return { job: queued, headers: {} };
+    }
     const headers = await enforceRateLimit(this.deps.limiter, key.keyId, 'video');
     const spec: VideoJobSpec = { jobId: id, ...partial };
     const provider = this.deps.providers.providerName(model, key.mode);
     const chargedMicro = creditsToMicro(credits);
+    // The row goes in the job's transaction (what a test key's job would have cost, for one).
+    log?.usedSeconds(partial.durationSeconds);
+    log?.charged(chargedMicro);
+    log?.forJob(id);
+    const row = log?.carry();
     const commit = () =>
       this.deps.jobs.transaction(async (tx) => {
         if (key.mode === 'live') {
@@ -206,12 +219,22 @@ export class VideoService {
           spec,
           chargedMicro,
           timeoutSeconds: this.deps.timeoutSeconds,
+          log: row,
         });
         // Due now: the first run of the row submits the job.
         await this.deps.queue.schedule(tx, 'video_poll', id, {}, 0);
         return inserted;
       });
-    const job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key, chargedMicro, commit) : await commit();
+    log?.opened();
+    let job: VideoJob;
+    try {
+      job = key.mode === 'live' && this.deps.leases ? await this.deps.leases.chargeBeside(key, chargedMicro, commit) : await commit();
+    } catch (err) {
+      log?.uncarried();
+      throw err;
+    } finally {
+      log?.settled();
+    }
     this.deps.nudge();
     // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a
     // publish that fails is delivered to this instance's subscribers; the others re-read on return).

@@ -5,6 +5,7 @@ import type { KeyPrincipal } from '../../domain/keys/principal';
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { errorBody } from '../../infra/http/error-body';
@@ -40,13 +41,13 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
   return async (key, body, res) => {
     if (!chat.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await chat.complete(key, body, abort.signal, callOf(res)).catch(unlessCutBeforeAnswer(abort));
+      const out = await chat.complete(key, body, abort.signal, callOf(res), callLogOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, completionBody(out));
       return;
     }
 
     const abort = callLifetime(res, terms.shutdownDeadline?.());
-    const { info, items: rest } = await chat.stream(key, body, abort.signal);
+    const { info, items: rest } = await chat.stream(key, body, abort.signal, callLogOf(res));
     // Wait for the provider's first event before committing to a 200: an upstream that fails
     // before sending anything (refused, reset, timed out) is then an ordinary HTTP error
     // (502 upstream_error, nothing charged) instead of an error event inside a 200 stream.
@@ -93,6 +94,8 @@ export function chatCompletionsHandler(chat: ChatService, terms: StreamTerms = {
     } catch (err) {
       if (!abort.signal.aborted) await sendEvent(res, streamErrorBody(err));
     } finally {
+      // Said in the call's row before the charge that carries it.
+      if (abort.cutByShutdown()) callLogOf(res)?.failed(cutBeforeAnswer());
       // Returning the generator settles the call (prompt plus what was sent) before the error event goes out.
       if (abort.signal.aborted) await rest.return(undefined);
       if (abort.cutByShutdown()) await sendEvent(res, { error: SHUTDOWN_STREAM_ERROR });

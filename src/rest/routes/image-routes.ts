@@ -6,6 +6,7 @@ import type { ImageResult } from '../../domain/images/image-output';
 import type { InputFile } from '../../domain/images/image-port';
 import { keyOf } from '../auth';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 import { IDEMPOTENCY_HEADER } from '../../domain/idempotency/idempotency-service';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap, MAX_MULTIPART_BODY_BYTES } from '../upload-cap';
@@ -41,8 +42,9 @@ export function imageGenerationRoutes(images: ImageService, terms: StreamTerms =
   const r = Router();
   r.post('/images/generations', jsonBody(), ...(idempotency ? [idempotency] : []), async (req, res) => {
     const key = keyOf(res);
-    if (images.isStream(req.body)) return answerImageStream(res, 'image_generation', terms, (signal) => images.generateStream(key, req.body, signal));
-    sendImages(res, await images.generate(key, req.body, callOf(res), leaveSignal(res)));
+    const log = callLogOf(res);
+    if (images.isStream(req.body)) return answerImageStream(res, 'image_generation', terms, (signal) => images.generateStream(key, req.body, signal, log));
+    sendImages(res, await images.generate(key, req.body, callOf(res), leaveSignal(res), log));
   });
   return r;
 }
@@ -94,8 +96,9 @@ export function imageEditRoutes(images: ImageService, terms: StreamTerms = {}, i
       const key = keyOf(res);
       const fields = multipartTextFields(req.body);
       const admitted = res.locals.rateHeaders as Record<string, string> | undefined;
-      if (images.isStream(fields)) return answerImageStream(res, 'image_edit', terms, (signal) => images.editStream(key, fields, input, admitted, signal));
-      sendImages(res, await images.edit(key, fields, input, admitted, callOf(res), leaveSignal(res)));
+      const log = callLogOf(res);
+      if (images.isStream(fields)) return answerImageStream(res, 'image_edit', terms, (signal) => images.editStream(key, fields, input, admitted, signal, log));
+      sendImages(res, await images.edit(key, fields, input, admitted, callOf(res), leaveSignal(res), log));
     },
   );
   return r;

@@ -18,6 +18,7 @@ import {
   type StreamTerms,
 } from '../sse/sse-writer';
 import { streamErrorBody } from './chat-routes';
+import { callLogOf } from '../call-logs';
 
 export type ImageStreamKind = 'image_generation' | 'image_edit';
 
@@ -67,6 +68,8 @@ export async function answerImageStream(
   } catch (err) {
     if (!abort.signal.aborted) await sendEvent(res, streamErrorBody(err), 'error');
   } finally {
+    // Said in the call's row before the settling that writes it.
+    if (abort.cutByShutdown()) callLogOf(res)?.failed(cutBeforeAnswer());
     // Returning the generator settles the call (at nothing) before the error event goes out.
     if (abort.signal.aborted) await items.return(undefined);
     if (abort.cutByShutdown()) await sendEvent(res, { error: SHUTDOWN_IMAGE_STREAM_ERROR }, 'error');

@@ -3,6 +3,7 @@ import type { ResponsesService } from '../../domain/chat/responses/responses-ser
 import { DomainError } from '../../domain/errors/domain-error';
 import { keyOf } from '../auth';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 import { toDomainError } from '../error-middleware';
 import { sendJson } from '../json-response';
 import { CHAT_BODY_LIMIT, jsonBody } from '../json-body';
@@ -25,13 +26,13 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
   return async (key, body, res) => {
     if (!responses.isStream(body)) {
       const abort = callLifetime(res, terms.shutdownDeadline?.());
-      const out = await responses.create(key, body, abort.signal, callOf(res)).catch(unlessCutBeforeAnswer(abort));
+      const out = await responses.create(key, body, abort.signal, callOf(res), callLogOf(res)).catch(unlessCutBeforeAnswer(abort));
       sendJson(res, 200, { ...out.headers, 'x-svc-credits': String(out.costCredits) }, out.response);
       return;
     }
     const abort = callLifetime(res, terms.shutdownDeadline?.());
     // As for chat: an upstream that fails before its first byte is an ordinary HTTP error.
-    const { headers, first, events: rest, translator } = await responses.stream(key, body, abort.signal).catch(unlessCutBeforeAnswer(abort));
+    const { headers, first, events: rest, translator } = await responses.stream(key, body, abort.signal, callLogOf(res)).catch(unlessCutBeforeAnswer(abort));
     let next = first;
     // Cut before the provider's first event (nothing sent, nothing charged): by the drain
     // deadline, an ordinary 503; for a client that left, nothing to write.
@@ -54,6 +55,8 @@ export function createResponseHandler(responses: ResponsesService, terms: Stream
         await sendEvent(res, translator.failed(e.type, e.message), 'response.failed');
       }
     } finally {
+      // Said in the call's row before the charge that carries it.
+      if (abort.cutByShutdown()) callLogOf(res)?.failed(cutBeforeAnswer());
       if (abort.signal.aborted) await rest.return(undefined);
       if (abort.cutByShutdown()) {
         const { type, message, param, code } = SHUTDOWN_STREAM_ERROR;

@@ -8,6 +8,7 @@ import { retrieveSchema } from '../../domain/video/video-requests';
 import { keyOf } from '../auth';
 import { jsonBody } from '../json-body';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 
 /**
  * /v1/video/quote, /queue, /motion-control, /retrieve and /cancel, and the account's job list
@@ -23,10 +24,10 @@ export function videoRoutes(video: VideoService, controls: VideoControls, idempo
   const accepted = (res: Response, { job, headers }: { job: VideoJob; headers: Record<string, string> }) =>
     res.set({ ...headers, 'x-svc-credits': String(job.creditsCharged) }).json(acceptedView(job));
   r.post('/video/queue', jsonBody(), ...idem, async (req, res) => {
-    accepted(res, await video.queue(keyOf(res), req.body, callOf(res)));
+    accepted(res, await video.queue(keyOf(res), req.body, callOf(res), callLogOf(res)));
   });
   r.post('/video/motion-control', jsonBody(), ...idem, async (req, res) => {
-    accepted(res, await video.motionControl(keyOf(res), req.body, callOf(res)));
+    accepted(res, await video.motionControl(keyOf(res), req.body, callOf(res), callLogOf(res)));
   });
   r.post('/video/retrieve', jsonBody(), async (req, res) => {
     res.json(retrieveView(await video.retrieve(keyOf(res), req.body)));

@@ -8,6 +8,7 @@ import { videosPage } from '../../domain/video/video-lists';
 import type { AcceptedJob } from '../../domain/video/video-service';
 import { keyOf } from '../auth';
 import { callOf } from '../idempotency-middleware';
+import { callLogOf } from '../call-logs';
 import { jsonBody } from '../json-body';
 import { multipartMalformed, toDomainError } from '../error-middleware';
 import { cappedStreamHandler, declaredSizeCap } from '../upload-cap';
@@ -45,10 +46,10 @@ export function videosRoutes(
   r.post('/videos', multipartOnly, declaredSizeCap(MAX_VIDEO_BODY_BYTES), ...(idempotency.raw ? [idempotency.raw] : []), parseUpload, async (req, res) => {
     const file = ((req.files ?? {}) as Record<string, Express.Multer.File[]>)['input_reference']?.[0];
     const reference = file && { data: file.buffer, filename: file.originalname, contentType: file.mimetype };
-    created(res, await deps.videos.create(keyOf(res), multipartTextFields(req.body), reference, callOf(res)));
+    created(res, await deps.videos.create(keyOf(res), multipartTextFields(req.body), reference, callOf(res), callLogOf(res)));
   });
   r.post('/videos', jsonBody(), ...(idempotency.json ? [idempotency.json] : []), async (req, res) => {
-    created(res, await deps.videos.create(keyOf(res), req.body, undefined, callOf(res)));
+    created(res, await deps.videos.create(keyOf(res), req.body, undefined, callOf(res), callLogOf(res)));
   });
   r.get('/videos', async (req, res) => {
     res.json(videoList(await deps.video.list(keyOf(res).accountId, videosPage({ ...req.query }))));

@@ -18,6 +18,7 @@ import { inputItemsPage, retrieveQuerySchema, withItemIds, type InputItemsPage }
 import { responsesRequestSchema, type ResponsesInputItem, type ResponsesRequest } from './responses-request';
 import { responsesPath, responsesToChat } from './responses-to-chat';
 import type { CallSignal } from '../../shared/call-signal';
+import type { CallLog } from '../../requests/call-log';
 
 const responseNotFound = (id: string) => notFound(`No response with id '${id}'.`, 'response_not_found', ['response_id']);
 
@@ -46,10 +47,10 @@ export class ResponsesService {
     return this.chat.isStream(input);
   }
 
-  /** `idempotent`, when the request has an Idempotency-Key, names the chat call under it (see ChatService.complete). */
-  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall): Promise<ResponsesResult> {
+  /** `idempotent`, when the request has an Idempotency-Key, names the chat call under it; `log`, its request-log row (see ChatService.complete). */
+  async create(key: KeyPrincipal, input: unknown, signal?: CallSignal, idempotent?: IdempotentCall, log?: CallLog): Promise<ResponsesResult> {
     const p = await this.prepare(key, input);
-    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, idempotent));
+    const out = await this.inChatTerms(p, () => this.chat.complete(key, p.chatBody, signal, idempotent, log));
     const choice = out.choices[0];
     const output = outputItemsOf(choice);
     const response = responseObject(p.frame, { ...completionStatus(choice.finishReason), output, usage: out.usage });
@@ -66,6 +67,7 @@ export class ResponsesService {
     key: KeyPrincipal,
     input: unknown,
     signal: CallSignal,
+    log?: CallLog,
   ): Promise<{
     headers: Record<string, string>;
     first: IteratorResult<ResponsesEvent>;
@@ -73,7 +75,7 @@ export class ResponsesService {
     translator: ResponseStreamTranslator;
   }> {
     const p = await this.prepare(key, input);
-    const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal));
+    const { info, items } = await this.inChatTerms(p, () => this.chat.stream(key, p.chatBody, signal, log));
     const translator = new ResponseStreamTranslator(p.frame);
     const events = translateStream(translator, items, (response) => this.keep(key, p, response.output, response));
     const first = await this.inChatTerms(p, () => events.next());

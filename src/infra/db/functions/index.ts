@@ -8,10 +8,12 @@ import { SVC_BALANCE_ALERT } from './svc-balance-alert';
 import { SVC_CHARGE } from './svc-charge';
 import { SVC_CLOSE_LEASE } from './svc-close-lease';
 import { SVC_GRANT } from './svc-grant';
+import { SVC_LOG_REQUESTS } from './svc-log-requests';
 import { SVC_PLACE_HOLD } from './svc-place-hold';
 import { SVC_RECORD_CHARGES } from './svc-record-charges';
 import { SVC_REFUND_ONCE } from './svc-refund-once';
 import { SVC_REMOVE_CREDITS } from './svc-remove-credits';
+import { SVC_REQUEST_LOG_PARTITIONS } from './svc-request-log-partitions';
 import { SVC_SETTLE_HOLD } from './svc-settle-hold';
 import { SVC_SHOWN_BALANCE } from './svc-shown-balance';
 import { SVC_TAKE_LEASE } from './svc-take-lease';
@@ -27,10 +29,12 @@ export const DATABASE_FUNCTIONS: readonly DatabaseFunction[] = [
   SVC_CHARGE,
   SVC_CLOSE_LEASE,
   SVC_GRANT,
+  SVC_LOG_REQUESTS,
   SVC_PLACE_HOLD,
   SVC_RECORD_CHARGES,
   SVC_REFUND_ONCE,
   SVC_REMOVE_CREDITS,
+  SVC_REQUEST_LOG_PARTITIONS,
   SVC_SETTLE_HOLD,
   SVC_SHOWN_BALANCE,
   SVC_TAKE_LEASE,

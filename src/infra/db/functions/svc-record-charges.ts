@@ -3,8 +3,10 @@
  * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
  * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
- * daily cap go, the rest recorded as uncollected. Then the low-balance alerts of the accounts
- * charged (svc_balance_alert).
+ * daily cap go, the rest recorded as uncollected. An item may carry its call's request-log row
+ * (`log`): it is written with the charge, in the same transaction, its credits what the item was
+ * charged (svc_log_requests). Then the low-balance alerts of the accounts charged
+ * (svc_balance_alert).
  */
 export const SVC_RECORD_CHARGES = {
   name: 'svc_record_charges',
@@ -51,6 +53,9 @@ AS $function$
     )
     select coalesce(array_agg(r.request_id), '{}'), coalesce(array_agg(distinct r.account_id) filter (where r.amount_micro > 0), '{}')
       into v_done, v_fell from recorded r;
+    perform svc_log_requests(coalesce(jsonb_agg(x.log || jsonb_build_object('creditsMicro', x.lease_micro)), '[]'::jsonb))
+       from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint, log jsonb)
+      where x.request_id = any(v_done) and x.log is not null;
     return query
       select x.request_id, 0, x.lease_micro
         from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
@@ -63,13 +68,14 @@ AS $function$
     -- The rest, one by one: a charge beyond its lease, one recorded before, one on a closed lease.
     for it in
       select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
-             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived
+             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived, x.log as log_row
         from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
-                                               lease_micro bigint, excess_micro bigint, waived_micro bigint)
+                                               lease_micro bigint, excess_micro bigint, waived_micro bigint, log jsonb)
        where not (x.request_id = any(v_done))
        order by x.lease_id, x.request_id
     loop
       v_converted := null;
+      v_debit := 0;
       if exists (select 1 from lease_charges c where c.request_id = it.rid) then
         -- Recorded before: a no-op, unless it is a stream whose lease was closed while it ran
         -- (its instance looked dead) and charged its prompt then: what the answer cost beyond
@@ -77,6 +83,9 @@ AS $function$
         delete from stream_starts s where s.request_id = it.rid and s.converted_micro is not null
           returning s.converted_micro into v_converted;
         if v_converted is null then
+          if it.log_row is not null then
+            perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro', 0)));
+          end if;
           request_id := it.rid; status := 0; charged := 0; return next; continue;
         end if;
         v_from_lease := 0;
@@ -147,6 +156,11 @@ AS $function$
           on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
       end if;
       if charged > 0 then v_fell := v_fell || it.aid; end if;
+      -- The call's row says all it cost: a stream charged its estimate at its lease's close adds that (less what went back).
+      if it.log_row is not null then
+        perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro',
+          case when v_converted is null then charged else least(v_converted, it.lease_part + it.excess) + v_debit end)));
+      end if;
       request_id := it.rid; status := 0; return next;
     end loop;
     if cardinality(v_fell) + cardinality(v_rose) > 0 then perform svc_balance_alert(v_fell, v_rose); end if;

@@ -1,7 +1,8 @@
 /**
  * The credit leases' SQL: each operation is one round trip to a SQL function, where the money
  * rules live (svc_take_lease, svc_close_lease, svc_record_charges: src/infra/db/functions), but
- * for the one statement that records a lone plain charge (below) and the stream-start rows.
+ * for the one statement that records a lone plain charge (below) and the stream-start rows. A
+ * charge's request-log row (ChargeRow.log) goes in the same statement as the charge.
  */
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
 import type { Shortfall } from '../../../domain/credits/ledger-repository';
@@ -16,12 +17,17 @@ import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, St
  */
 const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     select id from credit_leases where id = ? and account_id = ? and closed_at is null for key share
-  )
-  insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
-  select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
-   where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
-  on conflict on constraint lease_charges_pkey do nothing
-  returning request_id`;
+  ), recorded as (
+    insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+    select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
+     where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
+    on conflict on constraint lease_charges_pkey do nothing
+    returning request_id
+  )`;
+/** The lone charge alone, or with its call's request-log row, written in the same statement when the charge is (credits: the charge). */
+const RECORD_ONE = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id from recorded`;
+const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE}
+  select request_id, svc_log_requests(jsonb_build_array(?::jsonb || jsonb_build_object('creditsMicro', ?::bigint))) as logged from recorded`;
 
 export class SqlLeaseStore implements LeaseStore {
   constructor(
@@ -62,16 +68,9 @@ export class SqlLeaseStore implements LeaseStore {
       // pgbench). Whatever it does not record (a lease closed or unknown, a call recorded
       // before, an account with a low-balance alert) goes to the function, which decides it by
       // the money rules.
-      const recorded = await this.hot.all(RECORD_ONE_WITHIN_OPEN_LEASE, [
-        only.leaseId,
-        only.accountId,
-        only.requestId,
-        only.accountId,
-        only.keyId,
-        only.model,
-        only.leaseMicro,
-        only.accountId,
-      ]);
+      const params: unknown[] = [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro, only.accountId];
+      if (only.log) params.push(JSON.stringify(only.log), only.leaseMicro);
+      const recorded = await this.hot.all(only.log ? RECORD_ONE_LOGGED : RECORD_ONE, params);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }
     const items = rows.map((r) => ({
@@ -83,6 +82,7 @@ export class SqlLeaseStore implements LeaseStore {
       lease_micro: r.leaseMicro,
       excess_micro: r.excessMicro,
       waived_micro: r.waivedMicro ?? 0,
+      log: r.log,
     }));
     const out = await this.hot.all<{ request_id: string; status: number; charged: string | number }>(
       `select request_id, status, charged from svc_record_charges(?::jsonb)`,

@@ -76,10 +76,25 @@ export class SqlVideoJobRepository implements VideoJobRepository {
   }
 
   async insert(tx: SqlExecutor, j: NewVideoJob): Promise<VideoJob> {
+    // The request-log row of the call that queued it (if any) in the same statement: no round trip of its own.
     const row = await tx.one<JobRow>(
-      `insert into video_jobs (id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro, deadline_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, '', 'PROCESSING', ?, now() + make_interval(secs => ?)) returning ${COLUMNS}`,
-      [j.id, j.accountId, j.apiKeyId, j.testMode, j.model, j.kind, j.provider, JSON.stringify(j.spec), j.chargedMicro, j.timeoutSeconds],
+      `with logged as (select svc_log_requests(?::jsonb) as n)
+       insert into video_jobs (id, account_id, api_key_id, test_mode, model, kind, provider, spec, queue_id, status, credits_charged_micro, deadline_at)
+       select ?::text, ?::text, ?::text, ?::boolean, ?::text, ?::text, ?::text, ?::jsonb, '', 'PROCESSING', ?::bigint, now() + make_interval(secs => ?::double precision)
+         from logged returning ${COLUMNS}`,
+      [
+        j.log ? `[${JSON.stringify(j.log)}]` : '[]',
+        j.id,
+        j.accountId,
+        j.apiKeyId,
+        j.testMode,
+        j.model,
+        j.kind,
+        j.provider,
+        JSON.stringify(j.spec),
+        j.chargedMicro,
+        j.timeoutSeconds,
+      ],
     );
     return this.toJob(row!);
   }
