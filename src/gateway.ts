@@ -16,6 +16,7 @@ import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
+import { keyRoutes } from './rest/routes/key-routes';
 import { chatCompletionsHandler, chatRoutes } from './rest/routes/chat-routes';
 import { createResponseHandler, responsesRoutes } from './rest/routes/responses-routes';
 import { withJsonLane } from './rest/json-lane';
@@ -168,8 +169,9 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         imageGenerationRoutes(s.images, idempotentJson),
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),
+        keyRoutes(s.spending),
       ],
-      account: [accountRoutes({ accounts: s.accounts, keys: s.keys }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
+      account: [accountRoutes({ accounts: s.accounts, keys: s.keys, spending: s.spending }), accountDeliveryRoutes(s.history), historyRoutes(s.history)],
       admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
     },
     graphql: graphql.mount.bind(graphql),

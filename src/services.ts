@@ -10,6 +10,7 @@ import { Catalog } from './domain/catalog/catalog';
 import { AccountService } from './domain/accounts/account-service';
 import { AccountAuthenticator } from './domain/accounts/account-authenticator';
 import { KeyService } from './domain/keys/key-service';
+import { KeySpending } from './domain/keys/key-spend';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
@@ -63,6 +64,7 @@ import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
 import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
 import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
 import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
+import { SqlKeySpend } from './infra/db/repositories/sql-key-spend';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
@@ -171,6 +173,8 @@ export async function buildServices(deps: {
   // An operator's removal of credits calls the account's leases back first (AccountService.adjustCredits).
   const accounts = new AccountService(new SqlAccountRepository(db), ledger, leaseBook);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  // What keys spent in their budgets' periods, for their records and GET /v1/key.
+  const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
     leaseStore,
     STREAM_START_TIMES,
@@ -257,6 +261,7 @@ export async function buildServices(deps: {
     accounts,
     accountAuth,
     keys,
+    spending,
     history,
     webhooks,
     media,

@@ -3,7 +3,10 @@ import type { AccountPrincipal, KeyPrincipal, Principal } from '../domain/keys/p
 import type { Services } from '../services';
 
 /** What the resolvers may use: the domain services REST uses, nothing of the transport. */
-export type GraphQLServices = Pick<Services, 'catalog' | 'accounts' | 'accountAuth' | 'keys' | 'history' | 'video' | 'idempotency' | 'events' | 'keyChanges'>;
+export type GraphQLServices = Pick<
+  Services,
+  'catalog' | 'accounts' | 'accountAuth' | 'keys' | 'spending' | 'history' | 'video' | 'idempotency' | 'events' | 'keyChanges'
+>;
 
 export interface GraphQLContext {
   /** null: no credential was given (introspection still works outside production). */

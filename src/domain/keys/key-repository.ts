@@ -20,6 +20,8 @@ export interface NewKey {
   allowedModels: string[] | null;
   blockedModels: string[] | null;
   dailySpendCapMicro: number | null;
+  weekBudgetMicro: number | null;
+  monthBudgetMicro: number | null;
 }
 
 /** What an edit writes: a field present is set (null clears it), a field absent is left as it is. */
@@ -28,6 +30,8 @@ export interface KeyChanges {
   allowedModels?: string[] | null;
   blockedModels?: string[] | null;
   dailySpendCapMicro?: number | null;
+  weekBudgetMicro?: number | null;
+  monthBudgetMicro?: number | null;
 }
 
 export interface KeyRepository {

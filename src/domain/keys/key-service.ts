@@ -8,10 +8,10 @@ import { DomainError, databaseTooSlow, invalidField, invalidRequest, notFound, u
 import { asWritten, FIELD, words } from '../errors/field-path';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { assertStorableText, oneLineLabel, parseInput } from '../shared/validate';
-import { creditAmount } from '../shared/credit-amount';
 import { randomBase62 } from '../shared/ids';
 import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
+import { budgetChanges, budgetsField, dailySpendCapField } from './key-budgets';
 import { hashSecret, keyIdOfSecret, newKeyId, newKeySecret, secretMatchesHash } from './key-secrets';
 import type { KeyPrincipal } from './principal';
 import type { Clock, TimerHandle } from '../ports/clock';
@@ -33,8 +33,11 @@ const modelList = (isKnown: (id: string) => boolean) =>
     .optional()
     .transform((v) => (v && v.length > 0 ? [...new Set(v)] : null));
 
-/** Credits per UTC day, parsed into exact micro-credits (null clears the cap). */
-const cap = creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional();
+/** Which of the budget fields a request sent (null included: it clears). */
+const sentBudgets = (input: unknown) => {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { dailySpendCap: 'dailySpendCap' in raw, budgets: 'budgets' in raw };
+};
 
 export class KeyService {
   private readonly createSchema;
@@ -60,7 +63,8 @@ export class KeyService {
         mode: z.enum(['live', 'test']).default('live'),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
       })
       .strict();
     this.updateSchema = z
@@ -68,13 +72,15 @@ export class KeyService {
         name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
       })
       .strict();
   }
 
   async create(accountId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {
     const v = parseInput(this.createSchema, input);
+    const budgets = { dailySpendCapMicro: null, weekBudgetMicro: null, monthBudgetMicro: null, ...budgetChanges(v, sentBudgets(input)) };
     const id = newKeyId(v.mode);
     const secret = newKeySecret(id);
     const key = await this.keys.transaction(async (tx) => {
@@ -91,7 +97,7 @@ export class KeyService {
         secretHash: hashSecret(secret),
         allowedModels: v.allowedModels ?? null,
         blockedModels: v.blockedModels ?? null,
-        dailySpendCapMicro: v.dailySpendCap ?? null, // micro-credits already (creditAmount)
+        ...budgets, // micro-credits already (creditAmount)
       });
     });
     // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
@@ -118,7 +124,7 @@ export class KeyService {
     if (v.name !== undefined) changes.name = v.name;
     if ('allowedModels' in raw) changes.allowedModels = v.allowedModels ?? null;
     if ('blockedModels' in raw) changes.blockedModels = v.blockedModels ?? null;
-    if ('dailySpendCap' in raw) changes.dailySpendCapMicro = v.dailySpendCap ?? null;
+    Object.assign(changes, budgetChanges(v, sentBudgets(raw)));
     if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
     const key = await this.keys.update(accountId, keyId, changes);
     if (!key) throw notFound(`No API key with id '${keyId}'.`, 'key_not_found', ['id']);

@@ -1,5 +1,5 @@
 import { Field, Float, InputType, Int, registerEnumType } from 'type-graphql';
-import { ApiKeyMode } from './account';
+import { ApiKeyMode, BudgetPeriodValue } from './account';
 
 /**
  * Inputs carry the REST fields in camelCase. Each converter builds the REST (snake_case) body and
@@ -70,18 +70,35 @@ export const motionBody = (i: MotionControlInput) =>
     character_orientation: i.characterOrientation,
   });
 
+@InputType('BudgetInput', { description: 'At most one per period.' })
+export class BudgetInput {
+  @Field(() => BudgetPeriodValue) period!: BudgetPeriodValue;
+  @Field(() => Float, { description: 'Credits the key may spend in the period; more than 0, at most 1,000,000,000.' }) credits!: number;
+}
+
+/** As REST takes them. */
+const budgetsBody = (budgets: BudgetInput[] | null | undefined) => budgets?.map((b) => ({ period: b.period, credits: b.credits })) ?? budgets;
+
 @InputType('CreateApiKeyInput')
 export class CreateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => ApiKeyMode, { nullable: true }) mode?: ApiKeyMode | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
-  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => Float, { nullable: true, description: "Credits per UTC day; live keys only: the 'day' budget." }) dailySpendCap?: number | null;
+  @Field(() => [BudgetInput], { nullable: true, description: 'Budgets per UTC day, week and month; live keys only.' }) budgets?: BudgetInput[] | null;
 }
 
 /** POST /account/api-keys takes camelCase already; nulls are dropped like the other inputs. */
 export const createKeyBody = (i: CreateApiKeyInput) =>
-  body({ name: i.name, mode: i.mode, allowedModels: i.allowedModels, blockedModels: i.blockedModels, dailySpendCap: i.dailySpendCap });
+  body({
+    name: i.name,
+    mode: i.mode,
+    allowedModels: i.allowedModels,
+    blockedModels: i.blockedModels,
+    dailySpendCap: i.dailySpendCap,
+    budgets: budgetsBody(i.budgets),
+  });
 
 /**
  * PATCH /account/api-keys/<id>: here null means "clear the list" and an absent argument means
@@ -99,7 +116,9 @@ export class UpdateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
-  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => Float, { nullable: true, description: "Credits per UTC day; live keys only: the 'day' budget." }) dailySpendCap?: number | null;
+  @Field(() => [BudgetInput], { nullable: true, description: "Replaces the key's budgets (the 'day' one is dailySpendCap); null or [] clears them." })
+  budgets?: BudgetInput[] | null;
 }
 
 /** Nulls are kept (they clear), undefined is dropped (left as it is); a null name is just left out. */
@@ -107,5 +126,6 @@ export function updateKeyBody(i: UpdateApiKeyInput): Record<string, unknown> {
   const out: Record<string, unknown> = { ...permissionsBody(i.allowedModels, i.blockedModels) };
   if (i.name !== undefined && i.name !== null) out.name = i.name;
   if (i.dailySpendCap !== undefined) out.dailySpendCap = i.dailySpendCap;
+  if (i.budgets !== undefined) out.budgets = budgetsBody(i.budgets);
   return out;
 }

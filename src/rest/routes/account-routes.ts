@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { AccountService, Account } from '../../domain/accounts/account-service';
 import type { KeyService } from '../../domain/keys/key-service';
+import type { KeySpending } from '../../domain/keys/key-spend';
 import { keyRecord } from '../../domain/keys/key-record';
 import { microToCredits } from '../../domain/shared/money';
 import { unixSeconds } from '../../domain/shared/time';
@@ -12,7 +13,7 @@ export function accountRecord(a: Account) {
 }
 
 /** /account and /account/api-keys (ID-token authenticated by the caller of this router). */
-export function accountRoutes(deps: { accounts: AccountService; keys: KeyService }): Router {
+export function accountRoutes(deps: { accounts: AccountService; keys: KeyService; spending: KeySpending }): Router {
   const json = jsonBody();
   const r = Router();
 
@@ -22,16 +23,18 @@ export function accountRoutes(deps: { accounts: AccountService; keys: KeyService
 
   r.get('/account/api-keys', async (_req, res) => {
     const keys = await deps.keys.list(accountIdOf(res));
-    res.json({ object: 'list', data: keys.map(keyRecord) });
+    const spending = await deps.spending.of(keys);
+    res.json({ object: 'list', data: keys.map((k) => keyRecord(k, spending.get(k.id)!)) });
   });
 
   r.post('/account/api-keys', json, async (req, res) => {
     const { key, secret } = await deps.keys.create(accountIdOf(res), req.body);
-    res.status(201).json({ ...keyRecord(key), key: secret });
+    res.status(201).json({ ...keyRecord(key, await deps.spending.ofOne(key)), key: secret });
   });
 
   r.patch('/account/api-keys/:id', json, async (req, res) => {
-    res.json(keyRecord(await deps.keys.update(accountIdOf(res), String(req.params.id), req.body)));
+    const key = await deps.keys.update(accountIdOf(res), String(req.params.id), req.body);
+    res.json(keyRecord(key, await deps.spending.ofOne(key)));
   });
 
   r.delete('/account/api-keys/:id', async (req, res) => {

@@ -21,6 +21,7 @@ import { Migration20261204000000 } from './Migration20261204000000';
 import { Migration20261205000000 } from './Migration20261205000000';
 import { Migration20261205000100 } from './Migration20261205000100';
 import { Migration20261205000200 } from './Migration20261205000200';
+import { Migration20261206000200 } from './Migration20261206000200';
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
 export const migrationsList = [
@@ -47,4 +48,5 @@ export const migrationsList = [
   { name: 'Migration20261205000000', class: Migration20261205000000 },
   { name: 'Migration20261205000100', class: Migration20261205000100 },
   { name: 'Migration20261205000200', class: Migration20261205000200 },
+  { name: 'Migration20261206000200', class: Migration20261206000200 },
 ];

@@ -10,12 +10,17 @@ interface ApiKeyRow {
   allowed_models: string[] | null;
   blocked_models: string[] | null;
   daily_spend_cap_micro: string | number | null;
+  week_budget_micro: string | number | null;
+  month_budget_micro: string | number | null;
   webhook_url: string | null;
   created_at: Date;
   last_used_at: Date | null;
 }
 
-const KEY_COLUMNS = 'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at';
+const KEY_COLUMNS =
+  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro, webhook_url, created_at, last_used_at';
+
+const microOrNull = (v: string | number | null) => (v === null ? null : Number(v));
 
 const toApiKey = (r: ApiKeyRow): ApiKey => ({
   id: r.id,
@@ -24,7 +29,9 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
   mode: r.mode,
   allowedModels: r.allowed_models,
   blockedModels: r.blocked_models,
-  dailySpendCapMicro: r.daily_spend_cap_micro === null ? null : Number(r.daily_spend_cap_micro),
+  dailySpendCapMicro: microOrNull(r.daily_spend_cap_micro),
+  weekBudgetMicro: microOrNull(r.week_budget_micro),
+  monthBudgetMicro: microOrNull(r.month_budget_micro),
   webhookUrl: r.webhook_url,
   created: new Date(r.created_at),
   lastUsed: r.last_used_at ? new Date(r.last_used_at) : null,
@@ -51,9 +58,20 @@ export class SqlKeyRepository implements KeyRepository {
 
   async insert(tx: SqlExecutor, key: NewKey): Promise<ApiKey> {
     const row = await tx.one<ApiKeyRow>(
-      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro)
-         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?) returning ${KEY_COLUMNS}`,
-      [key.id, key.accountId, key.name, key.mode, key.secretHash, modelList(key.allowedModels), modelList(key.blockedModels), key.dailySpendCapMicro],
+      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?) returning ${KEY_COLUMNS}`,
+      [
+        key.id,
+        key.accountId,
+        key.name,
+        key.mode,
+        key.secretHash,
+        modelList(key.allowedModels),
+        modelList(key.blockedModels),
+        key.dailySpendCapMicro,
+        key.weekBudgetMicro,
+        key.monthBudgetMicro,
+      ],
     );
     return toApiKey(row!);
   }
@@ -81,6 +99,8 @@ export class SqlKeyRepository implements KeyRepository {
     if ('allowedModels' in changes) set('allowed_models = ?::jsonb', modelList(changes.allowedModels));
     if ('blockedModels' in changes) set('blocked_models = ?::jsonb', modelList(changes.blockedModels));
     if ('dailySpendCapMicro' in changes) set('daily_spend_cap_micro = ?', changes.dailySpendCapMicro ?? null);
+    if ('weekBudgetMicro' in changes) set('week_budget_micro = ?', changes.weekBudgetMicro ?? null);
+    if ('monthBudgetMicro' in changes) set('month_budget_micro = ?', changes.monthBudgetMicro ?? null);
     if (sets.length === 0) return this.findActive(accountId, keyId);
     const row = await this.db.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
