@@ -1,6 +1,6 @@
 /**
  * A key's budgets as a request sets them: `budgets: [{ period, credits }]`, at most one per period,
- * replaces the key's budgets; `dailySpendCap` is the `day` budget under its older name. A request
+ * replaces the key's budgets; `dailySpendCap` is the `day` budget by another name. A request
  * may send both only when they agree on the day.
  */
 import { z } from 'zod';
