@@ -16,6 +16,7 @@ import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
+import { keyRoutes } from './rest/routes/key-routes';
 import { chatCompletionsHandler, chatRoutes } from './rest/routes/chat-routes';
 import { createResponseHandler, responsesRoutes } from './rest/routes/responses-routes';
 import { withJsonLane } from './rest/json-lane';
@@ -171,9 +172,10 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         imageGenerationRoutes(s.images, idempotentJson),
         modelsRoutes(s.catalog),
         videoRoutes(s.video, idempotentJson),
+        keyRoutes(s.spending),
       ],
       account: [
-        accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys }),
+        accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys, spending: s.spending }),
         accountDeliveryRoutes(s.history),
         historyRoutes(s.history),
       ],

@@ -11,6 +11,7 @@ import { AccountService } from './domain/accounts/account-service';
 import { AccountAuthenticator } from './domain/accounts/account-authenticator';
 import { AccountWebhook } from './domain/accounts/account-webhook';
 import { KeyService } from './domain/keys/key-service';
+import { KeySpending } from './domain/keys/key-spend';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
@@ -64,6 +65,7 @@ import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
 import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
 import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
 import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
+import { SqlKeySpend } from './infra/db/repositories/sql-key-spend';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 
@@ -174,6 +176,8 @@ export async function buildServices(deps: {
   const accounts = new AccountService(accountRepository, ledger, leaseBook);
   const accountWebhook = new AccountWebhook(accountRepository, urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  // What keys spent in their budgets' periods, for their records and GET /v1/key.
+  const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
     leaseStore,
     STREAM_START_TIMES,
@@ -261,6 +265,7 @@ export async function buildServices(deps: {
     accountWebhook,
     accountAuth,
     keys,
+    spending,
     history,
     webhooks,
     media,

@@ -5,7 +5,7 @@ import type { Services } from '../services';
 /** What the resolvers may use: the domain services REST uses, nothing of the transport. */
 export type GraphQLServices = Pick<
   Services,
-  'catalog' | 'accounts' | 'accountWebhook' | 'accountAuth' | 'keys' | 'history' | 'video' | 'idempotency' | 'events' | 'keyChanges'
+  'catalog' | 'accounts' | 'accountWebhook' | 'accountAuth' | 'keys' | 'spending' | 'history' | 'video' | 'idempotency' | 'events' | 'keyChanges'
 >;
 
 export interface GraphQLContext {

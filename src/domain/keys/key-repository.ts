@@ -18,6 +18,8 @@ export interface NewKey {
   allowedModels: string[] | null;
   blockedModels: string[] | null;
   dailySpendCapMicro: number | null;
+  weekBudgetMicro: number | null;
+  monthBudgetMicro: number | null;
   expiresAt: Date | null;
 }
 
@@ -27,6 +29,8 @@ export interface KeyChanges {
   allowedModels?: string[] | null;
   blockedModels?: string[] | null;
   dailySpendCapMicro?: number | null;
+  weekBudgetMicro?: number | null;
+  monthBudgetMicro?: number | null;
   expiresAt?: Date | null;
 }
 

@@ -6,10 +6,10 @@ import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, apiKeyExpired, databaseTooSlow, notFound, unauthenticated } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { oneLineLabel, parseInput } from '../shared/validate';
-import { creditAmount } from '../shared/credit-amount';
 import { newWebhookSecret, nothingToRegenerate, parseWebhookChange } from '../webhooks/webhook-change';
 import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
+import { budgetChanges, budgetsField, dailySpendCapField } from './key-budgets';
 import {
   NO_CREDENTIALS,
   credentialsOf,
@@ -39,8 +39,11 @@ const modelList = (isKnown: (id: string) => boolean) =>
     .optional()
     .transform((v) => (v && v.length > 0 ? [...new Set(v)] : null));
 
-/** Credits per UTC day, parsed into exact micro-credits (null clears the cap). */
-const cap = creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional();
+/** Which of the budget fields a request sent (null included: it clears). */
+const sentBudgets = (input: unknown) => {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { dailySpendCap: 'dailySpendCap' in raw, budgets: 'budgets' in raw };
+};
 
 /** An RFC 3339 date-time with its offset, later than now on `clock` (null clears it on an edit). */
 const expiry = (clock: Clock) =>
@@ -77,7 +80,8 @@ export class KeyService {
         mode: z.enum(['live', 'test']).default('live'),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
         expiresAt: expiry(clock),
       })
       .strict();
@@ -86,7 +90,8 @@ export class KeyService {
         name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
         expiresAt: expiry(clock),
       })
       .strict();
@@ -94,6 +99,7 @@ export class KeyService {
 
   async create(accountId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {
     const v = parseInput(this.createSchema, input);
+    const budgets = { dailySpendCapMicro: null, weekBudgetMicro: null, monthBudgetMicro: null, ...budgetChanges(v, sentBudgets(input)) };
     const id = newKeyId(v.mode);
     const secret = newKeySecret(id);
     const key = await this.keys.transaction(async (tx) => {
@@ -110,7 +116,7 @@ export class KeyService {
         secretHash: hashSecret(secret),
         allowedModels: v.allowedModels ?? null,
         blockedModels: v.blockedModels ?? null,
-        dailySpendCapMicro: v.dailySpendCap ?? null, // micro-credits already (creditAmount)
+        ...budgets, // micro-credits already (creditAmount)
         expiresAt: v.expiresAt ?? null,
       });
     });
@@ -138,7 +144,7 @@ export class KeyService {
     if (v.name !== undefined) changes.name = v.name;
     if ('allowedModels' in raw) changes.allowedModels = v.allowedModels ?? null;
     if ('blockedModels' in raw) changes.blockedModels = v.blockedModels ?? null;
-    if ('dailySpendCap' in raw) changes.dailySpendCapMicro = v.dailySpendCap ?? null;
+    Object.assign(changes, budgetChanges(v, sentBudgets(raw)));
     if ('expiresAt' in raw) changes.expiresAt = v.expiresAt ?? null;
     if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
     const key = await this.keys.update(accountId, keyId, changes);

@@ -4,6 +4,7 @@
  * short); a job ends once, a failed one refunded once whoever fails it again; the worker's run of
  * the row submits once and fails a job past its deadline; and a job is read only by its own account.
  */
+import { NO_BUDGETS } from '../../../src/domain/credits/budgets';
 import { Catalog } from '../../../src/domain/catalog/catalog';
 import type { JobEvent, JobEventBus } from '../../../src/domain/events/job-events';
 import type { KeyPrincipal } from '../../../src/domain/keys/principal';
@@ -24,7 +25,7 @@ const FIRST_POLL_SECONDS = 30;
 const TEXT_TO_VIDEO = 'svc-2.5-preview-text-to-video';
 
 function keyOf(accountId: string, mode: 'live' | 'test' = 'live', keyId = `key_${accountId}`): KeyPrincipal {
-  return { kind: 'key', keyId, accountId, mode, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  return { kind: 'key', keyId, accountId, mode, allowedModels: null, blockedModels: null, budgets: NO_BUDGETS };
 }
 
 function videoDomain() {
