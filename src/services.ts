@@ -12,6 +12,7 @@ import { AccountAuthenticator } from './domain/accounts/account-authenticator';
 import { AccountWebhook } from './domain/accounts/account-webhook';
 import { KeyService } from './domain/keys/key-service';
 import { KeySpending } from './domain/keys/key-spend';
+import { KeyExpiryNotices } from './domain/keys/key-expiry-notices';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
@@ -135,8 +136,10 @@ export async function buildServices(deps: {
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
+  const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const webhooks = new SqlWebhookRepository(db);
+  const expiryNotices = new KeyExpiryNotices(queue, keyRepository, webhooks, clock);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock, expiryNotices);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Chat and image calls are paid from per-instance credit leases, charges group-committed.
   const leaseStore = new SqlLeaseStore(db, deps.hotDb);
@@ -196,7 +199,6 @@ export async function buildServices(deps: {
   const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget());
 
-  const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));
   const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
@@ -219,7 +221,8 @@ export async function buildServices(deps: {
     clock,
   );
   const holdExpiry = holdExpiryHandler(db, ledger, queue);
-  const worker = new Worker(queue, { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry }, logger, {
+  const handlers = { video_poll: runner.handle, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry, key_expiring: expiryNotices.handle };
+  const worker = new Worker(queue, handlers, logger, {
     batchSize: 20,
     maxIdleMs: 500,
     concurrency: config.workerConcurrency,

@@ -5,7 +5,9 @@
  *
  * The database finds each crossing where the money moves, in the transaction that moves it, and
  * writes it once (key_budget_notices, one row per key, period, period start, budget and
- * percent): svc_note_budget_crossings is the one place that looks, called by
+ * percent) with the account's `key.budget_threshold` event (svc_account_event, once per key,
+ * period, period start and percent): svc_note_budget_crossings is the one place that looks,
+ * called by
  * - svc_record_charges, for a charge within a watched lease (one taken with the key's spend,
  *   leases counted whole, at 80% of a budget or more: only such a lease can carry the key's
  *   committed spend across a threshold, so the others cost the charge path nothing) and for

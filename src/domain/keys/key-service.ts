@@ -22,6 +22,7 @@ import {
   type SecretVerdict,
 } from './key-secrets';
 import type { KeyPrincipal } from './principal';
+import type { KeyExpiryNotices } from './key-expiry-notices';
 import type { Clock } from '../ports/clock';
 import { LastUsedWriter } from './last-used-writer';
 import { systemClock } from '../shared/system-clock';
@@ -71,6 +72,8 @@ export class KeyService {
     private readonly directory?: KeyDirectory,
     /** What lastUsed's resolution and its batched writes are timed on; the cache's background reads too. */
     private readonly clock: Clock = systemClock,
+    /** `key.expiring`'s work rows, written with each expiry set or changed. */
+    private readonly expiryNotices?: KeyExpiryNotices,
   ) {
     this.lastUsed = new LastUsedWriter(keys, clock);
     if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
@@ -108,7 +111,7 @@ export class KeyService {
       if ((await this.keys.countActive(tx, accountId)) >= MAX_ACTIVE_KEYS) {
         throw new DomainError('key_limit_reached', `An account may hold at most ${MAX_ACTIVE_KEYS} active API keys.`);
       }
-      return this.keys.insert(tx, {
+      const inserted = await this.keys.insert(tx, {
         id,
         accountId,
         name: v.name ?? `${v.mode} key`,
@@ -119,6 +122,8 @@ export class KeyService {
         ...budgets, // micro-credits already (creditAmount)
         expiresAt: v.expiresAt ?? null,
       });
+      await this.expiryNotices?.schedule(tx, inserted);
+      return inserted;
     });
     // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
     this.directory?.set(id, { secretHash: hashSecret(secret), previousSecretHash: null, previousSecretUntil: null });
@@ -147,10 +152,21 @@ export class KeyService {
     Object.assign(changes, budgetChanges(v, sentBudgets(raw)));
     if ('expiresAt' in raw) changes.expiresAt = v.expiresAt ?? null;
     if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
-    const key = await this.keys.update(accountId, keyId, changes);
+    const key = await this.write(accountId, keyId, changes);
     if (!key) throw keyNotFound(keyId);
     await this.cache?.invalidate(keyId);
     return key;
+  }
+
+  /** An edit; one that sets or changes the expiry writes its notices' work rows in the same transaction. */
+  private write(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined> {
+    const notices = this.expiryNotices;
+    if (!notices || !changes.expiresAt) return this.keys.update(accountId, keyId, changes);
+    return this.keys.transaction(async (tx) => {
+      const key = await this.keys.update(accountId, keyId, changes, tx);
+      if (key) await notices.schedule(tx, key);
+      return key;
+    });
   }
 
   /**

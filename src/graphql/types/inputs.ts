@@ -117,7 +117,9 @@ export function permissionsBody(allowedModels: string[] | null | undefined, bloc
   return out;
 }
 
-@InputType('UpdateApiKeyInput', { description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list, the cap, the budgets or the expiry.' })
+@InputType('UpdateApiKeyInput', {
+  description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list, the cap, the budgets or the expiry.',
+})
 export class UpdateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;

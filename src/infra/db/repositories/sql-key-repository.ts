@@ -110,7 +110,7 @@ export class SqlKeyRepository implements KeyRepository {
     return row ? toApiKey(row) : undefined;
   }
 
-  async update(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined> {
+  async update(accountId: string, keyId: string, changes: KeyChanges, tx: SqlExecutor = this.db): Promise<ApiKey | undefined> {
     const sets: string[] = [];
     const params: unknown[] = [];
     const set = (column: string, value: unknown) => {
@@ -125,7 +125,7 @@ export class SqlKeyRepository implements KeyRepository {
     if ('monthBudgetMicro' in changes) set('month_budget_micro = ?', changes.monthBudgetMicro ?? null);
     if ('expiresAt' in changes) set('expires_at = ?', moment(changes.expiresAt));
     if (sets.length === 0) return this.findActive(accountId, keyId);
-    const row = await this.db.one<ApiKeyRow>(
+    const row = await tx.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
       [...params, keyId, accountId],
     );
