@@ -4,7 +4,8 @@
  * charge within a watched lease (one taken with the key's spend, leases whole, at 80% of a budget
  * or more) answers the crossing it made; a lease taken far from every threshold is not watched,
  * and its charges take the one-statement path; a crossing made within such a lease while another
- * instance's watched lease is open is written when the lease closes; a video charge writes its own.
+ * instance's watched lease is open is written when the lease closes; a video charge writes its own;
+ * each is the account's `key.budget_threshold` event, once per period and percent.
  */
 import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
@@ -144,4 +145,43 @@ test("a video charge that takes the month's spend past 80% writes the crossing i
     })
     .catch(() => undefined);
   expect(await notices()).toEqual(['month 80% at 45']);
+});
+
+test("each threshold written is the account's key.budget_threshold event, once per period and percent: a budget raised within the period tells no percent twice", async () => {
+  const { account, keyId, notices } = await setUp({ day: micro(10) });
+  const ledger = new Ledger(new SqlLedgerRepository());
+  const charge = (day: number, credits: number) =>
+    db().transaction((tx) =>
+      ledger.charge(tx, {
+        accountId: account.id,
+        key: { id: keyId, budgets: { ...NO_BUDGETS, day: micro(day) } },
+        amountMicro: micro(credits),
+        reference: uniqueId('vid'),
+      }),
+    );
+  const events = async () =>
+    (
+      await db().all<{ id: string; occurrence: string; data: any }>(
+        `select id, occurrence, data from account_events where account_id = ? and type = 'key.budget_threshold' order by created_at, occurrence`,
+        [account.id],
+      )
+    ).map((e) => ({ ...e, data: typeof e.data === 'string' ? JSON.parse(e.data) : e.data }));
+  await charge(10, 8);
+  const [eighty] = await events();
+  const day = eighty.occurrence.split('/')[2];
+  const tomorrow = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString();
+  expect(eighty).toEqual({
+    id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+    occurrence: `${keyId}/day/${day}/80`,
+    data: { keyId, period: 'day', percent: 80, credits: 10, spent: 8, resetsAt: tomorrow },
+  });
+  await gw.services.keys.update(account.id, keyId, { budgets: [{ period: 'day', credits: 20 }] });
+  await charge(20, 8);
+  expect(await notices()).toEqual(['day 80% at 8', 'day 80% at 16']);
+  expect(await events()).toEqual([eighty]);
+  await charge(20, 4);
+  expect((await events()).map((e) => [e.occurrence, e.data.credits, e.data.spent])).toEqual([
+    [`${keyId}/day/${day}/80`, 10, 8],
+    [`${keyId}/day/${day}/100`, 20, 20],
+  ]);
 });
