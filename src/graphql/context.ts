@@ -5,7 +5,18 @@ import type { Services } from '../services';
 /** What the resolvers may use: the domain services REST uses, nothing of the transport. */
 export type GraphQLServices = Pick<
   Services,
-  'catalog' | 'accounts' | 'accountWebhook' | 'accountAuth' | 'keys' | 'history' | 'video' | 'videoControls' | 'idempotency' | 'events' | 'keyChanges'
+  | 'catalog'
+  | 'accounts'
+  | 'accountWebhook'
+  | 'accountAuth'
+  | 'keys'
+  | 'spending'
+  | 'history'
+  | 'video'
+  | 'videoControls'
+  | 'idempotency'
+  | 'events'
+  | 'keyChanges'
 >;
 
 export interface GraphQLContext {
