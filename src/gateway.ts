@@ -16,6 +16,7 @@ import { opsRoutes } from './rest/routes/ops-routes';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
+import { keyRoutes } from './rest/routes/key-routes';
 import { chatCompletionsHandler, chatRoutes } from './rest/routes/chat-routes';
 import { createResponseHandler, responsesRoutes } from './rest/routes/responses-routes';
 import { withJsonLane } from './rest/json-lane';
@@ -177,9 +178,10 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         modelsRoutes(s.catalog),
         videoRoutes(s.video, s.videoControls, idempotentJson),
         videosRoutes({ video: s.video, videos: s.videos, controls: s.videoControls }, { json: idempotentJson, raw: idempotencyRaw }),
+        keyRoutes(s.spending),
       ],
       account: [
-        accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys }),
+        accountRoutes({ accounts: s.accounts, accountWebhook: s.accountWebhook, keys: s.keys, spending: s.spending }),
         accountDeliveryRoutes(s.history),
         historyRoutes(s.history),
         requestLogRoutes(s.requestLog, logger),

@@ -11,6 +11,8 @@ import { AccountService } from './domain/accounts/account-service';
 import { AccountAuthenticator } from './domain/accounts/account-authenticator';
 import { AccountWebhook } from './domain/accounts/account-webhook';
 import { KeyService } from './domain/keys/key-service';
+import { KeySpending } from './domain/keys/key-spend';
+import { KeyExpiryNotices } from './domain/keys/key-expiry-notices';
 import type { IdentityVerifier } from './domain/ports/identity';
 import { MediaLibrary } from './domain/media/media-library';
 import { Billing } from './domain/credits/billing';
@@ -66,6 +68,7 @@ import { SqlWorkQueue } from './infra/db/repositories/sql-work-queue';
 import { SqlAccountRepository } from './infra/db/repositories/sql-account-repository';
 import { SqlIdempotencyRepository } from './infra/db/repositories/sql-idempotency-repository';
 import { SqlKeyRepository } from './infra/db/repositories/sql-key-repository';
+import { SqlKeySpend } from './infra/db/repositories/sql-key-spend';
 import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 import { SqlRequestLog } from './infra/db/repositories/sql-request-log';
@@ -138,8 +141,10 @@ export async function buildServices(deps: {
   await keyDirectory
     .load()
     .catch((err) => warn('key directory', { err: String(err) }, 'key directory not loaded; keys are read from the database until it is'));
-  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock);
+  const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const webhooks = new SqlWebhookRepository(db);
+  const expiryNotices = new KeyExpiryNotices(queue, keyRepository, webhooks, clock);
+  const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock, expiryNotices);
   const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
   // Rows of charged calls commit with their charges; the writer batches the rest off the calls' path.
   const requestLog = RequestLog.open(new SqlRequestLog(db), clock, config.requestLogDays, (message, detail) => warn(message, detail, message));
@@ -182,6 +187,8 @@ export async function buildServices(deps: {
   const accounts = new AccountService(accountRepository, ledger, leaseBook);
   const accountWebhook = new AccountWebhook(accountRepository, urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  // What keys spent in their budgets' periods, for their records and GET /v1/key.
+  const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
     leaseStore,
     STREAM_START_TIMES,
@@ -200,7 +207,6 @@ export async function buildServices(deps: {
   const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget(), clock);
 
-  const queue = new SqlWorkQueue(db, workLeaseSeconds);
   const jobs = new SqlVideoJobRepository(db, (mediaId) => media.urlFor(mediaId, 'video/mp4'));
   const finisher = new JobFinisher(jobs, queue, webhooks, events, ledger, (job, webhook) => {
     metrics.videoJobs.inc({ status: job.status });
@@ -223,7 +229,13 @@ export async function buildServices(deps: {
     clock,
   );
   const holdExpiry = holdExpiryHandler(db, ledger, queue);
-  const handlers = { video_poll: runner.handle, video_cancel: runner.cancelUpstream, webhook_delivery: deliverer.handle, hold_expiry: holdExpiry };
+  const handlers = {
+    video_poll: runner.handle,
+    video_cancel: runner.cancelUpstream,
+    webhook_delivery: deliverer.handle,
+    hold_expiry: holdExpiry,
+    key_expiring: expiryNotices.handle,
+  };
   const worker = new Worker(queue, handlers, logger, {
     batchSize: 20,
     maxIdleMs: 500,
@@ -273,6 +285,7 @@ export async function buildServices(deps: {
     accountWebhook,
     accountAuth,
     keys,
+    spending,
     history,
     requestLog,
     webhooks,

@@ -10,6 +10,7 @@ export type GraphQLServices = Pick<
   | 'accountWebhook'
   | 'accountAuth'
   | 'keys'
+  | 'spending'
   | 'history'
   | 'requestLog'
   | 'video'

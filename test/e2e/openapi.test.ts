@@ -140,12 +140,14 @@ describe('one call of every documented operation, with success and with a docume
   let responseId: string;
   let mediaPath: string;
 
-  test('/v1: models, chat, Responses', async () => {
+  test('/v1: the key, models, chat, Responses', async () => {
     const t = key.secret;
     expect((await call('GET', '/v1/models', { token: t })).status).toBe(200);
     expect((await call('GET', '/v1/models')).status).toBe(401);
     expect((await call('GET', '/v1/models/svc-chat-1', { token: t })).status).toBe(200);
     expect((await call('GET', '/v1/models/nope', { token: t })).status).toBe(404);
+    expect((await call('GET', '/v1/key', { token: t })).status).toBe(200);
+    expect((await call('GET', '/v1/key')).status).toBe(401);
     expect((await call('POST', '/v1/chat/completions', { token: t, json: chat })).status).toBe(200);
     const stream = await call('POST', '/v1/chat/completions', { token: t, json: { ...chat, stream: true } });
     expect([stream.status, stream.text.trimEnd().endsWith('data: [DONE]')]).toEqual([200, true]);

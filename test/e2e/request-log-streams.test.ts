@@ -97,7 +97,7 @@ test('/v1/videos creates, JSON and multipart with an uploaded reference, are row
   form.append('size', '854x480');
   form.append('input_reference', new Blob([makePng(32, 32)], { type: 'image/png' }), 'in.png');
   const multipart = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` }, body: form });
-  const multipartBody = await multipart.json();
+  const multipartBody = (await multipart.json()) as { id: string };
   const refused = await gw.api('POST', '/v1/videos', { token: key.secret, body: { model: 'svc-2.5-preview-text-to-video', prompt: 'waves', size: '7x7' } });
   expect([json.status, multipart.status, refused.status]).toEqual([200, 200, 400]);
   await allCallsBilled(gw, acct.id);

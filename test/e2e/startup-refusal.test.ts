@@ -6,17 +6,17 @@
  * alive (or keeps Jest's worker from exiting).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN_CATALOG } from '../../src/domain/catalog/builtin-catalog';
-import { createScratchDatabase } from '../../src/infra/db/scratch-database';
+import { newTestStore } from '../support/test-store';
 
 const ROOT = join(__dirname, '..', '..');
 
 test('a start-up refusal leaves nothing running: the process that caught it exits by itself', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-refusal-'));
-  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'gw_refusal') : undefined;
+  // A migrated database of its own (test-store.ts): the refusal comes once it is open.
+  const store = await newTestStore('refusal');
+  const dir = store.dataDir;
   try {
     const catalog = {
       ...BUILTIN_CATALOG,
@@ -44,7 +44,7 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
       LOG_LEVEL: 'error',
       PORT: '0',
     };
-    if (scratch) env.DATABASE_URL = scratch.url;
+    if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
     const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -53,7 +53,7 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         resolve({ code: null, hung: true });
-      }, 20_000);
+      }, 45_000);
       child.once('exit', (code) => {
         clearTimeout(timer);
         resolve({ code, hung: false });
@@ -64,7 +64,6 @@ test('a start-up refusal leaves nothing running: the process that caught it exit
     );
     expect(ended).toEqual({ code: 0, hung: false });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
-    await scratch?.drop();
+    await store.remove();
   }
-}, 40_000);
+}, 60_000);

@@ -12,6 +12,7 @@ import { LeaseBook } from '../../src/domain/credits/lease-book';
 import { SqlLeaseStore } from '../../src/infra/db/repositories/sql-lease-store';
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { creditsToMicro } from '../../src/domain/shared/money';
 
 let gw: TestServices;
@@ -51,7 +52,7 @@ async function alertedAccount(credits: number, lowBalanceAlert: number): Promise
   await gw.services.accounts.update(acct.id, { lowBalanceAlert });
   await gw.services.accountWebhook.configure(acct.id, { url: 'https://hooks.example.com/in' });
   const { id } = await gw.newKey(acct);
-  return { acct, key: { kind: 'key', keyId: id, accountId: acct.id, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: null } };
+  return { acct, key: { kind: 'key', keyId: id, accountId: acct.id, mode: 'live', allowedModels: null, blockedModels: null, budgets: NO_BUDGETS } };
 }
 
 /** The account's events, oldest first, with their deliveries' work rows. */
@@ -86,7 +87,7 @@ test("a video's charge sets it off, its refund arms it again, the next charge se
   const { acct, key } = await alertedAccount(25, 20);
   const charge = (reference: string) =>
     db().transaction((tx) =>
-      gw.services.ledger.charge(tx, { accountId: acct.id, key: { id: key.keyId, dailySpendCapMicro: null }, amountMicro: creditsToMicro(10), reference }),
+      gw.services.ledger.charge(tx, { accountId: acct.id, key: { id: key.keyId, budgets: NO_BUDGETS }, amountMicro: creditsToMicro(10), reference }),
     );
   await charge('vid_alert_1');
   expect((await eventsOf(acct)).map((e) => [e.occurrence, e.data.balance])).toEqual([['1', 15]]);

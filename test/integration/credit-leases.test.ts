@@ -18,6 +18,7 @@ import { StreamStarts } from '../../src/domain/credits/stream-starts';
 import { DomainError } from '../../src/domain/errors/domain-error';
 import type { KeyPrincipal } from '../../src/domain/keys/principal';
 import { creditsToMicro, microToCredits } from '../../src/domain/shared/money';
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 
 const microToCreditsOf = (micro: number) => microToCredits(micro);
 import { LocalTopicFeed } from '../../src/infra/events/local-topic-feed';
@@ -63,7 +64,7 @@ async function liveKey(account: AccountRef, capCredits: number | null = null): P
     mode: 'live',
     allowedModels: null,
     blockedModels: null,
-    dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits),
+    budgets: { ...NO_BUDGETS, day: capCredits === null ? null : creditsToMicro(capCredits) },
   };
 }
 
@@ -211,7 +212,7 @@ test('a cap lowered while the key holds a lease applies to the next call: the le
   ).toBeGreaterThan(creditsToMicro(13));
   // The owner caps the key at 13 (the key's record, fresh on every instance, carries it).
   await db().run(`update api_keys set daily_spend_cap_micro = ? where id = ?`, [creditsToMicro(13), key.keyId]);
-  key = { ...key, dailySpendCapMicro: creditsToMicro(13) };
+  key = { ...key, budgets: { ...key.budgets, day: creditsToMicro(13) } };
   const outcomes: string[] = [];
   for (let i = 1; i <= 10; i++) {
     const hold = await billing.hold(key, creditsToMicro(3), 'flux-dev', `img-cap-${i}`).catch((e: DomainError) => e);

@@ -7,6 +7,7 @@
  * a SIGKILL: test/e2e/idempotency-holder-crash.test.ts. Both keep time on a fake clock, and the
  * grace passes on the database's clock by ageing the claim's last heartbeat.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Billing } from '../../src/domain/credits/billing';
@@ -53,7 +54,7 @@ function instance(name: string) {
 }
 
 async function liveKey(accountId: string, id: string): Promise<KeyPrincipal> {
-  return { kind: 'key', keyId: id, accountId, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  return { kind: 'key', keyId: id, accountId, mode: 'live', allowedModels: null, blockedModels: null, budgets: NO_BUDGETS };
 }
 
 const run = (start: IdempotencyStart): string => {

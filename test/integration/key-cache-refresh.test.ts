@@ -6,6 +6,7 @@
  * it expires. A KeyService on the test gateway's database (PGlite, or PostgreSQL in CI's second
  * pass), on a fake clock the test steps, with the key reads counted and gated.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
@@ -187,7 +188,7 @@ test('keys loaded in the same moment are due for their reads at moments spread o
     mode: 'live' as const,
     allowedModels: null,
     blockedModels: null,
-    dailySpendCapMicro: null,
+    budgets: NO_BUDGETS,
   };
   const due: number[] = [];
   for (let i = 0; i < 1000; i++) {
@@ -210,7 +211,7 @@ test('a full cache evicts the key longest without a read, not one just read agai
     mode: 'live' as const,
     allowedModels: null,
     blockedModels: null,
-    dailySpendCapMicro: null,
+    budgets: NO_BUDGETS,
   };
   const put = (id: string) => cache.put(id, cache.startLoad(), principal, someCredentials);
   for (let i = 0; i < 20_000; i++) put(`key_${i}`); // full (20,000 entries)

@@ -1,3 +1,4 @@
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Ledger } from '../../src/domain/credits/ledger';
@@ -13,7 +14,10 @@ afterAll(() => gw.close());
 
 const ledger = new Ledger(new SqlLedgerRepository());
 
-const key = (id: string, capCredits: number | null = null) => ({ id, dailySpendCapMicro: capCredits === null ? null : creditsToMicro(capCredits) });
+const key = (id: string, capCredits: number | null = null) => ({
+  id,
+  budgets: { ...NO_BUDGETS, day: capCredits === null ? null : creditsToMicro(capCredits) },
+});
 
 describe('credit ledger under concurrency', () => {
   test('100 parallel charges against a balance covering 10 charge exactly 10', async () => {

@@ -3,6 +3,7 @@
  * clock says (as libfaketime would skew it): a video's charge and its refund land on the same
  * day, and an instance whose clock is a day ahead gives no key a second day's cap.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { Ledger } from '../../src/domain/credits/ledger';
@@ -38,7 +39,7 @@ const spendByDay = async (keyId: string) =>
 test("a charge made by an instance whose clock is a day off counts on the database's day, and its refund gives it back to that day", async () => {
   const acct = await gw.newAccount(100);
   const { id: keyId } = await gw.newKey(acct, { dailySpendCap: 30 });
-  const key = { id: keyId, dailySpendCapMicro: creditsToMicro(30) };
+  const key = { id: keyId, budgets: { ...NO_BUDGETS, day: creditsToMicro(30) } };
   const tomorrow = new Date(Date.now() + 24 * 3600 * 1000);
   await db().transaction((tx) => ledger.charge(tx, { accountId: acct.id, key, amountMicro: creditsToMicro(15), reference: 'vid_skewed', now: tomorrow }));
   const today = await databaseDay();
@@ -60,21 +61,21 @@ test("a lease taken by an instance whose clock is a day ahead counts against the
   const acct = await gw.newAccount(100);
   const { id: keyId } = await gw.newKey(acct, { dailySpendCap: 5 });
   const store = new SqlLeaseStore(db());
-  const take = (id: string, day: string) =>
+  // `now` is the calling instance's clock.
+  const take = (id: string, now: Date) =>
     takeLease(store, {
       id,
       accountId: acct.id,
       keyId,
-      capMicro: creditsToMicro(5),
+      budgets: { ...NO_BUDGETS, day: creditsToMicro(5) },
       minMicro: creditsToMicro(5),
       wantMicro: creditsToMicro(5),
-      day,
       instanceId: 'inst_clock',
-      now: new Date(),
+      now,
     });
   const today = await databaseDay();
-  const tomorrow = new Date(Date.now() + 24 * 3600 * 1000).toISOString().slice(0, 10);
-  expect((await take('lease_clock_a', today)).amountMicro).toBe(creditsToMicro(5));
+  const tomorrow = new Date(Date.now() + 24 * 3600 * 1000);
+  expect((await take('lease_clock_a', new Date())).amountMicro).toBe(creditsToMicro(5));
   await expect(take('lease_clock_b', tomorrow)).rejects.toMatchObject({ type: 'daily_cap_exceeded' });
   expect(await spendByDay(keyId)).toEqual([[today, creditsToMicro(5)]]);
   expect(await store.close('lease_clock_a')).toBe(creditsToMicro(5));

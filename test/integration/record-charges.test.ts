@@ -5,6 +5,7 @@
  * other, or both at once, and checks what an operator would: each call's outcome, the lease's
  * spent amount, the charge rows, the balance and the uncollected entries.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { pollUntil } from '../support/poll';
@@ -45,10 +46,9 @@ async function setUp(credits: number, leases: number, leaseMicro: number) {
       id,
       accountId: account.id,
       keyId,
-      capMicro: null,
+      budgets: NO_BUDGETS,
       minMicro: leaseMicro,
       wantMicro: leaseMicro,
-      day: new Date().toISOString().slice(0, 10),
       instanceId: 'inst_record_test',
       now: new Date(),
     });
@@ -359,7 +359,6 @@ test('usage above the lease: the excess from the balance as far as it goes, the 
 test("usage above the lease stops at the key's daily cap, however many calls are charged together: the rest is uncollected, for the cap", async () => {
   const account: AccountRef = await gw.newAccount(100);
   const { id: keyId } = await gw.newKey(account, { dailySpendCap: 5 });
-  const day = new Date().toISOString().slice(0, 10);
   // Two leases of 2 credits (two instances' each): 4 of the 5-credit cap taken.
   const leases = await Promise.all(
     [0, 1].map(async () => {
@@ -368,10 +367,9 @@ test("usage above the lease stops at the key's daily cap, however many calls are
         id,
         accountId: account.id,
         keyId,
-        capMicro: creditsToMicro(5),
+        budgets: { ...NO_BUDGETS, day: creditsToMicro(5) },
         minMicro: creditsToMicro(2),
         wantMicro: creditsToMicro(2),
-        day,
         instanceId: 'inst_cap_test',
         now: new Date(),
       });
@@ -395,7 +393,9 @@ test("usage above the lease stops at the key's daily cap, however many calls are
   const outcomes = (await Promise.all([store.record(rows.slice(0, 2)), store.record(rows.slice(2))])).flat();
   const charged = outcomes.reduce((sum, o) => sum + o.chargedMicro, 0);
   expect(charged).toBe(creditsToMicro(5));
-  const daySpend = Number((await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ? and day = ?`, [keyId, day]))!.s);
+  const daySpend = Number(
+    (await db().one<{ s: string }>(`select spent_micro as s from key_daily_spend where api_key_id = ? and day = (now() at time zone 'UTC')::date`, [keyId]))!.s,
+  );
   expect(daySpend).toBe(creditsToMicro(5));
   const uncollected = await db().all<{ amount_micro: string; reason: string }>(
     `select amount_micro, reason from uncollected_charges where request_id in (${rows.map(() => '?').join(',')})`,

@@ -21,6 +21,7 @@ import { ChargeBatcher } from '../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../src/domain/credits/lease-book';
 import type { ChargeRow, LeaseStore } from '../../src/domain/credits/lease-store';
 import { takeLease } from '../../src/domain/credits/lease-take';
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { CallLog, type RequestLogRow } from '../../src/domain/requests/call-log';
 import { RequestLogUpkeep } from '../../src/domain/requests/request-log-upkeep';
 import { creditsToMicro } from '../../src/domain/shared/money';
@@ -55,15 +56,13 @@ async function setUp(credits: number, leaseMicro: number) {
   const account = await gw.newAccount(credits);
   const { id: keyId } = await gw.newKey(account);
   const leaseId = uniqueId('lease');
-  const day = new Date().toISOString().slice(0, 10);
   await takeLease(leases, {
     id: leaseId,
     accountId: account.id,
     keyId,
-    capMicro: null,
+    budgets: NO_BUDGETS,
     minMicro: leaseMicro,
     wantMicro: leaseMicro,
-    day,
     instanceId: 'inst_log',
     now: new Date(),
   });
@@ -133,7 +132,7 @@ test('a charge the database failed is kept in the journal with its row, and brin
       mode: 'live' as const,
       allowedModels: null,
       blockedModels: null,
-      dailySpendCapMicro: null,
+      budgets: NO_BUDGETS,
     };
     const reservation = await book.reserve(key, 500_000);
     const row = callLog(account, keyId);

@@ -6,6 +6,7 @@
  * the balance, once. StreamStarts writes only streams that outlive its delay, and keeps what they
  * owe (their prompt and what they relayed) up to date, on a fake clock the test steps.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type AccountRef, type TestServices } from '../support/test-services';
 import { expectLedgerInvariants } from '../support/ledger-invariants';
 import { fakeClock } from '../support/fake-clock';
@@ -42,10 +43,9 @@ async function leased(): Promise<{ account: AccountRef; keyId: string; leaseId: 
     id: leaseId,
     accountId: account.id,
     keyId,
-    capMicro: null,
+    budgets: NO_BUDGETS,
     minMicro: LEASE,
     wantMicro: LEASE,
-    day: new Date().toISOString().slice(0, 10),
     instanceId: 'inst_streams_test',
     now: new Date(),
   });

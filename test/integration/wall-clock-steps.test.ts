@@ -5,6 +5,7 @@
  * wall time is moved here as such a step moves it; the database's clock, which claims are timed by,
  * stays where it is.
  */
+import { NO_BUDGETS } from '../../src/domain/credits/budgets';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { fakeClock } from '../support/fake-clock';
 import { pollUntil } from '../support/poll';
@@ -105,7 +106,7 @@ describe('work in progress while the wall clock steps', () => {
     books.push(book);
     book.start();
     const billing = new Billing(book);
-    const key = { kind: 'key', keyId, accountId: acct.id, mode: 'live', allowedModels: null, blockedModels: null, dailySpendCapMicro: null } as const;
+    const key = { kind: 'key', keyId, accountId: acct.id, mode: 'live', allowedModels: null, blockedModels: null, budgets: NO_BUDGETS } as const;
     const hold = await billing.hold(key, creditsToMicro(1), 'svc-chat-1', 'chatcmpl-clock-step');
     expect(await billing.settle(hold, creditsToMicro(0.5))).toBe(creditsToMicro(0.5));
     const openLeases = async () =>

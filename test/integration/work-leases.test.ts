@@ -57,8 +57,18 @@ test('a handler running three times longer than the lease is never run twice, an
   bQueue.claim = (limit) => (bClaims.n++, queue.claim(limit));
   const clock = fakeClock();
   const opts = { batchSize: 5, maxIdleMs: 1_000, concurrency: 5, leaseSeconds: LEASE_SECONDS, clock };
-  const a = new Worker(queue, { hold_expiry: slow('a'), video_poll: slow('a'), video_cancel: slow('a'), webhook_delivery: slow('a') }, quiet, opts);
-  const b = new Worker(bQueue, { hold_expiry: slow('b'), video_poll: slow('b'), video_cancel: slow('b'), webhook_delivery: slow('b') }, quiet, opts);
+  const a = new Worker(
+    queue,
+    { hold_expiry: slow('a'), video_poll: slow('a'), video_cancel: slow('a'), webhook_delivery: slow('a'), key_expiring: slow('a') },
+    quiet,
+    opts,
+  );
+  const b = new Worker(
+    bQueue,
+    { hold_expiry: slow('b'), video_poll: slow('b'), video_cancel: slow('b'), webhook_delivery: slow('b'), key_expiring: slow('b') },
+    quiet,
+    opts,
+  );
   a.start();
   await pollUntil(
     async () => held.started.length,
@@ -109,7 +119,7 @@ test('a worker stopped before its handler finishes gives the lease back at once'
   const held = heldHandler();
   const hang = held.run('w');
   const clock = fakeClock();
-  const w = new Worker(queue, { hold_expiry: hang, video_poll: hang, video_cancel: hang, webhook_delivery: hang }, quiet, {
+  const w = new Worker(queue, { hold_expiry: hang, video_poll: hang, video_cancel: hang, webhook_delivery: hang, key_expiring: hang }, quiet, {
     batchSize: 5,
     maxIdleMs: 50,
     concurrency: 5,

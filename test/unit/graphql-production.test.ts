@@ -24,7 +24,7 @@ const services = {
       mode: 'test',
       allowedModels: null,
       blockedModels: null,
-      dailySpendCapMicro: null,
+      budgets: { day: null, week: null, month: null },
     }),
   },
 } as unknown as GraphQLServices;

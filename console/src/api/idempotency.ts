@@ -24,6 +24,7 @@ const REFUSED = new Set([
   'content_policy_violation',
   'rate_limit_exceeded',
   'daily_cap_exceeded',
+  'budget_exceeded',
   'BAD_USER_INPUT',
   'BAD_REQUEST',
   'GRAPHQL_VALIDATION_FAILED',

@@ -5,8 +5,9 @@
  * settle, and other instances are asked to give theirs back. While any lease of the account is
  * open, the caller gets a 429 `credits_in_flight` with Retry-After: 1, and a retry a moment
  * later finds the credits; when the balance itself is short, the 402. The same for a key whose
- * daily cap cannot fund a lease while the key's own leases hold the room (`credits_in_flight`,
- * not the 429 to midnight, which is for a cap its committed charges have spent).
+ * budget (its daily cap, its week's or month's budget) cannot fund a lease while the key's own
+ * leases hold the room (`credits_in_flight`, not the 429 to the period's end, which is for a
+ * budget its committed charges have spent).
  * And the operator's side of the same: calling every lease of an account back when a removal of
  * credits waits on them (callBackLeases).
  */
@@ -14,12 +15,13 @@ import { DomainError } from '../errors/domain-error';
 import type { Clock } from '../ports/clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import { waitUntil } from '../shared/deadline';
+import type { Budgets } from './budgets';
 
 /**
- * Not the balance and not the cap: the room for the call exists, and calls in progress (here or
+ * Not the balance and not a budget: the room for the call exists, and calls in progress (here or
  * on another instance) hold it in their leases until they settle. A 429 to retry in a second,
  * never `insufficient_credits` (which sends a client off to top up an account that need not be)
- * nor `daily_cap_exceeded` (which says wait until midnight).
+ * nor `daily_cap_exceeded` / `budget_exceeded` (which say wait until the period's end).
  */
 export const creditsInFlight = () =>
   new DomainError('rate_limit_exceeded', 'Calls of this account in progress hold the credits this request needs until they settle; retry in a second.', {
@@ -28,18 +30,19 @@ export const creditsInFlight = () =>
   });
 
 /**
- * Whose leases a shortfall concerns: an account's (its balance is short) or one key's (its daily
- * cap is: each open lease of the key counts whole against the cap until it closes).
+ * Whose leases a shortfall concerns: an account's (its balance is short) or one key's (a budget
+ * is: each open lease of the key counts whole against its budgets until it closes).
  */
 export interface LeaseScope {
   accountId: string;
   keyId?: string;
 }
 
-/** What a request short of room asked for: its amount and, for a key's scope, the key's daily cap. */
+/** What a request short of room asked for: its amount and, for a key's scope, the key's budgets; `now` dates a budget's Retry-After. */
 export interface ShortRequest {
   amountMicro: number;
-  capMicro?: number | null;
+  budgets?: Budgets;
+  now: Date;
 }
 
 /** A scope as a recall message on the feed (ids carry no `/`), and back. */
@@ -62,12 +65,12 @@ export interface ShortfallParties {
   /** Open leases of the account, on every instance. */
   openAnywhere(accountId: string): Promise<number>;
   /**
-   * Whether the request is short whatever the calls in progress do: the balance shown (leased
-   * credits counted as the account's) does not cover it, or, for a key's scope, what its
-   * committed charges spent today leaves under its cap does not. Calls settling only give room
-   * back; neither figure grows without a grant or a refund.
+   * The refusal the request gets whatever the calls in progress do, or null when they hold the
+   * room: the balance shown (leased credits counted as the account's) does not cover it, or, for
+   * a key's scope, what its committed charges in a budget's period leave under the budget does
+   * not. Calls settling only give room back; neither figure grows without a grant or a refund.
    */
-  shortWhateverSettles(scope: LeaseScope, request: ShortRequest): Promise<boolean>;
+  trueShortfall(scope: LeaseScope, request: ShortRequest): Promise<DomainError | null>;
   /** Where the other instances hear a recall. */
   recalls: TopicFeed;
   /** What the waits for leases to come back are timed on (the system's by default). */
@@ -75,19 +78,13 @@ export interface ShortfallParties {
 }
 
 /**
- * `request` failed with `shortfall` (the balance, or the key's daily cap, cannot fund it):
- * answers its retry's result once room came back, else throws the true reason: `shortfall` when
- * the balance or the cap is short whatever the calls in progress do, `creditsInFlight` (a 429 to
- * retry in a second) when those calls hold the room and none of the leases recalled came back
- * within RECALL_WAIT_MS.
+ * `request` failed for a shortfall (the balance, or one of the key's budgets, cannot fund it):
+ * answers its retry's result once room came back, else throws the true reason: the balance's or
+ * the budget's refusal when it is short whatever the calls in progress do, `creditsInFlight` (a
+ * 429 to retry in a second) when those calls hold the room and none of the leases recalled came
+ * back within RECALL_WAIT_MS.
  */
-export async function afterShortfall<T>(
-  parties: ShortfallParties,
-  scope: LeaseScope,
-  asked: ShortRequest,
-  request: () => Promise<T>,
-  shortfall: DomainError,
-): Promise<T> {
+export async function afterShortfall<T>(parties: ShortfallParties, scope: LeaseScope, asked: ShortRequest, request: () => Promise<T>): Promise<T> {
   if (await parties.returnIdleOf(scope)) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
@@ -102,13 +99,14 @@ export async function afterShortfall<T>(
       if (grant) return grant;
     }
   }
-  if (await parties.shortWhateverSettles(scope, asked)) throw shortfall;
+  const refusal = await parties.trueShortfall(scope, asked);
+  if (refusal) throw refusal;
   // No lease open now, and still room: one closed between the refusal and the look.
   if (!busyHere && elsewhere === 0) {
     const grant = await request().catch(() => undefined);
     if (grant) return grant;
   }
-  // Still short, though the balance and the cap have the room: calls in progress hold it. Concurrent
+  // Still short, though the balance and the budgets have the room: calls in progress hold it. Concurrent
   // calls take and close leases between any two looks, so the retry a second later gets the answer.
   throw creditsInFlight();
 }

@@ -1,6 +1,7 @@
 import type { Database } from '../ports/database';
 import type { WorkItem, WorkQueue } from '../work/work-queue';
 import type { Ledger } from './ledger';
+import { NO_BUDGETS } from './budgets';
 
 /**
  * The `hold_expiry` work handler: a hold still open long after its call (the instance died
@@ -10,7 +11,7 @@ export function holdExpiryHandler(db: Database, ledger: Ledger, queue: WorkQueue
   return async (item: WorkItem): Promise<void> => {
     const { accountId, keyId } = item.payload as { accountId: string; keyId: string };
     // Settling deletes the expiry row too; `done` covers a hold that was settled meanwhile.
-    await ledger.settleHold(db, { accountId, key: { id: keyId, dailySpendCapMicro: null }, holdId: item.ref, actualMicro: 0 });
+    await ledger.settleHold(db, { accountId, key: { id: keyId, budgets: NO_BUDGETS }, holdId: item.ref, actualMicro: 0 });
     await queue.done(item);
   };
 }

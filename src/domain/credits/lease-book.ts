@@ -21,8 +21,9 @@ import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
 import { startLeaseUpkeep, type LeaseUpkeepOptions } from './lease-upkeep';
 import { callBackLeases, creditsInFlight, scopeOfRecall, type LeaseScope, type ShortfallParties } from './account-shortfall';
-import { afterRefusal, newLeaseFor, shortWhateverSettles, type TakeTerms } from './lease-take';
+import { afterRefusal, newLeaseFor, trueShortfall, type TakeTerms } from './lease-take';
 import { inScope, type Lease, type Reservation } from './lease';
+import { sameBudgets } from './budgets';
 
 export type { Reservation } from './lease';
 
@@ -57,7 +58,7 @@ export class LeaseBook {
       recall: (scope) => this.recall(scope),
       openElsewhere: (scope) => store.openElsewhere(options.instanceId, scope.accountId, scope.keyId),
       openAnywhere: (accountId) => store.openOf(accountId),
-      shortWhateverSettles: (scope, asked) => shortWhateverSettles(store, scope, asked),
+      trueShortfall: (scope, asked) => trueShortfall(store, scope, asked),
       recalls,
       clock: this.clock,
     };
@@ -73,9 +74,9 @@ export class LeaseBook {
     const day = utcDay(now);
     for (let attempt = 0; attempt < 4; attempt++) {
       const lease = this.current.get(key.keyId);
-      // A lease taken under another cap (the owner changed it; the key's record, and so `key`,
-      // is fresh on every instance within a second) is not used: its size may pass the new cap.
-      if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro && lease.capMicro === key.dailySpendCapMicro) {
+      // A lease taken under other budgets (the owner changed them; the key's record, and so `key`,
+      // is fresh on every instance within a second) is not used: its size may pass the new ones.
+      if (lease && lease.day === day && !lease.retiring && lease.free >= amountMicro && sameBudgets(lease.budgets, key.budgets)) {
         lease.free -= amountMicro;
         lease.inFlight++;
         lease.lastUsed = this.clock.monotonic();
@@ -116,6 +117,7 @@ export class LeaseBook {
       leaseMicro,
       excessMicro: costMicro - leaseMicro,
       log,
+      ...(lease.watched ? { watched: true } : {}),
     };
     try {
       const outcome = await this.batcher.record(row);
@@ -130,7 +132,7 @@ export class LeaseBook {
       // The database decides what was recorded; this lease is retired and closed from it.
       this.retire(lease);
       // Answered now, so the answer must say what the charge will be: what the lease holds for
-      // the call is certain; what lies beyond it would depend on the balance and the key's cap
+      // the call is certain; what lies beyond it would depend on the balance and the key's budgets
       // when the journal is recorded, so it is not charged but recorded as uncollected.
       this.kept.keep({ ...row, excessMicro: 0, waivedMicro: row.excessMicro }, err);
       return leaseMicro;
@@ -250,7 +252,8 @@ export class LeaseBook {
       accountId: key.accountId,
       keyId: key.keyId,
       day: utcDay(now),
-      capMicro: key.dailySpendCapMicro,
+      budgets: key.budgets,
+      watched: grant.watched,
       free: grant.amountMicro,
       inFlight: 0,
       lastUsed: this.clock.monotonic(),
@@ -262,15 +265,15 @@ export class LeaseBook {
   }
 
   /**
-   * A charge made straight to the balance (a video job's): when the balance or the key's cap is
-   * short while credits sit in leases, they are called back as for a lease (account-shortfall.ts),
+   * A charge made straight to the balance (a video job's): when the balance or a budget of the key
+   * is short while credits sit in leases, they are called back as for a lease (account-shortfall.ts),
    * so the caller gets the charge on a retry a second later, not a refusal for as long as other calls run.
    */
-  async chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> {
+  async chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>, now = new Date(this.clock.now())): Promise<T> {
     try {
       return await charge();
     } catch (err) {
-      return afterRefusal(this.shortfall, key, amountMicro, charge, err);
+      return afterRefusal(this.shortfall, key, amountMicro, charge, err, now);
     }
   }
 

@@ -4,25 +4,30 @@
  * one round trip, most of them to a SQL function where the money rules live (svc_take_lease,
  * svc_close_lease, svc_record_charges: src/infra/db/functions).
  */
+import type { BudgetCrossing } from './budget-crossings';
+import type { BudgetPeriod, Budgets } from './budgets';
 import type { Shortfall } from './ledger-repository';
 import type { RequestLogRow } from '../requests/call-log';
 
-/** A lease asked of the balance: at least `minMicro`, up to `wantMicro`, within the key's daily cap. */
+/** A lease asked of the balance: at least `minMicro`, up to `wantMicro`, within the key's budgets. */
 export interface LeaseRequest {
   id: string;
   accountId: string;
   keyId: string;
-  capMicro: number | null;
+  budgets: Budgets;
   minMicro: number;
   wantMicro: number;
-  /** The day this instance's clock gives, which only names the day in its memory: the take counts on the database's. */
-  day: string;
   instanceId: string;
 }
 
 export interface LeaseGrant {
   id: string;
   amountMicro: number;
+  /**
+   * Taken with the key's spend at 80% of a budget or more (leases counted whole): its charges are
+   * recorded by svc_record_charges, which tells the crossings of a budget's 80% and 100% they make.
+   */
+  watched: boolean;
 }
 
 export interface ChargeRow {
@@ -42,6 +47,8 @@ export interface ChargeRow {
   waivedMicro?: number;
   /** The call's request-log row, written with the charge (its credits: what the charge took); kept with it in the journal. */
   log?: RequestLogRow;
+  /** Of a watched lease (LeaseGrant.watched): recorded by svc_record_charges, never the one-statement path. */
+  watched?: boolean;
 }
 
 /** A stream that has begun answering, paid from `leaseId`, and what its death would charge (its prompt and what it has relayed so far). */
@@ -62,7 +69,12 @@ export interface ChargeOutcome {
    */
   status: number;
   chargedMicro: number;
+  /** The budget thresholds the key's spend crossed with this charge (budget-crossings.ts), each told once. */
+  crossings?: BudgetCrossing[];
 }
+
+/** Micro-credits per budget period. */
+export type PeriodAmounts = Record<BudgetPeriod, number>;
 
 export interface LeaseStore {
   /** A lease of the request's size, or what kept it from being taken. */
@@ -88,9 +100,10 @@ export interface LeaseStore {
   /**
    * What calls in progress cannot take away: the account's balance shown (svc_shown_balance: its
    * leased, uncharged credits counted as its own) and, given a key, what the key's committed
-   * charges spent today (its day's spend less what its open leases hold uncharged).
+   * charges spent in the database's day, week and month (svc_committed_spend: each period's spend
+   * less what its open leases hold uncharged; zeros without a key).
    */
-  fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: number }>;
+  fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: PeriodAmounts }>;
   /** Open leases of an account, on every instance. */
   openOf(accountId: string): Promise<number>;
   /** Open leases of an account (or of one of its keys) held by other instances (to recall them). */

@@ -1,21 +1,22 @@
 /**
  * How the lease book takes a new lease for a key's call, and what it answers when the balance or
- * the key's daily cap refuses one (or a charge made straight to the balance beside the leases):
- * the retry once the room is back, or the refusal's true reason (account-shortfall.ts).
+ * one of the key's budgets refuses one (or a charge made straight to the balance beside the
+ * leases): the retry once the room is back, or the refusal's true reason (account-shortfall.ts).
  */
-import { DomainError } from '../errors/domain-error';
+import { DomainError, insufficientCredits } from '../errors/domain-error';
 import type { KeyPrincipal } from '../keys/principal';
 import { newId } from '../shared/ids';
-import { utcDay } from '../shared/time';
 import { afterShortfall, type LeaseScope, type ShortfallParties, type ShortRequest } from './account-shortfall';
+import { BUDGET_PERIODS, budgetExceeded, periodEnd, type BudgetPeriod } from './budgets';
 import type { LeaseGrant, LeaseRequest, LeaseStore } from './lease-store';
 import { shortfallError } from './ledger';
 import { retryOnLockConflict } from './lock-conflict';
 
 /**
- * A lease of at least `minMicro`, up to `wantMicro`; throws 402 / daily cap when it cannot. It
- * counts on the database's day, whatever `day` this instance's clock
- * gave, which only names the day in this instance's memory (its lease is retired at its midnight).
+ * A lease of at least `minMicro`, up to `wantMicro`; throws 402 / a budget's 429 when it cannot. It
+ * counts on the database's day, whatever day this instance's clock gives, which only names the
+ * day in this instance's memory (its lease is retired at its midnight); `now` dates a budget's
+ * Retry-After.
  */
 export async function takeLease(store: Pick<LeaseStore, 'take'>, input: LeaseRequest & { now: Date }): Promise<LeaseGrant> {
   const { now, ...request } = input;
@@ -42,7 +43,7 @@ export async function newLeaseFor(
   now: Date,
 ): Promise<LeaseGrant> {
   const want = Math.max(amountMicro * terms.wantFactor, terms.minWantMicro);
-  // A take aborted for a deadlock (its key's day and account rows against a charge batch's
+  // A take aborted for a deadlock (its key's spend and account rows against a charge batch's
   // excess, which locks them the other way round) wrote nothing: it is tried again.
   const request = () =>
     retryOnLockConflict(() =>
@@ -50,10 +51,9 @@ export async function newLeaseFor(
         id: newId('lease'),
         accountId: key.accountId,
         keyId: key.keyId,
-        capMicro: key.dailySpendCapMicro,
+        budgets: key.budgets,
         minMicro: amountMicro,
         wantMicro: want,
-        day: utcDay(now),
         instanceId: terms.instanceId,
         now,
       }),
@@ -62,31 +62,44 @@ export async function newLeaseFor(
     return await request();
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
-    // The cap counts the key's open leases whole until they close: while one is open (its
+    // A budget counts the key's open leases whole until they close: while one is open (its
     // calls settling here, or another instance's), the room may come back in a moment, so the
-    // call gets the 429 to retry in a second, not the 429 to midnight of a spent cap.
-    return afterRefusal(parties, key, amountMicro, request, err);
+    // call gets the 429 to retry in a second, not the 429 to the period's end of a spent budget.
+    return afterRefusal(parties, key, amountMicro, request, err, now);
   }
 }
 
-/** A take or a charge refused for the balance or the key's cap: its retry once the room is back, or the true reason (account-shortfall.ts). */
-export async function afterRefusal<T>(parties: ShortfallParties, key: KeyPrincipal, amountMicro: number, request: () => Promise<T>, err: unknown): Promise<T> {
+/** A take or a charge refused for the balance or one of the key's budgets: its retry once the room is back, or the true reason (account-shortfall.ts). */
+export async function afterRefusal<T>(
+  parties: ShortfallParties,
+  key: KeyPrincipal,
+  amountMicro: number,
+  request: () => Promise<T>,
+  err: unknown,
+  now: Date,
+): Promise<T> {
   if (err instanceof DomainError && err.type === 'insufficient_credits')
-    return afterShortfall(parties, { accountId: key.accountId }, { amountMicro }, request, err);
-  if (err instanceof DomainError && err.type === 'daily_cap_exceeded') {
-    return afterShortfall(parties, { accountId: key.accountId, keyId: key.keyId }, { amountMicro, capMicro: key.dailySpendCapMicro }, request, err);
+    return afterShortfall(parties, { accountId: key.accountId }, { amountMicro, now }, request);
+  if (err instanceof DomainError && (err.type === 'daily_cap_exceeded' || err.type === 'budget_exceeded')) {
+    return afterShortfall(parties, { accountId: key.accountId, keyId: key.keyId }, { amountMicro, budgets: key.budgets, now }, request);
   }
   throw err;
 }
 
 /**
- * Whether the request is short whatever the calls in progress do: the account's balance shown
- * (its leased, uncharged credits counted as its own) does not cover it, or, for a key's scope,
- * what the key's committed charges spent today leaves under its cap does not.
+ * The refusal the request gets whatever the calls in progress do, or null when they hold the
+ * room it needs: the 402 when the account's balance shown (its leased, uncharged credits counted
+ * as its own) does not cover it; for a key's scope, the 429 of the budget whose room (what the
+ * key's committed charges in its period leave under it) does not, of several the one whose period
+ * ends last.
  */
-export async function shortWhateverSettles(store: Pick<LeaseStore, 'fundsWhateverSettles'>, scope: LeaseScope, asked: ShortRequest): Promise<boolean> {
-  const key = scope.keyId ? { keyId: scope.keyId, capMicro: asked.capMicro ?? null } : null;
-  const funds = await store.fundsWhateverSettles(scope.accountId, key?.keyId ?? null);
-  if (funds.balanceMicro < asked.amountMicro) return true;
-  return key !== null && key.capMicro !== null && key.capMicro - funds.keySpentMicro < asked.amountMicro;
+export async function trueShortfall(store: Pick<LeaseStore, 'fundsWhateverSettles'>, scope: LeaseScope, asked: ShortRequest): Promise<DomainError | null> {
+  const keyId = scope.keyId ?? null;
+  const funds = await store.fundsWhateverSettles(scope.accountId, keyId);
+  if (funds.balanceMicro < asked.amountMicro) return insufficientCredits();
+  if (keyId === null || !asked.budgets) return null;
+  const budgets = asked.budgets;
+  const short = BUDGET_PERIODS.filter((p) => budgets[p] !== null && budgets[p] - funds.keySpentMicro[p] < asked.amountMicro);
+  const last = short.reduce<BudgetPeriod | null>((a, p) => (a === null || periodEnd(p, asked.now) >= periodEnd(a, asked.now) ? p : a), null);
+  return last === null ? null : budgetExceeded(last, asked.now);
 }

@@ -1,13 +1,16 @@
 /** One credit lease as this instance holds it in memory, and a call's reservation from it. */
 import type { LeaseScope } from './account-shortfall';
+import type { Budgets } from './budgets';
 
 export interface Lease {
   id: string;
   accountId: string;
   keyId: string;
   day: string;
-  /** The key's daily cap when the lease was taken (sized within it): a key whose cap changed takes a new one. */
-  capMicro: number | null;
+  /** The key's budgets when the lease was taken (sized within them): a key whose budgets changed takes a new one. */
+  budgets: Budgets;
+  /** Its charges may carry the key's spend across a budget's threshold (LeaseGrant.watched). */
+  watched: boolean;
   /** Neither reserved nor charged. */
   free: number;
   /** Reservations not yet settled (their charges not yet committed). */

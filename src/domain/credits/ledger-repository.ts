@@ -4,16 +4,24 @@
  * commits or rolls back with the job and work rows it pays for.
  */
 import type { SqlExecutor } from '../ports/database';
+import type { BudgetPeriod, Budgets } from './budgets';
 
-/** What kept a debit from being made: the balance does not cover it, or the key's daily cap does not. */
-export type Shortfall = 'balance' | 'daily_cap';
+/**
+ * What kept a debit from being made: the balance does not cover it, or one of the key's budgets
+ * does not (the day's is its daily cap); of several budgets short, the one whose period ends last.
+ */
+export type Shortfall = 'balance' | 'daily_cap' | 'week_budget' | 'month_budget';
 
-/** A debit of an account by one of its keys, within the key's daily cap. */
+/** The budget period a shortfall names, or null for the balance. */
+export const periodOfShortfall = (shortfall: Shortfall): BudgetPeriod | null =>
+  shortfall === 'daily_cap' ? 'day' : shortfall === 'week_budget' ? 'week' : shortfall === 'month_budget' ? 'month' : null;
+
+/** A debit of an account by one of its keys, within the key's budgets. */
 export interface Debit {
   accountId: string;
   keyId: string;
-  /** The key's cap per UTC day, in micro-credits; null means no cap. */
-  capMicro: number | null;
+  /** The key's budgets, in micro-credits. */
+  budgets: Budgets;
   amountMicro: number;
   /** What is paid for: a job id, a hold id, an image request id. */
   reference: string;

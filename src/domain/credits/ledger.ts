@@ -1,7 +1,8 @@
 import type { SqlExecutor } from '../ports/database';
-import type { Debit, LedgerRepository, Shortfall } from './ledger-repository';
-import { DomainError, insufficientCredits } from '../errors/domain-error';
-import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
+import { periodOfShortfall, type Debit, type LedgerRepository, type Shortfall } from './ledger-repository';
+import { insufficientCredits, type DomainError } from '../errors/domain-error';
+import { utcDay } from '../shared/time';
+import { budgetExceeded, type Budgets } from './budgets';
 
 /**
  * The only code that touches balances, through its repository (ledger-repository.ts), whose every
@@ -13,26 +14,24 @@ import { secondsUntilNextUtcMidnight, utcDay } from '../shared/time';
  * Every operation takes the transaction it runs in: callers compose a charge with the job row
  * and the outbox rows it pays for, so they commit or roll back together.
  *
- * Lock order, everywhere: the key's daily-spend row first, then the account row. One order
- * means two transactions of one account can never deadlock on each other.
+ * Lock order, everywhere: the key's spend rows first (its day's, its week's, its month's), then
+ * the account row. One order means two transactions of one account can never deadlock on each
+ * other.
  */
 
 export type EntryKind = 'grant' | 'charge' | 'refund' | 'hold' | 'release' | 'lease' | 'lease_return';
 
 export interface SpendingKey {
   id: string;
-  /** Credits per UTC day for this key, in micro-credits; null means no cap. */
-  dailySpendCapMicro: number | null;
+  /** The key's budgets per UTC period, in micro-credits (the day's is its daily cap). */
+  budgets: Budgets;
 }
 
-export function dailyCapExceeded(now: Date): DomainError {
-  return new DomainError('daily_cap_exceeded', 'This request would pass the daily spend cap of this API key.', {
-    retryAfterSeconds: secondsUntilNextUtcMidnight(now),
-  });
+/** The refusal a debit (a charge, a hold, a lease) gets for its shortfall; `now` dates a budget's Retry-After. */
+export function shortfallError(shortfall: Shortfall, now: Date): DomainError {
+  const period = periodOfShortfall(shortfall);
+  return period === null ? insufficientCredits() : budgetExceeded(period, now);
 }
-
-/** The refusal a debit (a charge, a hold, a lease) gets for its shortfall; `now` dates the cap's Retry-After. */
-export const shortfallError = (shortfall: Shortfall, now: Date): DomainError => (shortfall === 'balance' ? insufficientCredits() : dailyCapExceeded(now));
 
 export interface ChargeInput {
   accountId: string;
@@ -52,7 +51,7 @@ export const HOLD_EXPIRY_SECONDS = 15 * 60;
 const debitOf = (input: ChargeInput, now: Date): Debit => ({
   accountId: input.accountId,
   keyId: input.key.id,
-  capMicro: input.key.dailySpendCapMicro,
+  budgets: input.key.budgets,
   amountMicro: input.amountMicro,
   reference: input.reference,
   model: input.model ?? null,

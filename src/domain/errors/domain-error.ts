@@ -22,6 +22,7 @@ export type ErrorType =
   | 'content_policy_violation'
   | 'rate_limit_exceeded'
   | 'daily_cap_exceeded'
+  | 'budget_exceeded'
   | 'upstream_error'
   | 'service_unavailable'
   | 'internal_error';
@@ -41,6 +42,7 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   content_policy_violation: 422,
   rate_limit_exceeded: 429,
   daily_cap_exceeded: 429,
+  budget_exceeded: 429,
   internal_error: 500,
   upstream_error: 502,
   service_unavailable: 503,

@@ -18,6 +18,8 @@ export interface NewKey {
   allowedModels: string[] | null;
   blockedModels: string[] | null;
   dailySpendCapMicro: number | null;
+  weekBudgetMicro: number | null;
+  monthBudgetMicro: number | null;
   expiresAt: Date | null;
 }
 
@@ -27,6 +29,8 @@ export interface KeyChanges {
   allowedModels?: string[] | null;
   blockedModels?: string[] | null;
   dailySpendCapMicro?: number | null;
+  weekBudgetMicro?: number | null;
+  monthBudgetMicro?: number | null;
   expiresAt?: Date | null;
 }
 
@@ -49,8 +53,8 @@ export interface KeyRepository {
   listActive(accountId: string): Promise<ApiKey[]>;
   /** One key of the account, unless it is revoked (or another account's). */
   findActive(accountId: string, keyId: string): Promise<ApiKey | undefined>;
-  /** Applies `changes` to a key of the account that is not revoked; answers it after, or undefined when there is none. */
-  update(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined>;
+  /** Applies `changes` to a key of the account that is not revoked (in `tx` when given); answers it after, or undefined when there is none. */
+  update(accountId: string, keyId: string, changes: KeyChanges, tx?: SqlExecutor): Promise<ApiKey | undefined>;
   /**
    * Gives a key of the account that is not revoked a new secret; the secret it had becomes its
    * previous one (and one replaced before is no longer kept). Answers the key after, or undefined.

@@ -6,10 +6,10 @@ import type { UrlGuard } from '../ports/url-guard';
 import { DomainError, apiKeyExpired, databaseTooSlow, notFound, unauthenticated } from '../errors/domain-error';
 import { DATABASE_ANSWER_DEADLINE_MS, withinDeadline } from '../shared/deadline';
 import { oneLineLabel, parseInput } from '../shared/validate';
-import { creditAmount } from '../shared/credit-amount';
 import { newWebhookSecret, nothingToRegenerate, parseWebhookChange } from '../webhooks/webhook-change';
 import { principalOf, type ApiKey } from './key-record';
 import type { KeyChanges, KeyRepository } from './key-repository';
+import { budgetChanges, budgetsField, dailySpendCapField } from './key-budgets';
 import {
   NO_CREDENTIALS,
   credentialsOf,
@@ -22,6 +22,7 @@ import {
   type SecretVerdict,
 } from './key-secrets';
 import type { KeyPrincipal } from './principal';
+import type { KeyExpiryNotices } from './key-expiry-notices';
 import type { Clock } from '../ports/clock';
 import { LastUsedWriter } from './last-used-writer';
 import { systemClock } from '../shared/system-clock';
@@ -39,8 +40,11 @@ const modelList = (isKnown: (id: string) => boolean) =>
     .optional()
     .transform((v) => (v && v.length > 0 ? [...new Set(v)] : null));
 
-/** Credits per UTC day, parsed into exact micro-credits (null clears the cap). */
-const cap = creditAmount({ sign: 'positive', max: 1e9 }).nullable().optional();
+/** Which of the budget fields a request sent (null included: it clears). */
+const sentBudgets = (input: unknown) => {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { dailySpendCap: 'dailySpendCap' in raw, budgets: 'budgets' in raw };
+};
 
 /** An RFC 3339 date-time with its offset, later than now on `clock` (null clears it on an edit). */
 const expiry = (clock: Clock) =>
@@ -68,6 +72,8 @@ export class KeyService {
     private readonly directory?: KeyDirectory,
     /** What lastUsed's resolution and its batched writes are timed on; the cache's background reads too. */
     private readonly clock: Clock = systemClock,
+    /** `key.expiring`'s work rows, written with each expiry set or changed. */
+    private readonly expiryNotices?: KeyExpiryNotices,
   ) {
     this.lastUsed = new LastUsedWriter(keys, clock);
     if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
@@ -77,7 +83,8 @@ export class KeyService {
         mode: z.enum(['live', 'test']).default('live'),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
         expiresAt: expiry(clock),
       })
       .strict();
@@ -86,7 +93,8 @@ export class KeyService {
         name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
         allowedModels: modelList(isKnownModel),
         blockedModels: modelList(isKnownModel),
-        dailySpendCap: cap,
+        dailySpendCap: dailySpendCapField,
+        budgets: budgetsField,
         expiresAt: expiry(clock),
       })
       .strict();
@@ -94,6 +102,7 @@ export class KeyService {
 
   async create(accountId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {
     const v = parseInput(this.createSchema, input);
+    const budgets = { dailySpendCapMicro: null, weekBudgetMicro: null, monthBudgetMicro: null, ...budgetChanges(v, sentBudgets(input)) };
     const id = newKeyId(v.mode);
     const secret = newKeySecret(id);
     const key = await this.keys.transaction(async (tx) => {
@@ -102,7 +111,7 @@ export class KeyService {
       if ((await this.keys.countActive(tx, accountId)) >= MAX_ACTIVE_KEYS) {
         throw new DomainError('key_limit_reached', `An account may hold at most ${MAX_ACTIVE_KEYS} active API keys.`);
       }
-      return this.keys.insert(tx, {
+      const inserted = await this.keys.insert(tx, {
         id,
         accountId,
         name: v.name ?? `${v.mode} key`,
@@ -110,9 +119,11 @@ export class KeyService {
         secretHash: hashSecret(secret),
         allowedModels: v.allowedModels ?? null,
         blockedModels: v.blockedModels ?? null,
-        dailySpendCapMicro: v.dailySpendCap ?? null, // micro-credits already (creditAmount)
+        ...budgets, // micro-credits already (creditAmount)
         expiresAt: v.expiresAt ?? null,
       });
+      await this.expiryNotices?.schedule(tx, inserted);
+      return inserted;
     });
     // Known here at once; the other instances hear of it (their directories read it) before the secret is answered.
     this.directory?.set(id, { secretHash: hashSecret(secret), previousSecretHash: null, previousSecretUntil: null });
@@ -138,13 +149,24 @@ export class KeyService {
     if (v.name !== undefined) changes.name = v.name;
     if ('allowedModels' in raw) changes.allowedModels = v.allowedModels ?? null;
     if ('blockedModels' in raw) changes.blockedModels = v.blockedModels ?? null;
-    if ('dailySpendCap' in raw) changes.dailySpendCapMicro = v.dailySpendCap ?? null;
+    Object.assign(changes, budgetChanges(v, sentBudgets(raw)));
     if ('expiresAt' in raw) changes.expiresAt = v.expiresAt ?? null;
     if (Object.keys(changes).length === 0) return this.get(accountId, keyId);
-    const key = await this.keys.update(accountId, keyId, changes);
+    const key = await this.write(accountId, keyId, changes);
     if (!key) throw keyNotFound(keyId);
     await this.cache?.invalidate(keyId);
     return key;
+  }
+
+  /** An edit; one that sets or changes the expiry writes its notices' work rows in the same transaction. */
+  private write(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined> {
+    const notices = this.expiryNotices;
+    if (!notices || !changes.expiresAt) return this.keys.update(accountId, keyId, changes);
+    return this.keys.transaction(async (tx) => {
+      const key = await this.keys.update(accountId, keyId, changes, tx);
+      if (key) await notices.schedule(tx, key);
+      return key;
+    });
   }
 
   /**

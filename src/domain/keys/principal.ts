@@ -1,3 +1,5 @@
+import type { Budgets } from '../credits/budgets';
+
 /** Who is calling: an API key (the /v1 powers) or an account owner (an ID token). */
 export interface KeyPrincipal {
   kind: 'key';
@@ -6,7 +8,8 @@ export interface KeyPrincipal {
   mode: 'live' | 'test';
   allowedModels: string[] | null;
   blockedModels: string[] | null;
-  dailySpendCapMicro: number | null;
+  /** What the key may spend per UTC day, week and month, in micro-credits (none for a test key, which spends nothing). */
+  budgets: Budgets;
   /**
    * When the credential stops being usable (epoch ms): the key's expiry, or the end of the grace
    * of the replaced secret it was given; a WebSocket opened with it is closed then. Absent: never.

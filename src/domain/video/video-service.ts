@@ -202,7 +202,7 @@ export class VideoService {
         if (key.mode === 'live') {
           await this.deps.ledger.charge(tx, {
             accountId: key.accountId,
-            key: { id: key.keyId, dailySpendCapMicro: key.dailySpendCapMicro },
+            key: { id: key.keyId, budgets: key.budgets },
             amountMicro: chargedMicro,
             reference: id,
             model: model.id,

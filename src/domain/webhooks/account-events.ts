@@ -18,6 +18,6 @@ export interface AccountEvent {
   accountId: string;
   type: AccountEventType;
   occurrence: string;
-  /** The envelope's `data`: credits as numbers, times as Unix seconds, ids as they are shown. */
+  /** The envelope's `data`: credits as numbers, ids and times as the API shows them (`…At` fields RFC 3339). */
   data: Record<string, unknown>;
 }

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../ports/database';
 
-export type WorkKind = 'video_poll' | 'video_cancel' | 'webhook_delivery' | 'hold_expiry';
+export type WorkKind = 'video_poll' | 'video_cancel' | 'webhook_delivery' | 'hold_expiry' | 'key_expiring';
 
 export interface WorkItem<P = Record<string, unknown>> {
   id: number;

@@ -3,6 +3,7 @@ import { requireAccount, type GraphQLContext } from '../context';
 import { AccountType, ApiKeyType, CreatedApiKey, WebhookConfig, toAccountType, toApiKeyType } from '../types/account';
 import { CreateApiKeyInput, UpdateApiKeyInput, createKeyBody, permissionsBody, updateKeyBody } from '../types/inputs';
 import { namingArgument } from '../argument-names';
+import type { ApiKey } from '../../domain/keys/key-record';
 
 /** An ArgsType (not three @Arg) so the SDL lists the arguments in CONTRACT's order. */
 @ArgsType()
@@ -25,6 +26,9 @@ class WebhookArgs {
   @Field(() => String, { nullable: true, description: 'An https URL; null removes the webhook.' }) url?: string | null;
 }
 
+/** A key's record with what it spent. */
+const record = async (ctx: GraphQLContext, key: ApiKey): Promise<ApiKeyType> => toApiKeyType(key, await ctx.services.spending.ofOne(key));
+
 /** /account and /account/api-keys: the owner's ID token, the same AccountService and KeyService calls. */
 @Resolver()
 export class AccountResolver {
@@ -35,13 +39,15 @@ export class AccountResolver {
 
   @Query(() => [ApiKeyType], { description: 'Active keys, never a secret.' })
   async apiKeys(@Ctx() ctx: GraphQLContext): Promise<ApiKeyType[]> {
-    return (await ctx.services.keys.list(requireAccount(ctx).accountId)).map(toApiKeyType);
+    const keys = await ctx.services.keys.list(requireAccount(ctx).accountId);
+    const spending = await ctx.services.spending.of(keys);
+    return keys.map((k) => toApiKeyType(k, spending.get(k.id)!));
   }
 
   @Mutation(() => CreatedApiKey, { description: 'An 11th active key answers key_limit_reached.' })
   async createApiKey(@Arg('input', () => CreateApiKeyInput) input: CreateApiKeyInput, @Ctx() ctx: GraphQLContext): Promise<CreatedApiKey> {
     const { key, secret } = await ctx.services.keys.create(requireAccount(ctx).accountId, createKeyBody(input));
-    return { ...toApiKeyType(key), key: secret };
+    return { ...(await record(ctx, key)), key: secret };
   }
 
   @Mutation(() => Boolean, { description: 'The key answers authentication_error from then on.' })
@@ -55,24 +61,23 @@ export class AccountResolver {
     @Args(() => PermissionsArgs) { id, allowedModels, blockedModels }: PermissionsArgs,
     @Ctx() ctx: GraphQLContext,
   ): Promise<ApiKeyType> {
-    const key = await ctx.services.keys.update(requireAccount(ctx).accountId, id, permissionsBody(allowedModels, blockedModels));
-    return toApiKeyType(key);
+    return record(ctx, await ctx.services.keys.update(requireAccount(ctx).accountId, id, permissionsBody(allowedModels, blockedModels)));
   }
 
-  @Mutation(() => ApiKeyType, { description: 'Name, permissions and daily cap, as PATCH /account/api-keys/<id>.' })
+  @Mutation(() => ApiKeyType, { description: 'Name, permissions, daily cap and budgets, as PATCH /account/api-keys/<id>.' })
   async updateApiKey(
     @Arg('id', () => ID) id: string,
     @Arg('input', () => UpdateApiKeyInput) input: UpdateApiKeyInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<ApiKeyType> {
-    return toApiKeyType(await ctx.services.keys.update(requireAccount(ctx).accountId, id, updateKeyBody(input)));
+    return record(ctx, await ctx.services.keys.update(requireAccount(ctx).accountId, id, updateKeyBody(input)));
   }
 
   @Mutation(() => CreatedApiKey, { description: 'A new secret (shown once), as POST /account/api-keys/<id>/rotate; the replaced one works for graceSeconds.' })
   async rotateApiKey(@Args(() => RotateArgs) { id, graceSeconds }: RotateArgs, @Ctx() ctx: GraphQLContext): Promise<CreatedApiKey> {
     const body = graceSeconds === undefined || graceSeconds === null ? {} : { graceSeconds };
     const { key, secret } = await ctx.services.keys.rotate(requireAccount(ctx).accountId, id, body);
-    return { ...toApiKeyType(key), key: secret };
+    return { ...(await record(ctx, key)), key: secret };
   }
 
   @Mutation(() => WebhookConfig, { description: 'A URL registers it with a new secret (shown once); null removes URL and secret.' })

@@ -1,5 +1,5 @@
 import { Field, Float, InputType, Int, registerEnumType } from 'type-graphql';
-import { ApiKeyMode } from './account';
+import { ApiKeyMode, BudgetPeriodValue } from './account';
 import { DateTimeScalar } from '../scalars';
 
 /**
@@ -71,13 +71,23 @@ export const motionBody = (i: MotionControlInput) =>
     character_orientation: i.characterOrientation,
   });
 
+@InputType('BudgetInput', { description: 'At most one per period.' })
+export class BudgetInput {
+  @Field(() => BudgetPeriodValue) period!: BudgetPeriodValue;
+  @Field(() => Float, { description: 'Credits the key may spend in the period; more than 0, at most 1,000,000,000.' }) credits!: number;
+}
+
+/** As REST takes them. */
+const budgetsBody = (budgets: BudgetInput[] | null | undefined) => budgets?.map((b) => ({ period: b.period, credits: b.credits })) ?? budgets;
+
 @InputType('CreateApiKeyInput')
 export class CreateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => ApiKeyMode, { nullable: true }) mode?: ApiKeyMode | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
-  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => Float, { nullable: true, description: "Credits per UTC day; live keys only: the 'day' budget." }) dailySpendCap?: number | null;
+  @Field(() => [BudgetInput], { nullable: true, description: 'Budgets per UTC day, week and month; live keys only.' }) budgets?: BudgetInput[] | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the key stops working; in the future. Omitted or null: never.' }) expiresAt?: Date | null;
 }
 
@@ -92,6 +102,7 @@ export const createKeyBody = (i: CreateApiKeyInput) =>
     allowedModels: i.allowedModels,
     blockedModels: i.blockedModels,
     dailySpendCap: i.dailySpendCap,
+    budgets: budgetsBody(i.budgets),
     expiresAt: rfc3339(i.expiresAt),
   });
 
@@ -106,12 +117,16 @@ export function permissionsBody(allowedModels: string[] | null | undefined, bloc
   return out;
 }
 
-@InputType('UpdateApiKeyInput', { description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list, the cap or the expiry.' })
+@InputType('UpdateApiKeyInput', {
+  description: 'PATCH /account/api-keys/<id>: an omitted field is left as it is; null clears a list, the cap, the budgets or the expiry.',
+})
 export class UpdateApiKeyInput {
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
   @Field(() => [String], { nullable: true }) blockedModels?: string[] | null;
-  @Field(() => Float, { nullable: true, description: 'Credits per UTC day; live keys only.' }) dailySpendCap?: number | null;
+  @Field(() => Float, { nullable: true, description: "Credits per UTC day; live keys only: the 'day' budget." }) dailySpendCap?: number | null;
+  @Field(() => [BudgetInput], { nullable: true, description: "Replaces the key's budgets (the 'day' one is dailySpendCap); null or [] clears them." })
+  budgets?: BudgetInput[] | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the key stops working; in the future. null: never.' }) expiresAt?: Date | null;
 }
 
@@ -120,6 +135,7 @@ export function updateKeyBody(i: UpdateApiKeyInput): Record<string, unknown> {
   const out: Record<string, unknown> = { ...permissionsBody(i.allowedModels, i.blockedModels) };
   if (i.name !== undefined && i.name !== null) out.name = i.name;
   if (i.dailySpendCap !== undefined) out.dailySpendCap = i.dailySpendCap;
+  if (i.budgets !== undefined) out.budgets = budgetsBody(i.budgets);
   if (i.expiresAt !== undefined) out.expiresAt = rfc3339(i.expiresAt);
   return out;
 }

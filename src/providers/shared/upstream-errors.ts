@@ -121,6 +121,7 @@ const GATEWAY_CODES = new Set([
   'insufficient_credits',
   'rate_limit_exceeded',
   'daily_cap_exceeded',
+  'budget_exceeded',
   'model_forbidden',
   'key_limit_reached',
   'permission_error',

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { AccountService, Account } from '../../domain/accounts/account-service';
 import type { AccountWebhook } from '../../domain/accounts/account-webhook';
 import type { KeyService } from '../../domain/keys/key-service';
+import type { KeySpending } from '../../domain/keys/key-spend';
 import { keyRecord } from '../../domain/keys/key-record';
 import { microToCredits } from '../../domain/shared/money';
 import { unixSeconds } from '../../domain/shared/time';
@@ -24,7 +25,7 @@ const webhookAnswer = (result: { url: string | null; secret?: string }) =>
   result.secret ? { ok: true, url: result.url, secret: result.secret } : { ok: true, url: result.url };
 
 /** /account, its webhook and /account/api-keys (ID-token authenticated by the caller of this router). */
-export function accountRoutes(deps: { accounts: AccountService; accountWebhook: AccountWebhook; keys: KeyService }): Router {
+export function accountRoutes(deps: { accounts: AccountService; accountWebhook: AccountWebhook; keys: KeyService; spending: KeySpending }): Router {
   const json = jsonBody();
   const r = Router();
 
@@ -42,21 +43,23 @@ export function accountRoutes(deps: { accounts: AccountService; accountWebhook: 
 
   r.get('/account/api-keys', async (_req, res) => {
     const keys = await deps.keys.list(accountIdOf(res));
-    res.json({ object: 'list', data: keys.map(keyRecord) });
+    const spending = await deps.spending.of(keys);
+    res.json({ object: 'list', data: keys.map((k) => keyRecord(k, spending.get(k.id)!)) });
   });
 
   r.post('/account/api-keys', json, async (req, res) => {
     const { key, secret } = await deps.keys.create(accountIdOf(res), req.body);
-    res.status(201).json({ ...keyRecord(key), key: secret });
+    res.status(201).json({ ...keyRecord(key, await deps.spending.ofOne(key)), key: secret });
   });
 
   r.patch('/account/api-keys/:id', json, async (req, res) => {
-    res.json(keyRecord(await deps.keys.update(accountIdOf(res), String(req.params.id), req.body)));
+    const key = await deps.keys.update(accountIdOf(res), String(req.params.id), req.body);
+    res.json(keyRecord(key, await deps.spending.ofOne(key)));
   });
 
   r.post('/account/api-keys/:id/rotate', json, async (req, res) => {
     const { key, secret } = await deps.keys.rotate(accountIdOf(res), String(req.params.id), req.body);
-    res.json({ ...keyRecord(key), key: secret });
+    res.json({ ...keyRecord(key, await deps.spending.ofOne(key)), key: secret });
   });
 
   r.delete('/account/api-keys/:id', async (req, res) => {

@@ -1,13 +1,14 @@
 /**
  * An in-memory LeaseStore: balances, leases and call charges as the SQL functions keep them, in
- * their simplest form. A take debits the balance (up to what it holds and what the key's daily
- * cap leaves) and counts the whole lease against the cap until it closes; a close gives back
+ * their simplest form (one period: what a key spent counts against each of its budgets). A take
+ * debits the balance (up to what it holds and what the key's budgets leave) and counts the whole
+ * lease against them until it closes; a close gives back
  * what the lease's charges did not use; a charge is recorded once per request id, its excess over
  * the lease debited from the balance as far as it goes; a charge of a closed lease is paid from
  * the balance. `failRecords` makes the next charge batches fail as an unreachable database's do.
  */
 import type { Shortfall } from '../../../src/domain/credits/ledger-repository';
-import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, StreamStart } from '../../../src/domain/credits/lease-store';
+import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../src/domain/credits/lease-store';
 
 interface FakeLease {
   accountId: string;
@@ -44,15 +45,21 @@ export class FakeLeaseStore implements LeaseStore {
   }
 
   async take(request: LeaseRequest): Promise<LeaseGrant | Shortfall> {
-    const capLeft = request.capMicro === null ? Infinity : request.capMicro - (this.spent.get(request.keyId) ?? 0);
-    if (capLeft < request.minMicro) return 'daily_cap';
+    // One period for all three budgets here: what the key spent counts against each.
+    const spent = this.spent.get(request.keyId) ?? 0;
+    const left = (budget: number | null) => (budget === null ? Infinity : budget - spent);
+    const { day, week, month } = request.budgets;
+    const capLeft = Math.min(left(day), left(week), left(month));
+    if (left(month) < request.minMicro) return 'month_budget';
+    if (left(week) < request.minMicro) return 'week_budget';
+    if (left(day) < request.minMicro) return 'daily_cap';
     const balance = this.balance(request.accountId);
     if (balance < request.minMicro) return 'balance';
     const amountMicro = Math.min(request.wantMicro, balance, capLeft);
     this.balances.set(request.accountId, balance - amountMicro);
     this.spent.set(request.keyId, (this.spent.get(request.keyId) ?? 0) + amountMicro);
     this.leases.set(request.id, { accountId: request.accountId, keyId: request.keyId, instanceId: request.instanceId, amountMicro, closed: false });
-    return { id: request.id, amountMicro };
+    return { id: request.id, amountMicro, watched: false };
   }
 
   async close(leaseId: string): Promise<number> {
@@ -91,12 +98,13 @@ export class FakeLeaseStore implements LeaseStore {
     return 0;
   }
 
-  async fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: number }> {
+  async fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: PeriodAmounts }> {
     const open = [...this.leases.entries()].filter(([, l]) => !l.closed);
     const held = (which: Array<[string, FakeLease]>) => which.reduce((sum, [id, l]) => sum + this.unused(id, l), 0);
+    const committed = keyId === null ? 0 : (this.spent.get(keyId) ?? 0) - held(open.filter(([, l]) => l.keyId === keyId));
     return {
       balanceMicro: this.balance(accountId) + held(open.filter(([, l]) => l.accountId === accountId)),
-      keySpentMicro: keyId === null ? 0 : (this.spent.get(keyId) ?? 0) - held(open.filter(([, l]) => l.keyId === keyId)),
+      keySpentMicro: { day: committed, week: committed, month: committed },
     };
   }
 

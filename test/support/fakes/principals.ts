@@ -1,5 +1,6 @@
 /** API-key principals as the key authenticator hands them to the services. */
 import type { KeyPrincipal } from '../../../src/domain/keys/principal';
+import { NO_BUDGETS } from '../../../src/domain/credits/budgets';
 
 export const liveKey = (overrides: Partial<KeyPrincipal> = {}): KeyPrincipal => ({
   kind: 'key',
@@ -8,7 +9,7 @@ export const liveKey = (overrides: Partial<KeyPrincipal> = {}): KeyPrincipal => 
   mode: 'live',
   allowedModels: null,
   blockedModels: null,
-  dailySpendCapMicro: null,
+  budgets: NO_BUDGETS,
   ...overrides,
 });
 

@@ -3,6 +3,7 @@
  * service, its finisher and worker handlers, the owner's controls, and one upstream whose poll
  * answer, progress and cancel the test decides.
  */
+import { NO_BUDGETS } from '../../../src/domain/credits/budgets';
 import { Catalog } from '../../../src/domain/catalog/catalog';
 import type { JobEvent, JobEventBus } from '../../../src/domain/events/job-events';
 import type { KeyPrincipal } from '../../../src/domain/keys/principal';
@@ -24,7 +25,7 @@ export const FIRST_POLL_SECONDS = 30;
 export const TEXT_TO_VIDEO = 'svc-2.5-preview-text-to-video';
 
 export function keyOf(accountId: string, mode: 'live' | 'test' = 'live', keyId = `key_${accountId}`): KeyPrincipal {
-  return { kind: 'key', keyId, accountId, mode, allowedModels: null, blockedModels: null, dailySpendCapMicro: null };
+  return { kind: 'key', keyId, accountId, mode, allowedModels: null, blockedModels: null, budgets: NO_BUDGETS };
 }
 
 export function videoDomain(

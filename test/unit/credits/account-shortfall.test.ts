@@ -12,12 +12,12 @@ import { LocalTopicFeed } from '../../../src/infra/events/local-topic-feed';
 import { fakeClock } from '../../support/fake-clock';
 
 const shortfall = new DomainError('daily_cap_exceeded', 'cap spent', { retryAfterSeconds: 3600 });
-const ASKED = { amountMicro: 1_000_000, capMicro: 3_000_000 };
+const ASKED = { amountMicro: 1_000_000, budgets: { day: 3_000_000, week: null, month: null }, now: new Date('2026-12-07T12:00:00Z') };
 
 const inFlight = { status: 429, type: 'rate_limit_exceeded', code: 'credits_in_flight', retryAfterSeconds: 1 };
 
 function parties(openElsewhere: () => number, shortWhateverSettles: () => boolean = () => false) {
-  const asked = { openElsewhere: 0, shortWhateverSettles: 0 };
+  const asked = { openElsewhere: 0, trueShortfall: 0 };
   const clock = fakeClock();
   const p: ShortfallParties = {
     returnIdleOf: async () => false,
@@ -25,7 +25,7 @@ function parties(openElsewhere: () => number, shortWhateverSettles: () => boolea
     recall: () => undefined,
     openElsewhere: async () => (asked.openElsewhere++, openElsewhere()),
     openAnywhere: async () => openElsewhere(),
-    shortWhateverSettles: async () => (asked.shortWhateverSettles++, shortWhateverSettles()),
+    trueShortfall: async () => (asked.trueShortfall++, shortWhateverSettles() ? shortfall : null),
     recalls: new LocalTopicFeed(),
     clock,
   };
@@ -41,7 +41,7 @@ test("another instance's lease that comes back on the recall serves the request"
     if (!room) throw shortfall;
     return 'granted';
   };
-  const answer = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, request, shortfall);
+  const answer = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, request);
   await clock.tickAsync(60);
   await expect(answer).resolves.toBe('granted');
 });
@@ -55,12 +55,12 @@ test('no room once the lease is back: the cap spent by committed charges is the 
   );
   clock.setTimeout(() => (open = 0), 40);
   const spent = async () => Promise.reject(shortfall);
-  const capRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall).catch((e: unknown) => e);
+  const capRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent).catch((e: unknown) => e);
   await clock.tickAsync(60);
   expect(await capRefusal).toBe(shortfall);
   open = 1;
   capSpent = false;
-  const inFlightRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent, shortfall).catch((e: unknown) => e);
+  const inFlightRefusal = afterShortfall(p, { accountId: 'a', keyId: 'k' }, ASKED, spent).catch((e: unknown) => e);
   await clock.tickAsync(RECALL_WAIT_MS + 50);
   expect(await inFlightRefusal).toMatchObject(inFlight);
 });
@@ -72,20 +72,20 @@ test('no lease open anywhere: short whatever settles is the refusal at once; oth
   );
   let tries = 0;
   const spent = async () => (tries++, Promise.reject(shortfall));
-  await expect(afterShortfall(p, { accountId: 'a' }, ASKED, spent, shortfall)).rejects.toBe(shortfall);
-  expect([tries, asked.shortWhateverSettles]).toEqual([0, 1]);
+  await expect(afterShortfall(p, { accountId: 'a' }, ASKED, spent)).rejects.toBe(shortfall);
+  expect([tries, asked.trueShortfall]).toEqual([0, 1]);
   const roomy = parties(
     () => 0,
     () => false,
   );
-  await expect(afterShortfall(roomy.p, { accountId: 'a' }, ASKED, async () => 'granted', shortfall)).resolves.toBe('granted');
+  await expect(afterShortfall(roomy.p, { accountId: 'a' }, ASKED, async () => 'granted')).resolves.toBe('granted');
 });
 
 test('a lease that does not come back: the 429 to retry in a second, after the wait; concurrent requests share one wait', async () => {
   const { p, asked, clock } = parties(() => 1);
   let answered = 0;
   const pending = Array.from({ length: 50 }, () =>
-    afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall), shortfall).catch((e: DomainError) => (answered++, e)),
+    afterShortfall(p, { accountId: 'a' }, ASKED, async () => Promise.reject(shortfall)).catch((e: DomainError) => (answered++, e)),
   );
   // Nobody is answered before the wait is over; everybody at its end (the next look after it).
   await clock.tickAsync(RECALL_WAIT_MS - 1);

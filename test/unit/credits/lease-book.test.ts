@@ -6,6 +6,7 @@
  * recalled for a call that needs them. The SQL side of the same rules is
  * test/integration/credit-leases.test.ts and record-charges.test.ts.
  */
+import { NO_BUDGETS } from '../../../src/domain/credits/budgets';
 import { ChargeBatcher } from '../../../src/domain/credits/charge-batcher';
 import { LeaseBook } from '../../../src/domain/credits/lease-book';
 import type { KeyPrincipal } from '../../../src/domain/keys/principal';
@@ -38,7 +39,7 @@ const liveKey = (accountId: string, keyId = `${accountId}_key`, dailySpendCapMic
   mode: 'live',
   allowedModels: null,
   blockedModels: null,
-  dailySpendCapMicro,
+  budgets: { ...NO_BUDGETS, day: dailySpendCapMicro },
 });
 
 /** A store holding one account with `credits`. */

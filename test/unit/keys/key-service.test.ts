@@ -45,7 +45,7 @@ test('a key authenticates with its secret, as its account and mode, with its cap
     mode: 'live',
     allowedModels: null,
     blockedModels: null,
-    dailySpendCapMicro: creditsToMicro(5),
+    budgets: { day: creditsToMicro(5), week: null, month: null },
   });
   const wrong = `${secret.slice(0, -1)}${secret.endsWith('a') ? 'b' : 'a'}`;
   expect(await refusal(keys.authenticate(wrong))).toBe('authentication_error');
@@ -94,7 +94,7 @@ test("an edit of a key's cap and models is what its next request authenticates w
   await keys.authenticate(secret);
   const edited = await keys.update('acct_a', key.id, { dailySpendCap: null, allowedModels: ['svc-chat-1'] });
   expect(edited).toMatchObject({ dailySpendCapMicro: null, allowedModels: ['svc-chat-1'], blockedModels: null });
-  expect(await keys.authenticate(secret)).toMatchObject({ dailySpendCapMicro: null, allowedModels: ['svc-chat-1'] });
+  expect(await keys.authenticate(secret)).toMatchObject({ budgets: { day: null, week: null, month: null }, allowedModels: ['svc-chat-1'] });
   // A field not sent is left as it is.
   expect(await keys.update('acct_a', key.id, { name: 'renamed' })).toMatchObject({ name: 'renamed', allowedModels: ['svc-chat-1'] });
 });

@@ -1,9 +1,11 @@
 /**
  * Closes a lease: gives back its amount less its recorded charges (after charging its unsettled
- * streams what they owed, within the lease), takes the day's spend down by what came back, and
- * lets an operator's pending removal take its share. Answers what came back, -1 when it was closed
- * already. Locks the lease row, then the account row; when streams were charged, the account's
- * alert row last (svc_balance_alert).
+ * streams what they owed, within the lease), takes the key's spend in the periods of the lease's
+ * day down by what came back, lets an operator's pending removal take its share, and notes the
+ * budget thresholds the key's spend has crossed (svc_note_budget_crossings: one made within this
+ * lease while it was not watched is found here). Answers what came back, -1 when it was closed
+ * already. Locks the lease row, then the key's spend rows, then the account row; when streams
+ * were charged, the account's alert row (svc_balance_alert) before the thresholds' new rows.
  */
 export const SVC_CLOSE_LEASE = {
   name: 'svc_close_lease',
@@ -44,7 +46,7 @@ AS $function$
     end loop;
     update credit_leases set closed_at = now(), spent_micro = amount_micro - v_back where id = p_lease;
     if v_back > 0 then
-      update key_daily_spend set spent_micro = greatest(0, spent_micro - v_back) where api_key_id = l.api_key_id and day = l.day;
+      perform svc_add_key_spend(l.api_key_id, l.day, -v_back);
     end if;
     -- The account row, locked after the lease row as before; what a removal noted on it is read under the lock.
     select removal_pending_micro, removal_reason, removal_leases into a from accounts where id = l.account_id for update;
@@ -67,6 +69,7 @@ AS $function$
     end if;
     -- A return moves no balance shown; the streams charged here do.
     if v_streams > 0 then perform svc_balance_alert(array[l.account_id], '{}'); end if;
+    perform svc_note_budget_crossings(l.api_key_id, l.day);
     return v_back;
   end $function$`,
 };

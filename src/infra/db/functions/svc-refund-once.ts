@@ -1,7 +1,7 @@
 /**
  * Gives a charge back exactly once (a failed job's; the refund entry is unique per reference), to
- * the balance and to the day of its charge's spend, arming the account's low-balance alert again
- * when it rose past it. True when this call refunded it.
+ * the balance and to the key's spend in the periods of its charge's day, arming the account's
+ * low-balance alert again when it rose past it. True when this call refunded it.
  */
 export const SVC_REFUND_ONCE = {
   name: 'svc_refund_once',
@@ -23,7 +23,7 @@ AS $function$
           values (p_account, v_amount, 'refund', p_reference, v_key, p_reason, v_model) on conflict do nothing;
         if not found then return false; end if;
         if v_key is not null then
-          update key_daily_spend set spent_micro = greatest(0, spent_micro - v_amount) where api_key_id = v_key and day = v_day;
+          perform svc_add_key_spend(v_key, v_day, -v_amount);
         end if;
         update accounts set balance_micro = balance_micro + v_amount where id = p_account;
         perform svc_balance_alert('{}', array[p_account]);

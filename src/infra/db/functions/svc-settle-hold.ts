@@ -1,6 +1,7 @@
 /**
  * Settles a balance hold: charges what the call cost (at most the hold) and gives the rest back,
- * once; what came back may arm the account's low-balance alert again.
+ * once, to the balance and to the key's spend in the periods of the hold's day; what came back may
+ * arm the account's low-balance alert again.
  */
 export const SVC_SETTLE_HOLD = {
   name: 'svc_settle_hold',
@@ -22,7 +23,7 @@ AS $function$
         if not found then return false; end if;
         v_charge := least(greatest(p_actual, 0), v_held);
         if v_held - v_charge > 0 then
-          update key_daily_spend set spent_micro = greatest(0, spent_micro - (v_held - v_charge)) where api_key_id = p_key and day = v_day;
+          perform svc_add_key_spend(p_key, v_day, -(v_held - v_charge));
           update accounts set balance_micro = balance_micro + (v_held - v_charge) where id = p_account;
         end if;
         if v_charge > 0 then

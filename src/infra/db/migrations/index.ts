@@ -23,6 +23,7 @@ import { Migration20261205000100 } from './Migration20261205000100';
 import { Migration20261205000200 } from './Migration20261205000200';
 import { Migration20261206000000 } from './Migration20261206000000';
 import { Migration20261206000100 } from './Migration20261206000100';
+import { Migration20261206000200 } from './Migration20261206000200';
 import { Migration20261206000300 } from './Migration20261206000300';
 import { Migration20261206000400 } from './Migration20261206000400';
 import type { MigrationObject } from '@mikro-orm/core';
@@ -55,6 +56,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   Migration20261205000200,
   Migration20261206000000,
   Migration20261206000100,
+  Migration20261206000200,
   Migration20261206000300,
   Migration20261206000400,
 };

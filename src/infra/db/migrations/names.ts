@@ -29,6 +29,7 @@ export const MIGRATION_NAMES = [
   'Migration20261205000200',
   'Migration20261206000000',
   'Migration20261206000100',
+  'Migration20261206000200',
   'Migration20261206000300',
   'Migration20261206000400',
 ] as const;

@@ -11,6 +11,8 @@ interface ApiKeyRow {
   allowed_models: string[] | null;
   blocked_models: string[] | null;
   daily_spend_cap_micro: string | number | null;
+  week_budget_micro: string | number | null;
+  month_budget_micro: string | number | null;
   webhook_url: string | null;
   created_at: Date;
   last_used_at: Date | null;
@@ -25,9 +27,10 @@ interface SecretsRow {
 }
 
 const KEY_COLUMNS =
-  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, webhook_url, created_at, last_used_at, expires_at, rotated_at';
+  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro, webhook_url, created_at, last_used_at, expires_at, rotated_at';
 const SECRET_COLUMNS = 'secret_hash, previous_secret_hash, previous_secret_until';
 
+const microOrNull = (v: string | number | null) => (v === null ? null : Number(v));
 const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
 /** A moment as a bind parameter: RFC 3339 text, read the same by pg and PGlite. */
 const moment = (d: Date | null | undefined) => d?.toISOString() ?? null;
@@ -39,7 +42,9 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
   mode: r.mode,
   allowedModels: r.allowed_models,
   blockedModels: r.blocked_models,
-  dailySpendCapMicro: r.daily_spend_cap_micro === null ? null : Number(r.daily_spend_cap_micro),
+  dailySpendCapMicro: microOrNull(r.daily_spend_cap_micro),
+  weekBudgetMicro: microOrNull(r.week_budget_micro),
+  monthBudgetMicro: microOrNull(r.month_budget_micro),
   webhookUrl: r.webhook_url,
   created: new Date(r.created_at),
   lastUsed: dateOrNull(r.last_used_at),
@@ -74,8 +79,8 @@ export class SqlKeyRepository implements KeyRepository {
 
   async insert(tx: SqlExecutor, key: NewKey): Promise<ApiKey> {
     const row = await tx.one<ApiKeyRow>(
-      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro, expires_at)
-         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) returning ${KEY_COLUMNS}`,
+      `insert into api_keys (id, account_id, name, mode, secret_hash, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro, expires_at)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?) returning ${KEY_COLUMNS}`,
       [
         key.id,
         key.accountId,
@@ -85,6 +90,8 @@ export class SqlKeyRepository implements KeyRepository {
         modelList(key.allowedModels),
         modelList(key.blockedModels),
         key.dailySpendCapMicro,
+        key.weekBudgetMicro,
+        key.monthBudgetMicro,
         moment(key.expiresAt),
       ],
     );
@@ -103,7 +110,7 @@ export class SqlKeyRepository implements KeyRepository {
     return row ? toApiKey(row) : undefined;
   }
 
-  async update(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKey | undefined> {
+  async update(accountId: string, keyId: string, changes: KeyChanges, tx: SqlExecutor = this.db): Promise<ApiKey | undefined> {
     const sets: string[] = [];
     const params: unknown[] = [];
     const set = (column: string, value: unknown) => {
@@ -114,9 +121,11 @@ export class SqlKeyRepository implements KeyRepository {
     if ('allowedModels' in changes) set('allowed_models = ?::jsonb', modelList(changes.allowedModels));
     if ('blockedModels' in changes) set('blocked_models = ?::jsonb', modelList(changes.blockedModels));
     if ('dailySpendCapMicro' in changes) set('daily_spend_cap_micro = ?', changes.dailySpendCapMicro ?? null);
+    if ('weekBudgetMicro' in changes) set('week_budget_micro = ?', changes.weekBudgetMicro ?? null);
+    if ('monthBudgetMicro' in changes) set('month_budget_micro = ?', changes.monthBudgetMicro ?? null);
     if ('expiresAt' in changes) set('expires_at = ?', moment(changes.expiresAt));
     if (sets.length === 0) return this.findActive(accountId, keyId);
-    const row = await this.db.one<ApiKeyRow>(
+    const row = await tx.one<ApiKeyRow>(
       `update api_keys set ${sets.join(', ')} where id = ? and account_id = ? and revoked_at is null returning ${KEY_COLUMNS}`,
       [...params, keyId, accountId],
     );

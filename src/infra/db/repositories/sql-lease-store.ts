@@ -6,7 +6,35 @@
  */
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
 import type { Shortfall } from '../../../domain/credits/ledger-repository';
-import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, StreamStart } from '../../../domain/credits/lease-store';
+import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../domain/credits/lease-store';
+import type { BudgetCrossing } from '../../../domain/credits/budget-crossings';
+import type { BudgetPeriod } from '../../../domain/credits/budgets';
+
+/** svc_take_lease's refusals: -1 the balance, -2, -3, -4 the day's, week's, month's budget. */
+const TAKE_REFUSALS: Record<number, Shortfall> = { [-2]: 'daily_cap', [-3]: 'week_budget', [-4]: 'month_budget' };
+
+/** A crossing as svc_note_budget_crossings writes it in svc_record_charges' `crossings` (a JSON array, or null). */
+interface CrossingRow {
+  key: string;
+  period: BudgetPeriod;
+  starts: string;
+  percent: 80 | 100;
+  budget: number | string;
+  spent: number | string;
+}
+
+function crossingsOf(column: CrossingRow[] | string | null): BudgetCrossing[] | undefined {
+  const rows = typeof column === 'string' ? (JSON.parse(column) as CrossingRow[]) : column;
+  if (!rows || rows.length === 0) return undefined;
+  return rows.map((r) => ({
+    keyId: r.key,
+    period: r.period,
+    periodStart: r.starts,
+    percent: r.percent,
+    budgetMicro: Number(r.budget),
+    spentMicro: Number(r.spent),
+  }));
+}
 
 /**
  * One charge within an open lease, as `svc_record_charges` records it:
@@ -36,22 +64,22 @@ export class SqlLeaseStore implements LeaseStore {
     private readonly hot: SqlExecutor = db,
   ) {}
 
-  /** svc_take_lease answers the amount leased, -2 when the key's daily cap is short, another negative when the balance is. */
+  /** svc_take_lease answers the amount leased and whether it is watched, or a negative amount: what refused it. */
   async take(request: LeaseRequest): Promise<LeaseGrant | Shortfall> {
-    const row = await this.db.one<{ amount: string | number }>(`select svc_take_lease(?, ?, ?, ?, ?, ?, ?::date, ?) as amount`, [
+    const row = await this.db.one<{ leased: string | number; watch: boolean }>(`select leased, watch from svc_take_lease(?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
       request.id,
       request.accountId,
       request.keyId,
-      request.capMicro,
+      request.budgets.day,
+      request.budgets.week,
+      request.budgets.month,
       request.minMicro,
       request.wantMicro,
-      request.day,
       request.instanceId,
     ]);
-    const amount = Number(row?.amount);
-    if (amount === -2) return 'daily_cap';
-    if (amount < 0) return 'balance';
-    return { id: request.id, amountMicro: amount };
+    const amount = Number(row?.leased);
+    if (amount < 0) return TAKE_REFUSALS[amount] ?? 'balance';
+    return { id: request.id, amountMicro: amount, watched: row?.watch === true };
   }
 
   /** Returns what the lease's recorded charges did not use; -1 when it was closed already. */
@@ -62,7 +90,8 @@ export class SqlLeaseStore implements LeaseStore {
 
   async record(rows: readonly ChargeRow[]): Promise<ChargeOutcome[]> {
     const only = rows.length === 1 ? rows[0] : undefined;
-    if (only && only.excessMicro === 0 && !only.waivedMicro) {
+    // A watched lease's charge is checked for the budget thresholds it crosses: the function does that.
+    if (only && only.excessMicro === 0 && !only.waivedMicro && !only.watched) {
       // A batch of one plain charge (every call at low load): svc_record_charges' first pass as
       // one statement, without the function call around it (about 50–80 µs less a call in
       // pgbench). Whatever it does not record (a lease closed or unknown, a call recorded
@@ -84,11 +113,14 @@ export class SqlLeaseStore implements LeaseStore {
       waived_micro: r.waivedMicro ?? 0,
       log: r.log,
     }));
-    const out = await this.hot.all<{ request_id: string; status: number; charged: string | number }>(
-      `select request_id, status, charged from svc_record_charges(?::jsonb)`,
+    const out = await this.hot.all<{ request_id: string; status: number; charged: string | number; crossings: CrossingRow[] | string | null }>(
+      `select request_id, status, charged, crossings from svc_record_charges(?::jsonb)`,
       [JSON.stringify(items)],
     );
-    return out.map((o) => ({ requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged) }));
+    return out.map((o) => {
+      const crossings = crossingsOf(o.crossings);
+      return { requestId: o.request_id, status: Number(o.status), chargedMicro: Number(o.charged), ...(crossings ? { crossings } : {}) };
+    });
   }
 
   /** What a call was charged, or null when no charge of it is recorded (nothing in its lease, nothing from the balance, nothing uncollected). */
@@ -178,18 +210,19 @@ export class SqlLeaseStore implements LeaseStore {
 
   /**
    * The account's balance shown (svc_shown_balance: its leased, uncharged credits counted as its
-   * own) and, given a key, what the key's committed charges spent today (its day's spend less
-   * what its open leases hold uncharged).
+   * own) and, given a key, what the key's committed charges spent in the database's day, week and
+   * month (svc_committed_spend).
    */
-  async fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: number }> {
-    const row = await this.db.one<{ balance: string | number | null; committed: string | number | null }>(
-      `select svc_shown_balance(?) as balance,
-              (select s.spent_micro - coalesce((select sum(greatest(0, l.amount_micro - coalesce((select sum(c.amount_micro) from lease_charges c where c.lease_id = l.id), 0)))
-                                                   from credit_leases l where l.api_key_id = s.api_key_id and l.day = s.day and l.closed_at is null), 0)
-                 from key_daily_spend s where s.api_key_id = ? and s.day = (now() at time zone 'UTC')::date) as committed`,
+  async fundsWhateverSettles(accountId: string, keyId: string | null): Promise<{ balanceMicro: number; keySpentMicro: PeriodAmounts }> {
+    const row = await this.db.one<{ balance: string | number | null; day: string | number; week: string | number; month: string | number }>(
+      `select svc_shown_balance(?) as balance, c.day_micro as day, c.week_micro as week, c.month_micro as month
+         from svc_committed_spend(?, (now() at time zone 'UTC')::date) c`,
       [accountId, keyId],
     );
-    return { balanceMicro: Number(row?.balance ?? 0), keySpentMicro: Number(row?.committed ?? 0) };
+    return {
+      balanceMicro: Number(row?.balance ?? 0),
+      keySpentMicro: { day: Number(row?.day ?? 0), week: Number(row?.week ?? 0), month: Number(row?.month ?? 0) },
+    };
   }
 
   /** Open leases of an account, on every instance. */

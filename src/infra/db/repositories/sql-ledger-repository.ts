@@ -1,21 +1,23 @@
 import type { SqlExecutor } from '../../../domain/ports/database';
 import type { Debit, LedgerRepository, Shortfall } from '../../../domain/credits/ledger-repository';
 
-/** svc_charge's and svc_place_hold's status: 0 done, 1 the balance is short, 2 the key's daily cap is. */
-const shortfallOf = (status: number): Shortfall | null => (status === 1 ? 'balance' : status === 2 ? 'daily_cap' : null);
+/** svc_charge's and svc_place_hold's status: 0 done, 1 the balance is short, 2, 3, 4 the key's day's, week's, month's budget is. */
+const SHORTFALLS: Record<number, Shortfall> = { 1: 'balance', 2: 'daily_cap', 3: 'week_budget', 4: 'month_budget' };
+const shortfallOf = (status: number): Shortfall | null => SHORTFALLS[status] ?? null;
 
 /** The ledger's SQL: one call of a database function (src/infra/db/functions) per operation, in the caller's transaction. */
 export class SqlLedgerRepository implements LedgerRepository {
   async charge(tx: SqlExecutor, debit: Debit & { reason: string | null }): Promise<Shortfall | null> {
-    const row = await tx.one<{ status: number }>(`select svc_charge(?, ?, ?, ?, ?, ?, ?, ?::date) as status`, [
+    const row = await tx.one<{ status: number }>(`select svc_charge(?, ?, ?, ?, ?, ?, ?, ?, ?) as status`, [
       debit.accountId,
       debit.keyId,
-      debit.capMicro,
+      debit.budgets.day,
+      debit.budgets.week,
+      debit.budgets.month,
       debit.amountMicro,
       debit.reference,
       debit.reason,
       debit.model,
-      debit.day,
     ]);
     return shortfallOf(Number(row?.status));
   }
@@ -43,10 +45,12 @@ export class SqlLedgerRepository implements LedgerRepository {
   }
 
   async placeHold(tx: SqlExecutor, hold: Debit & { expirySeconds: number; expiryPayload: unknown }): Promise<Shortfall | null> {
-    const row = await tx.one<{ status: number }>(`select svc_place_hold(?, ?, ?, ?, ?, ?::date, ?, ?::jsonb, ?) as status`, [
+    const row = await tx.one<{ status: number }>(`select svc_place_hold(?, ?, ?, ?, ?, ?, ?, ?::date, ?, ?::jsonb, ?) as status`, [
       hold.accountId,
       hold.keyId,
-      hold.capMicro,
+      hold.budgets.day,
+      hold.budgets.week,
+      hold.budgets.month,
       hold.amountMicro,
       hold.reference,
       hold.day,
