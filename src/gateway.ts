@@ -27,6 +27,7 @@ import { videosRoutes } from './rest/routes/videos-routes';
 import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { requestLogRoutes } from './rest/routes/request-log-routes';
+import { purchaseRoutes, stripeWebhookRoutes } from './rest/routes/purchase-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { openApiRoutes, requireOpenApiDocument } from './rest/routes/openapi-routes';
@@ -164,6 +165,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           }),
         }),
         mediaRoutes(s.media),
+        stripeWebhookRoutes(s.purchases, logger),
         openApiRoutes(),
         consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
@@ -185,6 +187,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         accountDeliveryRoutes(s.history),
         historyRoutes(s.history),
         requestLogRoutes(s.requestLog, logger),
+        purchaseRoutes(s.purchases),
       ],
       admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
     },

@@ -73,6 +73,7 @@ import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 import { SqlRequestLog } from './infra/db/repositories/sql-request-log';
 import { RequestLog } from './domain/requests/request-log';
+import { openPurchases } from './infra/payments/purchases';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -187,6 +188,9 @@ export async function buildServices(deps: {
   const accounts = new AccountService(accountRepository, ledger, leaseBook);
   const accountWebhook = new AccountWebhook(accountRepository, urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  // Buying credits: a refund's take-back calls the account's leases back first, as a removal does.
+  const consoleUrl = () => `${deps.publicBaseUrl()}/console/`;
+  const purchases = openPurchases(config, db, { accounts, ledger, webhooks, leases: leaseBook, clock, consoleUrl });
   // What keys spent in their budgets' periods, for their records and GET /v1/key.
   const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
@@ -284,6 +288,7 @@ export async function buildServices(deps: {
     accounts,
     accountWebhook,
     accountAuth,
+    purchases,
     keys,
     spending,
     history,

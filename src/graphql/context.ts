@@ -9,6 +9,7 @@ export type GraphQLServices = Pick<
   | 'accounts'
   | 'accountWebhook'
   | 'accountAuth'
+  | 'purchases'
   | 'keys'
   | 'spending'
   | 'history'

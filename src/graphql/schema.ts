@@ -8,6 +8,7 @@ import { VideoResolver } from './resolvers/video-resolver';
 import { AccountResolver } from './resolvers/account-resolver';
 import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
+import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
 
 /**
@@ -30,7 +31,7 @@ const noTopics = {
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, SubscriptionResolver],
+    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, PurchaseResolver, SubscriptionResolver],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
     validate: false,
