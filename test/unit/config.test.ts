@@ -65,4 +65,38 @@ describe('configuration', () => {
     );
     expect(loadConfig({ WORK_LEASE_SECONDS: '11', WEBHOOK_TIMEOUT_SECONDS: '10' }).workLeaseSeconds).toBe(11);
   });
+
+  test('buying credits: off without STRIPE_SECRET_KEY; the price as micro-dollars; both secrets or neither', () => {
+    expect(loadConfig({}).stripe).toBeUndefined();
+    expect(loadConfig({}).checkout).toEqual({ usdPerCreditMicro: 10_000, min: 100, max: 100_000 });
+    const on = loadConfig({
+      STRIPE_SECRET_KEY: 'sk_test_abc',
+      STRIPE_WEBHOOK_SECRET: 'whsec_abc',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111/',
+      CREDIT_PRICE_USD: '0.0125',
+      CREDIT_PURCHASE_MIN: '40',
+      CREDIT_PURCHASE_MAX: '5000',
+    });
+    expect(on.stripe).toEqual({ secretKey: 'sk_test_abc', webhookSecret: 'whsec_abc', apiBase: 'http://127.0.0.1:12111' });
+    expect(on.checkout).toEqual({ usdPerCreditMicro: 12_500, min: 40, max: 5000 });
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_live_abc' })).toThrow(/STRIPE_WEBHOOK_SECRET: required/);
+    expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_abc' })).toThrow(/STRIPE_SECRET_KEY: required/);
+  });
+
+  test.each([
+    [{ STRIPE_SECRET_KEY: 'pk_test_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x' }, 'STRIPE_SECRET_KEY'],
+    [{ STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_WEBHOOK_SECRET: 'secret' }, 'STRIPE_WEBHOOK_SECRET'],
+    [{ STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: 'http://127.0.0.1:1/v1' }, 'STRIPE_API_BASE'],
+    [{ CREDIT_PRICE_USD: '0' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PRICE_USD: '0.0000001' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PRICE_USD: '$0.01' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PURCHASE_MIN: '2.5' }, 'CREDIT_PURCHASE_MIN'],
+    // 40 credits at 0.01 USD is below Stripe's 0.50 USD; min above max; a purchase above 999,999.99 USD.
+    [{ CREDIT_PURCHASE_MIN: '40' }, 'CREDIT_PURCHASE_MIN'],
+    [{ CREDIT_PURCHASE_MIN: '500', CREDIT_PURCHASE_MAX: '400' }, 'CREDIT_PURCHASE_MIN'],
+    [{ CREDIT_PURCHASE_MAX: '100000000' }, 'CREDIT_PURCHASE_MAX'],
+  ])('a wrong checkout setting %j stops start-up naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`${name}:`));
+  });
 });

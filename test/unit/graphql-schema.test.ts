@@ -12,13 +12,16 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const schema = await buildGraphQLSchema();
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
-    // CONTRACT's queries (the request log's `requests` among them), plus the console's account history: ledgerEntries, usage, the delivery logs.
+    // CONTRACT's queries (the request log's `requests` among them), plus the console's account
+    // history (ledgerEntries, usage, the delivery logs) and its Buy form (creditPrice, purchases).
     [
       'account',
       'accountWebhookDeliveries',
       'apiKeys',
+      'creditPrice',
       'ledgerEntries',
       'models',
+      'purchases',
       'requests',
       'usage',
       'videoJob',
@@ -30,6 +33,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   expect(names(schema.getMutationType())).toEqual([
     'cancelVideoJob',
     'createApiKey',
+    'createCheckout',
     'queueMotionControl',
     'queueVideo',
     'regenerateAccountWebhookSecret',
