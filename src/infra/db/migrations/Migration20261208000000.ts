@@ -11,7 +11,7 @@ import { Migration } from '@mikro-orm/migrations';
  * takes that reference, so its three-argument form is dropped to be created anew from
  * src/infra/db/functions (database-functions.ts).
  */
-export class Migration20261207000000 extends Migration {
+export class Migration20261208000000 extends Migration {
   async up(): Promise<void> {
     this.addSql(`create table purchases (
       id text primary key,
