@@ -26,6 +26,7 @@ import { Migration20261206000100 } from './Migration20261206000100';
 import { Migration20261206000200 } from './Migration20261206000200';
 import { Migration20261206000300 } from './Migration20261206000300';
 import { Migration20261206000400 } from './Migration20261206000400';
+import { Migration20261207004200 } from './Migration20261207004200';
 import type { MigrationObject } from '@mikro-orm/core';
 import { MIGRATION_NAMES, type MigrationName } from './names';
 
@@ -59,6 +60,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   Migration20261206000200,
   Migration20261206000300,
   Migration20261206000400,
+  Migration20261207004200,
 };
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
