@@ -11,16 +11,26 @@ import { Overview } from './views/overview';
 import { Keys } from './views/keys';
 import { Jobs } from './views/jobs';
 import { Models } from './views/models';
+import { Activity } from './views/activity';
+import { Settings } from './views/settings';
 import { NotFound } from './views/not-found';
 import { ErrorNote, Notice } from './ui';
 import { LiveStatusNote } from './views/live-status-note';
 
-type Route = 'overview' | 'keys' | 'jobs' | 'models';
+type Route = 'overview' | 'activity' | 'keys' | 'jobs' | 'models' | 'settings';
 /** What the hash shows: a view, or 'not-found' for a hash that names none. */
 type Shown = Route | 'not-found';
-const OWNER_ROUTES: Route[] = ['overview', 'keys', 'jobs', 'models'];
+const OWNER_ROUTES: Route[] = ['overview', 'activity', 'keys', 'jobs', 'models', 'settings'];
 const KEY_ROUTES: Route[] = ['jobs', 'models'];
-const TITLES: Record<Shown, string> = { overview: 'Overview', keys: 'Keys', jobs: 'Jobs', models: 'Models', 'not-found': 'Not found' };
+const TITLES: Record<Shown, string> = {
+  overview: 'Overview',
+  activity: 'Activity',
+  keys: 'Keys',
+  jobs: 'Jobs',
+  models: 'Models',
+  settings: 'Settings',
+  'not-found': 'Not found',
+};
 
 function currentRoute(allowed: Route[]): Shown {
   const name = location.hash.replace(/^#\/?/, '') as Route;
@@ -168,11 +178,29 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         <LiveStatusNote status={liveStatus} />
         <ErrorNote message={error} />
         <Notice message={notice} />
-        {credential.kind === 'apiKey' && <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>}
+        {credential.kind === 'apiKey' && (
+          <p class="hint">Signed in with an API key: its account's jobs, the models and quotes. Account management needs the owner's sign-in.</p>
+        )}
         {route === 'overview' && credential.kind === 'idToken' && <Overview token={bearer} live={live} />}
-        {route === 'keys' && credential.kind === 'idToken' && <Keys token={bearer} onSecret={(secret, keyId) => setRecentKey({ secret, keyId })} onRevoked={(keyId) => setRecentKey((k) => (k?.keyId === keyId ? null : k))} />}
-        {route === 'jobs' && <Jobs token={bearer} live={live} liveStatus={liveStatus} queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret} ownerView={credential.kind === 'idToken'} />}
+        {route === 'keys' && credential.kind === 'idToken' && (
+          <Keys
+            token={bearer}
+            onSecret={(secret, keyId) => setRecentKey({ secret, keyId })}
+            onRevoked={(keyId) => setRecentKey((k) => (k?.keyId === keyId ? null : k))}
+          />
+        )}
+        {route === 'jobs' && (
+          <Jobs
+            token={bearer}
+            live={live}
+            liveStatus={liveStatus}
+            queueKey={credential.kind === 'apiKey' ? credential.token : recentSecret}
+            ownerView={credential.kind === 'idToken'}
+          />
+        )}
         {route === 'models' && <Models token={bearer} />}
+        {route === 'activity' && credential.kind === 'idToken' && <Activity token={bearer} />}
+        {route === 'settings' && credential.kind === 'idToken' && <Settings token={bearer} />}
         {route === 'not-found' && <NotFound hash={hash} home={TITLES[routes[0]!]} />}
       </main>
     </>

@@ -5,6 +5,19 @@ export const credits = (n: number | null | undefined): string =>
 
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : '—');
 
+/** How far ahead `iso` is ("in 3 days", "in 5 hours", "in 12 minutes"), or null once it has passed. */
+export function fromNow(iso: string, now = Date.now()): string | null {
+  const ms = Date.parse(iso) - now;
+  if (!(ms > 0)) return null;
+  const [n, unit] =
+    ms >= 2 * 86_400_000
+      ? [Math.floor(ms / 86_400_000), 'day']
+      : ms >= 3_600_000
+        ? [Math.floor(ms / 3_600_000), 'hour']
+        : [Math.max(1, Math.floor(ms / 60_000)), 'minute'];
+  return `in ${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
 /**
  * One submission at a time: a second click while the first is in flight is ignored (the ref is
  * set at once; `busy`, for disabling the button, only on the next render). A form that issues a

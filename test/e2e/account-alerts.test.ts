@@ -113,9 +113,9 @@ test('balance.low arrives once, signed, when a charge takes the balance shown be
 
   const log = await gw.api('GET', '/account/webhook/deliveries', { token: acct.idToken });
   expect(log.status).toBe(200);
-  expect(log.body.data.map((d: any) => [d.eventId, d.attempt, d.statusCode])).toEqual([
-    [events[1].body.id, 1, 200],
-    [event.body.id, 1, 200],
+  expect(log.body.data.map((d: any) => [d.eventId, d.eventType, d.attempt, d.statusCode])).toEqual([
+    [events[1].body.id, 'balance.low', 1, 200],
+    [event.body.id, 'balance.low', 1, 200],
   ]);
 });
 
@@ -239,9 +239,9 @@ describe('GraphQL', () => {
     await image(key.secret);
     const [event] = await deliverAll(acct);
     expect(event.verifiedWith).toBe(set.body.data.setAccountWebhook.secret);
-    const log = await gql(acct.idToken, '{ accountWebhookDeliveries(first: 10) { eventId attempt statusCode } account { lowBalanceAlert } }');
+    const log = await gql(acct.idToken, '{ accountWebhookDeliveries(first: 10) { eventId eventType attempt statusCode } account { lowBalanceAlert } }');
     expect(log.body.data).toEqual({
-      accountWebhookDeliveries: [{ eventId: event.body.id, attempt: 1, statusCode: 200 }],
+      accountWebhookDeliveries: [{ eventId: event.body.id, eventType: 'balance.low', attempt: 1, statusCode: 200 }],
       account: { lowBalanceAlert: 9.5 },
     });
     const cleared = await gql(acct.idToken, 'mutation { setAccountWebhook(url: null) { url secret } }');

@@ -178,12 +178,18 @@ describe('webhook delivery log in GraphQL', () => {
     const hook = await gw.api('PATCH', `/account/api-keys/${key.id}/webhook`, { token: acct.idToken, body: { url: receiver.url } });
     receiver.verifyWith([hook.body.secret]);
     const queued = await gw.api('POST', '/v1/video/queue', { token: key.secret, body: { model: TEXT, prompt: 'waves', duration: '5s', resolution: '480p' } });
-    const query = `query($k: ID!) { webhookDeliveries(keyId: $k) { eventId deliveryId attempt statusCode error durationMs created } }`;
+    const query = `query($k: ID!) { webhookDeliveries(keyId: $k) { eventId eventType deliveryId attempt statusCode error durationMs created } }`;
     const log = await pollUntil(
       () => gql(query, acct.idToken, { k: key.id }),
       (r) => r.body.data?.webhookDeliveries?.length > 0,
     );
-    expect(log.body.data.webhookDeliveries[0]).toMatchObject({ eventId: `wh_${queued.body.id}_completed`, attempt: 1, statusCode: 200, error: null });
+    expect(log.body.data.webhookDeliveries[0]).toMatchObject({
+      eventId: `wh_${queued.body.id}_completed`,
+      eventType: 'video.completed',
+      attempt: 1,
+      statusCode: 200,
+      error: null,
+    });
     const rest = await gw.api('GET', `/account/api-keys/${key.id}/webhook/deliveries`, { token: acct.idToken });
     expect(rest.body.data[0].deliveryId).toBe(log.body.data.webhookDeliveries[0].deliveryId);
 

@@ -31,7 +31,7 @@ const models = (secret: string) => gw.api('GET', '/v1/models', { token: secret }
 const chat = (secret: string) =>
   gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 } });
 const gql = (token: string, query: string, variables?: Record<string, unknown>) => gw.api('POST', '/graphql', { token, body: { query, variables } });
-const KEY_FIELDS = 'id expiresAt rotatedAt created';
+const KEY_FIELDS = 'id expiresAt rotatedAt previousSecretUntil created';
 
 describe('REST', () => {
   let acct: TestAccount;
@@ -81,7 +81,13 @@ describe('REST', () => {
     expect((await models(key.secret)).status).toBe(200);
     const rotated = await asOwner('POST', `/account/api-keys/${key.id}/rotate`, { graceSeconds: 60 });
     expect(rotated.status).toBe(200);
-    expect(rotated.body).toMatchObject({ id: key.id, object: 'api_key', rotatedAt: new Date(clock.now()).toISOString(), expiresAt: null });
+    expect(rotated.body).toMatchObject({
+      id: key.id,
+      object: 'api_key',
+      rotatedAt: new Date(clock.now()).toISOString(),
+      previousSecretUntil: new Date(clock.now() + 60_000).toISOString(),
+      expiresAt: null,
+    });
     expect(rotated.body.key).toMatch(new RegExp(`^${key.id}_[A-Za-z0-9]+$`));
     expect(rotated.body.key).not.toBe(key.secret);
     for (const secret of [key.secret, rotated.body.key]) expect((await models(secret)).status).toBe(200);
@@ -161,7 +167,7 @@ describe('GraphQL', () => {
     expect((await models(key.secret)).status).toBe(200);
     const rotated = await gql(acct.idToken, `mutation { rotateApiKey(id: "${key.id}", graceSeconds: 0) { ${KEY_FIELDS} key } }`);
     const answer = rotated.body.data.rotateApiKey;
-    expect(answer).toMatchObject({ id: key.id, rotatedAt: new Date(clock.now()).toISOString(), expiresAt: null });
+    expect(answer).toMatchObject({ id: key.id, rotatedAt: new Date(clock.now()).toISOString(), previousSecretUntil: null, expiresAt: null });
     expect((await models(key.secret)).status).toBe(401);
     expect((await gql(answer.key, '{ models { id } }')).status).toBe(200);
     const listed = await gql(acct.idToken, `{ apiKeys { ${KEY_FIELDS} } }`);

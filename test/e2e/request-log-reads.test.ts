@@ -102,7 +102,7 @@ test('newest first, 20 a page by default, every row once across the pages, the s
   expect(g2.body.data.requests.pageInfo.hasNextPage).toBe(false);
 });
 
-test('filters: key, model, status, and a time range as RFC 3339, Unix seconds or days', async () => {
+test('filters: key, model, status, outcome, and a time range as RFC 3339, Unix seconds or days', async () => {
   const { acct, b, rows } = await seeded();
   const ids = async (query: string) => ((await list(acct, `?first=100&${query}`)).body.data as { id: string }[]).map((r) => r.id).sort();
   const expected = (keep: (r: RequestLogRow) => boolean) =>
@@ -113,6 +113,11 @@ test('filters: key, model, status, and a time range as RFC 3339, Unix seconds or
   expect(await ids(`keyId=${b.id}`)).toEqual(expected((r) => r.keyId === b.id));
   expect(await ids('model=svc-creative-v8')).toEqual(expected((r) => r.model === 'svc-creative-v8'));
   expect(await ids('status=429')).toEqual(expected((r) => r.status === 429));
+  expect(await ids('outcome=error')).toEqual(expected((r) => r.status >= 400));
+  expect(await ids('outcome=ok')).toEqual(expected((r) => r.status < 400));
+  expect(expected((r) => r.status >= 400).length).toBeGreaterThan(0);
+  const failed = await gql(acct.idToken, `{ requests(first: 100, outcome: ERROR) { nodes { id } } }`);
+  expect(failed.body.data.requests.nodes.map((n: { id: string }) => n.id).sort()).toEqual(expected((r) => r.status >= 400));
   const from = T0 + 5 * 60_000;
   const to = T0 + 9 * 60_000;
   const inRange = expected((r) => r.createdMs >= from && r.createdMs <= to);
@@ -132,6 +137,7 @@ test('bad arguments answer 400 naming them, on both doors', async () => {
     ['after=not-a-cursor', 'after'],
     ['status=abc', 'status'],
     ['status=700', 'status'],
+    ['outcome=failed', 'outcome'],
     ['from=2026-13-01', 'from'],
     ['to=yesterday', 'to'],
     ['from=2026-01-02&to=2026-01-01', 'from'],

@@ -118,6 +118,7 @@ test('a failing receiver sees attempts 1, 2, 3 with stable ids; the delivery log
   expect(third - second).toBeGreaterThanOrEqual(2);
   expect(log.body.data[0]).toEqual({
     eventId: `wh_${job.id}_completed`,
+    eventType: 'video.completed',
     deliveryId: events[0].headers['x-svc-delivery-id'],
     attempt: 3,
     statusCode: 500,

@@ -9,6 +9,10 @@ export const AccountQuery = graphql(`
       balance
       member
       created
+      lowBalanceAlert
+      webhook {
+        url
+      }
     }
   }
 `);
@@ -81,11 +85,20 @@ export const ApiKeysQuery = graphql(`
       allowedModels
       blockedModels
       dailySpendCap
+      budgets {
+        period
+        credits
+        spent
+        resetsAt
+      }
       webhook {
         url
       }
       created
       lastUsed
+      expiresAt
+      rotatedAt
+      previousSecretUntil
     }
   }
 `);
@@ -136,14 +149,21 @@ export const RegenerateWebhookSecretMutation = graphql(`
 export const WebhookDeliveriesQuery = graphql(`
   query WebhookDeliveries($keyId: ID!) {
     webhookDeliveries(keyId: $keyId, first: 50) {
-      eventId
-      deliveryId
-      attempt
-      statusCode
-      error
-      durationMs
-      created
+      ...DeliveryFields
     }
+  }
+`);
+
+export const DeliveryFieldsFragment = graphql(`
+  fragment DeliveryFields on WebhookDelivery {
+    eventId
+    eventType
+    deliveryId
+    attempt
+    statusCode
+    error
+    durationMs
+    created
   }
 `);
 

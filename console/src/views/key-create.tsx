@@ -5,15 +5,28 @@ import { CreateApiKeyMutation } from '../api/operations';
 import type { ApiKeyMode } from '../gql/graphql';
 import { ErrorNote, SecretOnce, useOneAtATime } from '../ui';
 import type { ModelRecord } from './models';
-import { ModelPicker, parseCap } from './model-picker';
+import { ModelPicker } from './model-picker';
+import { parseCredits } from '../credit-input';
+import { ExpiryField, expiryValue } from './key-fields';
 
 /** Create a live or test key; its secret is shown once, with a copy button. */
-export function KeyCreate({ token, models, keyCount, onCreated }: { token: Bearer; models: ModelRecord[]; keyCount: number | null; onCreated: (secret: string, keyId: string) => void }) {
+export function KeyCreate({
+  token,
+  models,
+  keyCount,
+  onCreated,
+}: {
+  token: Bearer;
+  models: ModelRecord[];
+  keyCount: number | null;
+  onCreated: (secret: string, keyId: string) => void;
+}) {
   const [name, setName] = useState('');
   const [mode, setMode] = useState<ApiKeyMode>('LIVE');
   const [allowed, setAllowed] = useState<string[]>([]);
   const [blocked, setBlocked] = useState<string[]>([]);
   const [cap, setCap] = useState('');
+  const [expiry, setExpiry] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const { busy, once } = useOneAtATime();
@@ -24,7 +37,7 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
   const submit = (e: Event) => {
     e.preventDefault();
     // A test key has no cap: the field is disabled then, and what it still holds is not read.
-    const parsed = mode === 'LIVE' ? parseCap(cap) : { cap: null };
+    const parsed = mode === 'LIVE' ? parseCredits(cap, 'The daily cap') : { credits: null };
     if ('error' in parsed) return setError(parsed.error);
     return once(async () => {
       setError(null);
@@ -35,7 +48,8 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
             mode,
             allowedModels: allowed.length ? allowed : null,
             blockedModels: blocked.length ? blocked : null,
-            dailySpendCap: parsed.cap,
+            dailySpendCap: parsed.credits,
+            expiresAt: expiryValue(expiry),
           },
         });
         setSecret(createApiKey.key);
@@ -43,6 +57,7 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
         setAllowed([]);
         setBlocked([]);
         setCap('');
+        setExpiry('');
         onCreated(createApiKey.key, createApiKey.id);
       } catch (err) {
         setError(describeError(err));
@@ -80,6 +95,7 @@ export function KeyCreate({ token, models, keyCount, onCreated }: { token: Beare
           <label for="create-cap">Daily spend cap (credits, live keys)</label>
           <input id="create-cap" inputMode="decimal" value={cap} disabled={mode === 'TEST'} onInput={(e) => setCap(e.currentTarget.value)} />
         </div>
+        <ExpiryField id="create-expiry" value={expiry} onChange={setExpiry} />
         <ErrorNote message={error} />
         <button type="submit" disabled={busy}>
           Create key

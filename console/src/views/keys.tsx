@@ -48,11 +48,13 @@ export function Keys({ token, onSecret, onRevoked }: { token: Bearer; onSecret: 
         }}
       />
       <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading" tabIndex={-1} ref={heading}>Active keys{keys ? ` (${keys.length} of 10)` : ''}</h2>
+        <h2 id="keys-heading" tabIndex={-1} ref={heading}>
+          Active keys{keys ? ` (${keys.length} of 10)` : ''}
+        </h2>
         {keys?.length === 0 && <p>No keys yet.</p>}
         <ul class="cards">
           {keys?.map((k) => (
-            <KeyCard key={k.id} token={token} apiKey={k} models={models} onChanged={reload} onRevoked={afterRevoke} />
+            <KeyCard key={k.id} token={token} apiKey={k} models={models} onChanged={reload} onRevoked={afterRevoke} onRotated={onSecret} />
           ))}
         </ul>
       </section>

@@ -9,6 +9,7 @@ import { ErrorNote, credits } from '../ui';
 import { useErrorSlots } from '../error-slots';
 import { UsageChart, type UsageSeries } from './usage-chart';
 import { Statement } from './statement';
+import { AlertNotice } from './alert-notice';
 
 type Usage = UsageResult['usage'];
 
@@ -25,12 +26,22 @@ function toSeries(usage: Usage, keyNames: Map<string, string>): { days: string[]
   const byLabel = new Map<string, number[]>();
   for (const b of usage.buckets) {
     const label =
-      usage.groupBy === 'KEY' ? (b.keyId ? (keyNames.get(b.keyId) ?? b.keyId) : 'no key') : usage.groupBy === 'MODEL' ? (b.model ?? 'unrecorded model') : 'Credits';
+      usage.groupBy === 'KEY'
+        ? b.keyId
+          ? (keyNames.get(b.keyId) ?? b.keyId)
+          : 'no key'
+        : usage.groupBy === 'MODEL'
+          ? (b.model ?? 'unrecorded model')
+          : 'Credits';
     const values = byLabel.get(label) ?? days.map(() => 0);
     values[index.get(b.day) ?? 0]! += b.credits;
     byLabel.set(label, values);
   }
-  if (byLabel.size === 0) byLabel.set('Credits', days.map(() => 0));
+  if (byLabel.size === 0)
+    byLabel.set(
+      'Credits',
+      days.map(() => 0),
+    );
   return { days, series: [...byLabel].map(([label, values]) => ({ label, values })) };
 }
 
@@ -43,7 +54,16 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
   const [tick, setTick] = useState(0);
 
   // The balance and usage change when a job is charged or refunded: refresh on each job event.
-  useEffect(() => subscribe(live, JobsUpdatedSubscription, () => setTick((t) => t + 1), (m) => errors.set('live', m)), [live]);
+  useEffect(
+    () =>
+      subscribe(
+        live,
+        JobsUpdatedSubscription,
+        () => setTick((t) => t + 1),
+        (m) => errors.set('live', m),
+      ),
+    [live],
+  );
   useEffect(
     () =>
       live.on('connected', () => {
@@ -70,7 +90,10 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
     }, errors.failed('usage'));
   }, [token, groupBy, tick]);
   useEffect(() => {
-    execute(token, ApiKeysQuery).then((d) => setKeyNames(new Map(d.apiKeys.map((k) => [k.id, k.name]))), () => undefined);
+    execute(token, ApiKeysQuery).then(
+      (d) => setKeyNames(new Map(d.apiKeys.map((k) => [k.id, k.name]))),
+      () => undefined,
+    );
   }, [token]);
 
   const chart = useMemo(() => (usage ? toSeries(usage, keyNames) : null), [usage, keyNames]);
@@ -79,6 +102,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
   return (
     <>
       <ErrorNote message={errors.message} />
+      {account && <AlertNotice token={token} accountId={account.id} tick={tick} />}
       <section class="stats" aria-label="Account">
         <div class="stat">
           <span class="label">Balance</span>
@@ -108,7 +132,9 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
           </label>
         </div>
         {!usage && !errors.failing('usage') && <p class="hint">Loading…</p>}
-        {chart && usage && <UsageChart days={chart.days} series={chart.series} summary={`Credits spent per day from ${usage.from} to ${usage.to}: ${total} in total.`} />}
+        {chart && usage && (
+          <UsageChart days={chart.days} series={chart.series} summary={`Credits spent per day from ${usage.from} to ${usage.to}: ${total} in total.`} />
+        )}
         <p class="hint">Live keys only: test keys never spend credits. A refund counts on the day of the charge it returns.</p>
       </section>
       <Statement token={token} tick={tick} keyNames={keyNames} errors={errors} />

@@ -22,6 +22,8 @@ export interface ApiKey {
   expiresAt: Date | null;
   /** When its secret was last replaced; null: never. */
   rotatedAt: Date | null;
+  /** Until then the secret its last rotation replaced is still taken; null: none is. */
+  previousSecretUntil: Date | null;
 }
 
 /** The key's budgets per period, in micro-credits (the day's is its daily cap). */
@@ -88,5 +90,6 @@ export function keyRecord(k: ApiKey, spending: KeySpend) {
     // RFC 3339, as `expiresAt` is written in requests.
     expiresAt: k.expiresAt?.toISOString() ?? null,
     rotatedAt: k.rotatedAt?.toISOString() ?? null,
+    previousSecretUntil: k.previousSecretUntil?.toISOString() ?? null,
   };
 }

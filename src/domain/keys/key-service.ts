@@ -187,7 +187,7 @@ export class KeyService {
     if (!rotated) throw keyNotFound(keyId);
     this.directory?.set(keyId, rotated);
     await this.cache?.invalidate(keyId);
-    const { secretHash: _current, previousSecretHash: _previous, previousSecretUntil: _until, ...key } = rotated;
+    const { secretHash: _current, previousSecretHash: _previous, ...key } = rotated;
     return { key, secret };
   }
 

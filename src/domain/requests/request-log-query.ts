@@ -1,6 +1,6 @@
 /**
  * What a read of the request log may ask, checked here once for both doors: the filters
- * (`keyId`, `model`, `status`, `from`, `to`), the page (`first` 1 to 100, 20 by default; `after`,
+ * (`keyId`, `model`, `status`, `outcome`, `from`, `to`), the page (`first` 1 to 100, 20 by default; `after`,
  * an opaque cursor) and the export's `format`. A refusal is a 400 naming the argument.
  */
 import { z } from 'zod';
@@ -49,6 +49,7 @@ const filterFields = {
     .optional(),
   model: z.string().min(1).max(100).optional(),
   status: integerTextOrNumber(100, 599).optional(),
+  outcome: z.enum(['ok', 'error']).optional(),
   from: instant('from').optional(),
   to: instant('to').optional(),
 };
@@ -62,7 +63,7 @@ function checkedRange<T extends RequestLogFilter>(filter: T): T {
 }
 
 function toFilter(v: z.output<typeof filterSchema>): RequestLogFilter {
-  return checkedRange({ keyId: v.keyId, model: v.model, status: v.status, fromMs: v.from, toMs: v.to });
+  return checkedRange({ keyId: v.keyId, model: v.model, status: v.status, outcome: v.outcome, fromMs: v.from, toMs: v.to });
 }
 
 /** A list read (the arguments given, none null): its filters, its page and the cursor it goes on from. */

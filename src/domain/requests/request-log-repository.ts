@@ -5,11 +5,15 @@
  */
 import type { RequestLogRow } from './call-log';
 
+export type RequestOutcome = 'ok' | 'error';
+
 /** Which of an account's rows a read wants; every bound optional, `fromMs` and `toMs` both included. */
 export interface RequestLogFilter {
   keyId?: string;
   model?: string;
   status?: number;
+  /** `ok`: answered below 400; `error`: 400 and above (499 included). */
+  outcome?: RequestOutcome;
   fromMs?: number;
   toMs?: number;
 }

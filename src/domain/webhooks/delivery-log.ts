@@ -3,6 +3,8 @@ import { PageRule } from '../shared/page-rule';
 /** One delivery attempt as the log shows it. */
 export interface DeliveryRecord {
   eventId: string;
+  /** The event's type: `video.completed`, `video.failed`, or an account event's (`balance.low`, …). */
+  eventType: string;
   deliveryId: string;
   attempt: number;
   statusCode: number | null;
@@ -15,6 +17,8 @@ export interface DeliveryRecord {
 export interface DeliveryAttemptEntry {
   deliveryId: string;
   eventId: string;
+  /** The event's type, as `X-Svc-Event` sends it. */
+  event: string;
   keyId: string | null;
   accountId: string;
   jobId: string | null;

@@ -83,6 +83,11 @@ export class ApiKeyType {
   expiresAt!: Date | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When its secret was last replaced (rotateApiKey); null: never.' })
   rotatedAt!: Date | null;
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'Until then the secret its last rotation replaced still works (the grace it was given); null: none does.',
+  })
+  previousSecretUntil!: Date | null;
 }
 
 @ObjectType('CreatedApiKey', { description: 'A new key: the record plus its secret, shown this once.' })
@@ -110,6 +115,7 @@ export const toApiKeyType = (k: ApiKey, spending: KeySpend): ApiKeyType => ({
   lastUsed: k.lastUsed,
   expiresAt: k.expiresAt,
   rotatedAt: k.rotatedAt,
+  previousSecretUntil: k.previousSecretUntil,
 });
 
 @ObjectType('WebhookConfig')

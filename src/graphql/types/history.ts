@@ -76,6 +76,8 @@ export const toLedgerConnection = (p: LedgerPage): LedgerEntryConnection => ({
 @ObjectType('WebhookDelivery', { description: 'One delivery attempt (CONTRACT.md).' })
 export class WebhookDeliveryType {
   @Field(() => String) eventId!: string;
+  @Field(() => String, { description: 'The event type: video.completed, video.failed, balance.low, key.budget_threshold, key.expiring or purchase.completed.' })
+  eventType!: string;
   @Field(() => String) deliveryId!: string;
   @Field(() => Int) attempt!: number;
   @Field(() => Int, { nullable: true, description: 'The receiver status; null when it did not answer.' }) statusCode!: number | null;
@@ -86,6 +88,7 @@ export class WebhookDeliveryType {
 
 export const toDeliveryType = (d: DeliveryRecord): WebhookDeliveryType => ({
   eventId: d.eventId,
+  eventType: d.eventType,
   deliveryId: d.deliveryId,
   attempt: d.attempt,
   statusCode: d.statusCode,

@@ -39,7 +39,7 @@ export class FakeKeyRepository implements KeyRepository {
   async insert(_tx: SqlExecutor, key: NewKey): Promise<ApiKey> {
     const { secretHash, ...fields } = key;
     const row: FakeKeyRow = {
-      key: { ...fields, webhookUrl: null, created: new Date(), lastUsed: null, rotatedAt: null },
+      key: { ...fields, webhookUrl: null, created: new Date(), lastUsed: null, rotatedAt: null, previousSecretUntil: null },
       secrets: { secretHash, previousSecretHash: null, previousSecretUntil: null },
       webhookSecret: null,
       revoked: false,
@@ -76,7 +76,7 @@ export class FakeKeyRepository implements KeyRepository {
       previousSecretHash: kept ? row.secrets.secretHash : null,
       previousSecretUntil: rotation.previousSecretUntil,
     };
-    row.key = { ...row.key, rotatedAt: rotation.rotatedAt };
+    row.key = { ...row.key, rotatedAt: rotation.rotatedAt, previousSecretUntil: rotation.previousSecretUntil };
     return { ...row.key, ...row.secrets };
   }
 

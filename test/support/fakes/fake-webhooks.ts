@@ -78,6 +78,7 @@ export class FakeWebhookRepository implements WebhookRepository {
       .slice(0, filter.limit)
       .map((a) => ({
         eventId: a.eventId,
+        eventType: a.event,
         deliveryId: a.deliveryId,
         attempt: a.attempt,
         statusCode: a.statusCode,

@@ -18,6 +18,7 @@ interface ApiKeyRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   rotated_at: Date | null;
+  previous_secret_until: Date | null;
 }
 
 interface SecretsRow {
@@ -27,7 +28,7 @@ interface SecretsRow {
 }
 
 const KEY_COLUMNS =
-  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro, webhook_url, created_at, last_used_at, expires_at, rotated_at';
+  'id, account_id, name, mode, allowed_models, blocked_models, daily_spend_cap_micro, week_budget_micro, month_budget_micro, webhook_url, created_at, last_used_at, expires_at, rotated_at, previous_secret_until';
 const SECRET_COLUMNS = 'secret_hash, previous_secret_hash, previous_secret_until';
 
 const microOrNull = (v: string | number | null) => (v === null ? null : Number(v));
@@ -50,6 +51,7 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
   lastUsed: dateOrNull(r.last_used_at),
   expiresAt: dateOrNull(r.expires_at),
   rotatedAt: dateOrNull(r.rotated_at),
+  previousSecretUntil: dateOrNull(r.previous_secret_until),
 });
 
 const toSecrets = (r: SecretsRow): StoredSecrets => ({

@@ -70,6 +70,7 @@ export class SqlRequestLog implements RequestLogRepository {
     if (filter.keyId !== undefined) and('api_key_id = ?', filter.keyId);
     if (filter.model !== undefined) and('model = ?', filter.model);
     if (filter.status !== undefined) and('status = ?', filter.status);
+    if (filter.outcome !== undefined) and(filter.outcome === 'ok' ? 'status < 400' : 'status >= 400');
     if (filter.fromMs !== undefined) and('created >= ?::timestamptz', at(filter.fromMs));
     if (filter.toMs !== undefined) and('created <= ?::timestamptz', at(filter.toMs));
     // The row comparison walks the index; the plain bound lets the planner skip newer partitions.

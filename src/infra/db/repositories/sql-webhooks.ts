@@ -6,6 +6,7 @@ import { unixSeconds } from '../../../domain/shared/time';
 
 interface Row {
   event_id: string;
+  event_type: string;
   delivery_id: string;
   attempt: number;
   status_code: number | null;
@@ -16,6 +17,7 @@ interface Row {
 
 const toRecord = (r: Row): DeliveryRecord => ({
   eventId: r.event_id,
+  eventType: r.event_type,
   deliveryId: r.delivery_id,
   attempt: r.attempt,
   statusCode: r.status_code,
@@ -60,9 +62,9 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   async logAttempt(tx: SqlExecutor, a: DeliveryAttemptEntry): Promise<void> {
     await tx.run(
-      `insert into webhook_deliveries (delivery_id, event_id, api_key_id, account_id, job_id, attempt, status_code, error, duration_ms)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [a.deliveryId, a.eventId, a.keyId, a.accountId, a.jobId, a.attempt, a.statusCode, a.error, a.durationMs],
+      `insert into webhook_deliveries (delivery_id, event_id, event_type, api_key_id, account_id, job_id, attempt, status_code, error, duration_ms)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [a.deliveryId, a.eventId, a.event, a.keyId, a.accountId, a.jobId, a.attempt, a.statusCode, a.error, a.durationMs],
     );
   }
 
@@ -79,7 +81,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     if (filter.accountEvents) where.push('api_key_id is null');
     params.push(filter.limit);
     const rows = await this.db.all<Row>(
-      `select event_id, delivery_id, attempt, status_code, error, duration_ms, created_at from webhook_deliveries
+      `select event_id, event_type, delivery_id, attempt, status_code, error, duration_ms, created_at from webhook_deliveries
      ${where.length ? `where ${where.join(' and ')}` : ''} order by id desc limit ?`,
       params,
     );
