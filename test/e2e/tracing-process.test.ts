@@ -39,7 +39,7 @@ async function store(name: string): Promise<TestStore> {
 const storeEnv = (s: TestStore) => ({ DATA_DIR: s.dataDir, DATABASE_URL: s.databaseUrl, REDIS_URL: process.env.REDIS_URL });
 
 test('the entry point logs each line inside a request with its trace id, and sends the spans before it exits on SIGTERM', async () => {
-  const s = await store('trace-main');
+  const s = await store('tracemain');
   const catalog = {
     ...BUILTIN_CATALOG,
     models: BUILTIN_CATALOG.models.map((m) =>
@@ -126,9 +126,9 @@ async function modulesLoaded(env: Record<string, string | undefined>): Promise<s
 }
 
 test('without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry SDK module is loaded; with it, the SDK is', async () => {
-  const off = await modulesLoaded({ ...storeEnv(await store('trace-off')), OTEL_EXPORTER_OTLP_ENDPOINT: undefined });
+  const off = await modulesLoaded({ ...storeEnv(await store('traceoff')), OTEL_EXPORTER_OTLP_ENDPOINT: undefined });
   // prom-client loads the API (a no-op façade without an SDK) for its exemplars, whatever the gateway does.
   expect(off.filter((m) => !m.startsWith('@opentelemetry/api/'))).toEqual([]);
-  const on = await modulesLoaded({ ...storeEnv(await store('trace-on')), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+  const on = await modulesLoaded({ ...storeEnv(await store('traceon')), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
   expect(on.some((m) => m.startsWith('@opentelemetry/sdk-node/'))).toBe(true);
 });
