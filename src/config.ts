@@ -148,6 +148,37 @@ const schema = z.object({
     .transform((v) => Math.round(Number(v ?? '0.01') * 1_000_000)),
   CREDIT_PURCHASE_MIN: z.coerce.number().int().min(1).max(1e9).default(100),
   CREDIT_PURCHASE_MAX: z.coerce.number().int().min(1).max(1e9).default(100_000),
+  /** The collector's OTLP/HTTP base URL (spans go to its `/v1/traces`); unset, tracing is off and no SDK is loaded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), {
+    message: 'must be an http(s) URL, e.g. http://otel-collector:4318',
+  }),
+  /** Headers sent with each export (a vendor's API key, say): `name=value` pairs, comma-separated, values URL-encoded. */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of v.split(',').filter((p) => p.trim() !== '')) {
+        const at = pair.indexOf('=');
+        const name = pair.slice(0, at).trim();
+        if (at < 1 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+          ctx.addIssue({ code: 'custom', message: 'must be name=value pairs, comma-separated' });
+          return z.NEVER;
+        }
+        try {
+          headers[name] = decodeURIComponent(pair.slice(at + 1).trim());
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `the value of ${name} is not URL-encoded` });
+          return z.NEVER;
+        }
+      }
+      return headers;
+    }),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('svc-gateway'),
+  /** The share of traces started here that are kept (parent-based: a caller's sampled trace is always followed). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** Milliseconds between span exports. */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
 });
 
 export interface Config {
@@ -185,8 +216,20 @@ export interface Config {
   stripe?: { secretKey: string; webhookSecret: string; apiBase?: string };
   /** CREDIT_PRICE_USD (as micro-dollars), CREDIT_PURCHASE_MIN and CREDIT_PURCHASE_MAX. */
   checkout: CheckoutTerms;
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing?: TracingConfig;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
+}
+
+export interface TracingConfig {
+  /** Where spans are sent: the endpoint's `/v1/traces`. */
+  tracesUrl: string;
+  /** Sent with each export; may hold a credential, so never logged. */
+  headers: Record<string, string>;
+  serviceName: string;
+  sampleRatio: number;
+  exportDelayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -263,6 +306,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { secretKey: c.STRIPE_SECRET_KEY, webhookSecret: c.STRIPE_WEBHOOK_SECRET, apiBase: c.STRIPE_API_BASE?.replace(/\/$/, '') }
         : undefined,
     checkout,
+    tracing: c.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? {
+          tracesUrl: `${c.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+          headers: c.OTEL_EXPORTER_OTLP_HEADERS,
+          serviceName: c.OTEL_SERVICE_NAME,
+          sampleRatio: c.OTEL_TRACES_SAMPLER_ARG,
+          exportDelayMs: c.OTEL_BSP_SCHEDULE_DELAY,
+        }
+      : undefined,
     logLevel: c.LOG_LEVEL,
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,

@@ -35,6 +35,11 @@ describe('configuration', () => {
     ['TRUSTED_PROXIES', '10.0.0.0/8,caddy'],
     ['REQUEST_LOG_DAYS', '-1'],
     ['REQUEST_LOG_DAYS', '1.5'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'api-key'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'x=%zz'],
+    ['OTEL_TRACES_SAMPLER_ARG', '2'],
+    ['OTEL_BSP_SCHEDULE_DELAY', '0'],
   ])('a wrong %s stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -52,6 +57,32 @@ describe('configuration', () => {
   test('under NODE_ENV=production an OIDC issuer needs an audience; elsewhere it may go without', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', OIDC_ISSUER: 'https://id.example.com' })).toThrow(/OIDC_AUDIENCE: required/);
     expect(loadConfig({ NODE_ENV: 'development', OIDC_ISSUER: 'https://id.example.com' }).oidc?.audience).toBeUndefined();
+  });
+
+  test('tracing is off without OTEL_EXPORTER_OTLP_ENDPOINT; with it, spans go to its /v1/traces', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_HEADERS: 'a=b' }).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      headers: {},
+      serviceName: 'svc-gateway',
+      sampleRatio: 1,
+      exportDelayMs: 5000,
+    });
+    const c = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/otlp',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%3Dcret, x-team = one ',
+      OTEL_SERVICE_NAME: 'gateway-eu',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
+    });
+    expect(c.tracing).toEqual({
+      tracesUrl: 'https://otlp.example.com/otlp/v1/traces',
+      headers: { 'api-key': 's=cret', 'x-team': 'one' },
+      serviceName: 'gateway-eu',
+      sampleRatio: 0.25,
+      exportDelayMs: 1000,
+    });
   });
 
   test('WEBHOOK_ALLOW_LOCAL=1 and custom retry delays', () => {
