@@ -166,6 +166,30 @@ test('the bucket down as a finished video is stored, back before its deadline: t
   expect(await ledgerKinds(gw, acct, queued.body.id)).toEqual(['charge']);
 });
 
+test('the bucket down between a video and its thumbnail: the job completes once, with no medium of the failed attempt left on record', async () => {
+  const { acct, secret } = await liveKey(gw, 30);
+  let objectPuts = 0;
+  const down = bucket.stopOn((req) => isObjectPut(req) && ++objectPuts === 2);
+  const queued = await queueVideo(gw, secret, 'no thumbnail yet');
+  await down;
+  const failedClaim = await pollClaims(gw, queued.body.id);
+  await pollUntil(
+    () => pollClaims(gw, queued.body.id),
+    (n) => n > failedClaim,
+    20_000,
+  );
+  await bucket.start();
+  const done = await untilTerminal(gw, secret, queued.body.id);
+  expect(done.body.status).toBe('COMPLETED');
+  const thumbnail = await fetch(`${gw.url}/v1/videos/${queued.body.id}/content?variant=thumbnail`, { headers: { authorization: `Bearer ${secret}` } });
+  expect(thumbnail.status).toBe(200);
+  const kept = await gw.gateway.database.db.all<{ content_type: string }>(`select content_type from media_objects where account_id = ? order by content_type`, [
+    acct.id,
+  ]);
+  expect(kept.map((m) => m.content_type)).toEqual(['image/png', 'video/mp4']);
+  expect(await gw.balance(acct)).toBe(20);
+});
+
 test('the bucket down from a finished video to its deadline: FAILED (timeout), refunded exactly once', async () => {
   const short = await startTestGateway({ ...bucket.env, ...leases, VIDEO_JOB_TIMEOUT_SECONDS: '4' });
   try {

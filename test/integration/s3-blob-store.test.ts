@@ -99,7 +99,7 @@ test('the bucket down in the middle of a multipart upload: storage_unavailable, 
   expect((await read((await store.open(id))!.stream(0, 3))).toString()).toBe('back');
 });
 
-test('a download cut by the bucket going down ends the stream with an error, not a short success', async () => {
+test('a range read with the bucket down ends its stream with storage_unavailable, not an empty success', async () => {
   const store = newStore();
   const id = key();
   await store.put(id, randomBytes(1024));
