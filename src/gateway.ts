@@ -24,7 +24,7 @@ import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-rout
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
 import { videosRoutes } from './rest/routes/videos-routes';
-import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
+import { accountDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { requestLogRoutes } from './rest/routes/request-log-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
@@ -151,7 +151,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     metrics,
     keys: s.keys,
     accounts: s.accountAuth,
-    adminToken: config.adminToken,
+    operators: s.operators,
     requestLog: s.requestLog,
     doors: {
       open: [
@@ -186,7 +186,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         historyRoutes(s.history),
         requestLogRoutes(s.requestLog, logger),
       ],
-      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
+      admin: [adminRoutes({ actions: s.operatorActions, reads: s.operatorReads, audit: s.audit })],
     },
     graphql: graphql.mount.bind(graphql),
   });

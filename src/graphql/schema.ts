@@ -9,6 +9,9 @@ import { AccountResolver } from './resolvers/account-resolver';
 import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
+// Operators' operations last: they follow everything an account may do.
+import { AdminAccountResolver } from './resolvers/admin-account-resolver';
+import { AdminOperationsResolver } from './resolvers/admin-operations-resolver';
 
 /**
  * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
@@ -30,7 +33,16 @@ const noTopics = {
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, SubscriptionResolver],
+    resolvers: [
+      CatalogResolver,
+      VideoResolver,
+      AccountResolver,
+      HistoryResolver,
+      RequestLogResolver,
+      SubscriptionResolver,
+      AdminAccountResolver,
+      AdminOperationsResolver,
+    ],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
     validate: false,

@@ -12,11 +12,18 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const schema = await buildGraphQLSchema();
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
-    // CONTRACT's queries (the request log's `requests` among them), plus the console's account history: ledgerEntries, usage, the delivery logs.
+    // CONTRACT's queries (the request log's `requests` among them), plus the console's account history: ledgerEntries, usage, the delivery logs;
+    // and the operators' (admin…, auditLog).
     [
       'account',
       'accountWebhookDeliveries',
+      'adminAccount',
+      'adminAccounts',
+      'adminDailyTotals',
+      'adminUpstreams',
+      'adminWebhookDeliveries',
       'apiKeys',
+      'auditLog',
       'ledgerEntries',
       'models',
       'requests',
@@ -28,6 +35,8 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     ],
   );
   expect(names(schema.getMutationType())).toEqual([
+    'adminGrantCredits',
+    'adminSetMember',
     'cancelVideoJob',
     'createApiKey',
     'queueMotionControl',

@@ -27,6 +27,7 @@ import { Migration20261206000200 } from './Migration20261206000200';
 import { Migration20261206000300 } from './Migration20261206000300';
 import { Migration20261206000400 } from './Migration20261206000400';
 import { Migration20261207004200 } from './Migration20261207004200';
+import { Migration20261208000000 } from './Migration20261208000000';
 import type { MigrationObject } from '@mikro-orm/core';
 import { MIGRATION_NAMES, type MigrationName } from './names';
 
@@ -61,6 +62,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   Migration20261206000300,
   Migration20261206000400,
   Migration20261207004200,
+  Migration20261208000000,
 };
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */

@@ -33,6 +33,7 @@ export const MIGRATION_NAMES = [
   'Migration20261206000300',
   'Migration20261206000400',
   'Migration20261207004200',
+  'Migration20261208000000',
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];
