@@ -27,7 +27,10 @@ COPY --from=build /app/dist ./dist
 # GET /openapi.json serves it, read at start-up from docs/ beside package.json (src/rest/package-root.ts).
 COPY docs/openapi.yaml ./docs/openapi.yaml
 RUN mkdir -p /data && chown node:node /data
-USER node
+# The image's `node` user, by number: Kubernetes' runAsNonRoot can check a numeric user without
+# a runAsUser of its own. The process writes only under DATA_DIR (and TMPDIR), so the root
+# filesystem may be mounted read-only (deploy/k8s).
+USER 1000:1000
 VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \

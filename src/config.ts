@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { leaseProblems } from './domain/work/lease-policy';
 import { trustedProxies } from './infra/http/client-address';
+import { checkoutTermProblems, type CheckoutTerms } from './domain/purchases/checkout-terms';
 
 /**
  * Configuration is read from the environment once, at start-up, into a typed object; nothing else
@@ -148,6 +149,55 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Days the request log keeps its rows (one partition a day); 0 turns the log off. */
   REQUEST_LOG_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  /** Buying credits with Stripe Checkout: both secrets, or neither (checkout answers 404). */
+  STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_(test|live)_\S+$/.test(v), {
+    message: 'must be a secret or restricted key (sk_test_…, sk_live_…, rk_…)',
+  }),
+  STRIPE_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || /^whsec_\S+$/.test(v), {
+    message: "must be the webhook endpoint's signing secret (whsec_…)",
+  }),
+  STRIPE_API_BASE: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/?#]+\/?$/.test(v), {
+    message: 'must be an http(s) origin, without a path',
+  }),
+  /** USD per credit, at most six decimals; read as micro-dollars. */
+  CREDIT_PRICE_USD: optionalString
+    .refine((v) => v === undefined || (/^\d{1,4}(\.\d{1,6})?$/.test(v) && Number(v) > 0), {
+      message: 'must be a positive USD amount with at most six decimals',
+    })
+    .transform((v) => Math.round(Number(v ?? '0.01') * 1_000_000)),
+  CREDIT_PURCHASE_MIN: z.coerce.number().int().min(1).max(1e9).default(100),
+  CREDIT_PURCHASE_MAX: z.coerce.number().int().min(1).max(1e9).default(100_000),
+  /** The collector's OTLP/HTTP base URL (spans go to its `/v1/traces`); unset, tracing is off and no SDK is loaded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), {
+    message: 'must be an http(s) URL, e.g. http://otel-collector:4318',
+  }),
+  /** Headers sent with each export (a vendor's API key, say): `name=value` pairs, comma-separated, values URL-encoded. */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of v.split(',').filter((p) => p.trim() !== '')) {
+        const at = pair.indexOf('=');
+        const name = pair.slice(0, at).trim();
+        if (at < 1 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+          ctx.addIssue({ code: 'custom', message: 'must be name=value pairs, comma-separated' });
+          return z.NEVER;
+        }
+        try {
+          headers[name] = decodeURIComponent(pair.slice(at + 1).trim());
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `the value of ${name} is not URL-encoded` });
+          return z.NEVER;
+        }
+      }
+      return headers;
+    }),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('svc-gateway'),
+  /** The share of traces started here that are kept (parent-based: a caller's sampled trace is always followed). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** Milliseconds between span exports. */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
 });
 
 export interface Config {
@@ -183,8 +233,24 @@ export interface Config {
   wsMaxConnectionsPerAddress: number;
   /** TRUSTED_PROXIES: addresses or CIDR ranges; empty: the peer is the client. */
   trustedProxies: string[];
+  /** STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (and STRIPE_API_BASE); unset: buying credits is off. */
+  stripe?: { secretKey: string; webhookSecret: string; apiBase?: string };
+  /** CREDIT_PRICE_USD (as micro-dollars), CREDIT_PURCHASE_MIN and CREDIT_PURCHASE_MAX. */
+  checkout: CheckoutTerms;
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing?: TracingConfig;
   /** Every environment variable, for upstream API keys named in the catalog (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string | undefined>>;
+}
+
+export interface TracingConfig {
+  /** Where spans are sent: the endpoint's `/v1/traces`. */
+  tracesUrl: string;
+  /** Sent with each export; may hold a credential, so never logged. */
+  headers: Record<string, string>;
+  serviceName: string;
+  sampleRatio: number;
+  exportDelayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -209,6 +275,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((c.OIDC_AUDIENCE || c.OIDC_JWKS_URL || c.OIDC_CLIENT_ID) && !c.OIDC_ISSUER) {
     throw new ConfigError('Invalid configuration:\n  OIDC_ISSUER: required when OIDC_AUDIENCE, OIDC_JWKS_URL or OIDC_CLIENT_ID is set');
   }
+  // A key without the signing secret would take payments whose webhooks could never be verified.
+  if (c.STRIPE_SECRET_KEY !== undefined && c.STRIPE_WEBHOOK_SECRET === undefined) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required when STRIPE_SECRET_KEY is set');
+  }
+  if (c.STRIPE_SECRET_KEY === undefined && (c.STRIPE_WEBHOOK_SECRET !== undefined || c.STRIPE_API_BASE !== undefined)) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_SECRET_KEY: required when STRIPE_WEBHOOK_SECRET or STRIPE_API_BASE is set');
+  }
+  const checkout = { usdPerCreditMicro: c.CREDIT_PRICE_USD, min: c.CREDIT_PURCHASE_MIN, max: c.CREDIT_PURCHASE_MAX };
+  const terms = checkoutTermProblems(checkout);
+  if (terms.length > 0) throw new ConfigError(`Invalid configuration:\n  ${terms.join('\n  ')}`);
   return {
     env: c.NODE_ENV,
     port: c.PORT,
@@ -247,6 +323,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     wsMaxConnectionsPerAddress: c.WS_MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: c.TRUSTED_PROXIES,
+    stripe:
+      c.STRIPE_SECRET_KEY && c.STRIPE_WEBHOOK_SECRET
+        ? { secretKey: c.STRIPE_SECRET_KEY, webhookSecret: c.STRIPE_WEBHOOK_SECRET, apiBase: c.STRIPE_API_BASE?.replace(/\/$/, '') }
+        : undefined,
+    checkout,
+    tracing: c.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? {
+          tracesUrl: `${c.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+          headers: c.OTEL_EXPORTER_OTLP_HEADERS,
+          serviceName: c.OTEL_SERVICE_NAME,
+          sampleRatio: c.OTEL_TRACES_SAMPLER_ARG,
+          exportDelayMs: c.OTEL_BSP_SCHEDULE_DELAY,
+        }
+      : undefined,
     logLevel: c.LOG_LEVEL,
     workLeaseSeconds: c.WORK_LEASE_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,

@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import type { Express } from 'express';
+import type { Express, Request } from 'express';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle } from './infra/db/orm';
 import { tagRequestIds } from './infra/http/request-id';
@@ -9,7 +9,8 @@ import { Metrics } from './infra/observability/metrics';
 import { createRedis, whenReady } from './infra/redis/redis-client';
 import { throttledWarn } from './infra/observability/throttled-warn';
 import { buildServices, type Services } from './services';
-import { createHttpApp } from './rest/http-app';
+import { createHttpApp, routeLabel } from './rest/http-app';
+import { startTracing } from './infra/observability/tracing';
 import { CHAT_BODY_LIMIT } from './rest/json-body';
 import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
@@ -27,6 +28,7 @@ import { videosRoutes } from './rest/routes/videos-routes';
 import { accountDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { requestLogRoutes } from './rest/routes/request-log-routes';
+import { purchaseRoutes, stripeWebhookRoutes } from './rest/routes/purchase-routes';
 import { consoleRoutes } from './rest/routes/console-routes';
 import { devSignInRoutes } from './rest/routes/dev-sign-in-routes';
 import { openApiRoutes, requireOpenApiDocument } from './rest/routes/openapi-routes';
@@ -73,9 +75,11 @@ export interface Gateway {
 
 /** `clock`: what the services keep time with (the system's; a test's fake clock, to step time). */
 export async function createGateway(config: Config, options: { logger?: Logger; clock?: Clock } = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logLevel);
   // Read before anything is opened: a tree without docs/openapi.yaml stops here, naming the path.
   requireOpenApiDocument();
+  // First, so that every log line and span of the start-up's requests has it; undefined when off.
+  const tracer = await startTracing(config.tracing);
+  const logger = options.logger ?? createLogger(config.logLevel, tracer?.logFields);
   const metrics = new Metrics();
   const warn = throttledWarn(logger);
   const database = await openDatabase({
@@ -104,7 +108,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   let services: Services | undefined;
   let graphql: Awaited<ReturnType<typeof createGraphQLDoor>>;
   try {
-    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl, clock: options.clock });
+    services = await buildServices({ config, db: database.db, hotDb: database.hot, redis, logger, metrics, publicBaseUrl, clock: options.clock, tracer });
     graphql = await createGraphQLDoor({
       services,
       logger,
@@ -120,6 +124,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     await services?.close().catch(() => undefined);
     redis?.disconnect();
     await database.close().catch(() => undefined);
+    await tracer?.shutdown().catch(() => undefined);
     throw err;
   }
   const s = services;
@@ -164,6 +169,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           }),
         }),
         mediaRoutes(s.media),
+        stripeWebhookRoutes(s.purchases, logger),
         openApiRoutes(),
         consoleRoutes({ signIn: config.oidc ? { kind: 'oidc', ...config.oidc } : { kind: 'dev' }, publicBaseUrl }),
         // The development provider's sign-in page; config refuses that provider under NODE_ENV=production.
@@ -185,6 +191,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         accountDeliveryRoutes(s.history),
         historyRoutes(s.history),
         requestLogRoutes(s.requestLog, logger),
+        purchaseRoutes(s.purchases),
       ],
       admin: [adminRoutes({ actions: s.operatorActions, reads: s.operatorReads, audit: s.audit })],
     },
@@ -197,9 +204,12 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   ];
   const receiveMs = config.requestReceiveSeconds * 1000;
   // node checks the receive deadline on this interval (30 s by default): a quarter of it, at most 30 s.
+  const listener = withJsonLane({ keys: s.keys, metrics, logger, requestLog: s.requestLog }, lane, app);
+  // A request Express never saw (originalUrl unset) was one of the lane's, named by its whole path.
+  const routeOf = (req: IncomingMessage, status: number) => ((req as Request).originalUrl === undefined ? (req.url ?? '') : routeLabel(req as Request, status));
   const server = createServer(
     { connectionsCheckingInterval: Math.min(30_000, Math.max(250, receiveMs / 4)) },
-    withJsonLane({ keys: s.keys, metrics, logger, requestLog: s.requestLog }, lane, app),
+    tracer ? tracer.serve(listener, routeOf) : listener,
   );
   graphql.attach(server);
   const drain = new HttpDrain(server);
@@ -265,6 +275,8 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         await s.close();
         redis?.disconnect();
         await database.close();
+        // Last: the spans of the drained requests go out before the process ends.
+        await tracer?.shutdown();
       })()),
   };
 }

@@ -79,6 +79,9 @@ import { OperatorActions } from './domain/operators/operator-actions';
 import { OperatorReads } from './domain/operators/operator-reads';
 import { SqlAuditLog } from './infra/db/repositories/sql-audit-log';
 import { SqlOperatorReads } from './infra/db/repositories/sql-operator-reads';
+import { openPurchases } from './infra/payments/purchases';
+import type { Tracer } from './infra/observability/tracing';
+import { NO_TRACING } from './domain/ports/tracing';
 
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -94,8 +97,11 @@ export async function buildServices(deps: {
   publicBaseUrl: () => string;
   /** What every service keeps time with (the system's; a test's fake one to step time). */
   clock?: Clock;
+  /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracer?: Tracer;
 }) {
-  const { config, db, redis, logger, metrics } = deps;
+  const { config, db, redis, logger, metrics, tracer } = deps;
+  const tracing = tracer ?? NO_TRACING;
   const clock = deps.clock ?? systemClock;
   const catalog = Catalog.load(config.modelsFile);
   // Provider calls made by the worker (video submit and polls) run under a work lease, as webhook deliveries do.
@@ -119,7 +125,7 @@ export async function buildServices(deps: {
   const events: JobEventBus = redis ? new RedisJobEventBus(redis, redisDown('event_publish')) : new LocalJobEventBus();
   // One outbound client for media fetched from URLs: SSRF-checked after DNS, no redirects.
   const outbound = new SafeHttpClient({ allowLocal: false, defaultTimeoutMs: 60_000, maxResponseBytes: 500 * 1024 * 1024 });
-  const webhookSender = new WebhookHttpSender({ allowLocal: config.webhook.allowLocal, timeoutSeconds: config.webhook.timeoutSeconds });
+  const webhookSender = new WebhookHttpSender({ allowLocal: config.webhook.allowLocal, timeoutSeconds: config.webhook.timeoutSeconds, tracer });
   const topic = (channel: string): TopicFeed => (redis ? new RedisTopicFeed(redis, channel) : new LocalTopicFeed());
   // One circuit breaker per upstream route; an instance that opens or closes one tells the others.
   const circuitChanges = topic('svc:circuit');
@@ -135,7 +141,8 @@ export async function buildServices(deps: {
     now: () => clock.now(),
     secrets: config.secrets,
     fetchMedia: (url) => outbound.fetchMedia(url),
-    routing: { breakers, report: (a) => attempts.report(a) },
+    routing: { breakers, report: (a) => attempts.report(a), tracing },
+    propagate: tracer?.propagate,
   });
   const media = await MediaLibrary.open(new SqlMediaRecords(db), new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
@@ -194,6 +201,9 @@ export async function buildServices(deps: {
   const accounts = new AccountService(accountRepository, ledger, leaseBook);
   const accountWebhook = new AccountWebhook(accountRepository, urls);
   const accountAuth = new AccountAuthenticator(identity, accounts);
+  // Buying credits: a refund's take-back calls the account's leases back first, as a removal does.
+  const consoleUrl = () => `${deps.publicBaseUrl()}/console/`;
+  const purchases = openPurchases(config, db, { accounts, ledger, webhooks, leases: leaseBook, clock, consoleUrl });
   // What keys spent in their budgets' periods, for their records and GET /v1/key.
   const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
@@ -202,7 +212,7 @@ export async function buildServices(deps: {
     (err) => warn('stream starts', { err: String(err) }, 'stream starts: a write failed; tried again'),
     clock,
   );
-  const billing = new Billing(leaseBook, streamStarts);
+  const billing = new Billing(leaseBook, streamStarts, tracing);
   const idempotency = new IdempotencyService(new SqlIdempotencyRepository(db), {
     instanceId,
     graceSeconds: config.creditLeases.graceSeconds,
@@ -210,7 +220,7 @@ export async function buildServices(deps: {
     onDropped: (count) =>
       logger.warn({ count }, 'idempotency: responses the database could not take let go (memory bound); their keys free themselves after the lease grace'),
   });
-  const chat = new ChatService(catalog, providers, billing, limiter, urls);
+  const chat = new ChatService(catalog, providers, billing, limiter, urls, tracing);
   const responses = new ResponsesService(chat, new SqlResponseStore(db));
   const images = new ImageService(catalog, providers, billing, limiter, media, new TestKeyBudget(), clock);
 
@@ -263,6 +273,7 @@ export async function buildServices(deps: {
     leases: leaseBook,
     ledger,
     clock,
+    tracing,
   });
   const videos = new OpenAIVideos({ catalog, video, urls, media });
   const videoControls = new VideoControls({ video, jobs, finisher, media, nudge: () => worker.nudge() });
@@ -301,6 +312,7 @@ export async function buildServices(deps: {
     accounts,
     accountWebhook,
     accountAuth,
+    purchases,
     keys,
     spending,
     history,

@@ -10,6 +10,7 @@ export type GraphQLServices = Pick<
   | 'accounts'
   | 'accountWebhook'
   | 'accountAuth'
+  | 'purchases'
   | 'keys'
   | 'spending'
   | 'history'

@@ -2,9 +2,10 @@ import { LEDGER_PAGE } from '../domain/history/ledger-entries';
 import { VIDEO_JOB_PAGE } from '../domain/video/video-service';
 import { DELIVERY_PAGE } from '../domain/webhooks/delivery-log';
 import { REQUEST_LOG_PAGE } from '../domain/requests/request-log-query';
+import { PURCHASE_PAGE } from '../domain/purchases/purchase';
 import type { PageRule } from '../domain/shared/page-rule';
 
-export { DELIVERY_PAGE, LEDGER_PAGE, REQUEST_LOG_PAGE, VIDEO_JOB_PAGE };
+export { DELIVERY_PAGE, LEDGER_PAGE, PURCHASE_PAGE, REQUEST_LOG_PAGE, VIDEO_JOB_PAGE };
 
 /** Only the arguments that were given (GraphQL's null is REST's absent), so validation and `param` match REST. */
 export function definedArgs(input: Record<string, unknown>): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { VideoResolver } from './resolvers/video-resolver';
 import { AccountResolver } from './resolvers/account-resolver';
 import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
+import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
 // Operators' operations last: they follow everything an account may do.
 import { AdminAccountResolver } from './resolvers/admin-account-resolver';
@@ -39,6 +40,7 @@ export function buildGraphQLSchema(): Promise<GraphQLSchema> {
       AccountResolver,
       HistoryResolver,
       RequestLogResolver,
+      PurchaseResolver,
       SubscriptionResolver,
       AdminAccountResolver,
       AdminOperationsResolver,

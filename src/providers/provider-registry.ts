@@ -16,8 +16,10 @@ export interface ProviderRegistryOptions {
   secrets: Readonly<Record<string, string | undefined>>;
   /** The SSRF-safe outbound client's media download, for upstream result URLs. */
   fetchMedia: (url: string) => Promise<GeneratedImage>;
-  /** Circuit breakers and the attempt report; `classify` is the registry's own. */
+  /** Circuit breakers, the attempt report and spans; `classify` is the registry's own. */
   routing: Omit<RoutingDeps, 'classify'>;
+  /** With tracing on: adds the current span's `traceparent` to an upstream request's headers. */
+  propagate?: (headers: Record<string, string>) => Record<string, string>;
 }
 
 type Upstream = OpenAICompatibleProvider | FalQueueVideoProvider | ReplicateProvider;
@@ -147,6 +149,7 @@ export class ProviderRegistry {
       apiKey: route.apiKeyEnv ? this.options.secrets[route.apiKeyEnv] : undefined,
       timeoutMs: route.timeoutSeconds * 1000,
       fetchMedia: this.options.fetchMedia,
+      propagate: this.options.propagate,
     };
   }
 

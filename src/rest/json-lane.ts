@@ -59,6 +59,8 @@ async function serve(deps: { keys: KeyAuthenticator; requestLog: RequestLog }, r
   const key = await authenticateApiKey(deps.keys, req);
   openCallLog(deps.requestLog, key, req, res, route.path);
   const body = parseJsonBody(await readBody(req, res, route.limitBytes)) ?? {};
+  // Where Express's parsers put it: what reads a request's body after its handler (the trace's end) finds it alike.
+  (req as IncomingMessage & { body?: unknown }).body = body;
   callLogOf(res)?.requested(body);
   await route.handle(key, body, res);
 }

@@ -13,12 +13,27 @@ import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
 import { writeModelsFile } from '../support/models-file';
 import { registeredRoutes } from '../support/openapi-structure';
+import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
 import { buildGraphQLSchema } from '../../src/graphql/schema';
 
 const OPERATOR = 'ops-alice';
 const models = writeModelsFile({});
-afterAll(() => models.remove());
-const gw = useTestGateway({ ADMIN_SUBJECTS: `${OPERATOR}, ops-bob`, MODELS_FILE: models.path });
+let stripe: FakeStripe;
+beforeAll(async () => {
+  stripe = await startFakeStripe();
+});
+afterAll(async () => {
+  models.remove();
+  await stripe.close();
+});
+const gw = useTestGateway(() => ({
+  ADMIN_SUBJECTS: `${OPERATOR}, ops-bob`,
+  MODELS_FILE: models.path,
+  STRIPE_SECRET_KEY: stripe.secretKey,
+  STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+  STRIPE_API_BASE: stripe.url,
+}));
+beforeAll(() => stripe.setWebhookUrl(`${gw.url}/webhooks/stripe`));
 
 let operatorToken: string;
 let ordinary: TestAccount;
@@ -223,6 +238,29 @@ describe('operators read any account', () => {
     expect(after[0]).toEqual(before[0]);
     const bad = await gql(operatorToken, `{ adminDailyTotals(from: "2026-02-30") { day } }`);
     expect(bad.errors[0].extensions).toMatchObject({ code: 'invalid_request_error', param: 'from' });
+  });
+
+  test("a paid purchase is the day's credits sold, and is listed with its account", async () => {
+    const acct = await gw.newAccount(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const soldToday = async () =>
+      (await gql(operatorToken, `query($d: String) { adminDailyTotals(from: $d, to: $d) { day sold spent } }`, { d: today })).data.adminDailyTotals[0]
+        .sold as number;
+    const before = await soldToday();
+    const checkout = await gw.api('POST', '/account/checkout', { token: acct.idToken, body: { credits: 700 } });
+    expect(checkout.status).toBe(200);
+    // Not sold until paid.
+    expect(await soldToday()).toBe(before);
+    expect((await fetch(`${stripe.url}/checkout/${checkout.body.id}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+    expect(await gw.balance(acct)).toBe(700);
+    expect(await soldToday()).toBe(before + 700);
+    // An operator's grant is no sale.
+    await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 5, reason: 'not a sale' } });
+    expect(await soldToday()).toBe(before + 700);
+    const detail = await gql(operatorToken, `query($id: ID!) { adminAccount(id: $id) { purchases { nodes { id credits amountUsd status } } } }`, {
+      id: acct.id,
+    });
+    expect(detail.data.adminAccount.purchases.nodes).toEqual([{ id: checkout.body.id, credits: 700, amountUsd: expect.any(Number), status: 'COMPLETED' }]);
   });
 
   test('adminWebhookDeliveries is GET /admin/webhook-deliveries', async () => {

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ADMIN_TOKEN } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
 import { launchChromium, openPage, scrollsSideways, unnamedControls } from '../support/browser';
+import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
 
 /**
  * The operator console at /console/admin: an operator signs in through the development provider
@@ -11,12 +12,23 @@ import { launchChromium, openPage, scrollsSideways, unnamedControls } from '../s
  */
 const OPERATOR = 'ops-carol';
 let browser: Browser;
+let stripe: FakeStripe;
 // Registered before the gateway's fixture, so the browser closes before the gateway.
 afterAll(async () => {
   await browser?.close();
+  await stripe?.close();
 });
-const gw = useTestGateway({ ADMIN_SUBJECTS: OPERATOR });
 beforeAll(async () => {
+  stripe = await startFakeStripe();
+});
+const gw = useTestGateway(() => ({
+  ADMIN_SUBJECTS: OPERATOR,
+  STRIPE_SECRET_KEY: stripe.secretKey,
+  STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+  STRIPE_API_BASE: stripe.url,
+}));
+beforeAll(async () => {
+  stripe.setWebhookUrl(`${gw.url}/webhooks/stripe`);
   browser = await launchChromium();
 });
 
@@ -29,7 +41,11 @@ async function operatorSignIn(page: Page, username: string): Promise<void> {
 }
 
 test('an operator signs in, finds the account, grants credits with a reason; the balance and the audit log show it', async () => {
-  const customer = await gw.newAccount(5);
+  const customer = await gw.newAccount(0);
+  // The customer bought 100 credits: the purchase is listed with the account.
+  const checkout = await gw.api('POST', '/account/checkout', { token: customer.idToken, body: { credits: 100 } });
+  expect(checkout.status).toBe(200);
+  expect((await fetch(`${stripe.url}/checkout/${checkout.body.id}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
   const cp = await openPage(browser, gw.url, 1280, 900);
   const { page } = cp;
   await operatorSignIn(page, OPERATOR);
@@ -44,19 +60,20 @@ test('an operator signs in, finds the account, grants credits with a reason; the
   await cp.shot('operator-accounts-1280');
   await link.click();
   await page.getByRole('heading', { name: customer.id }).waitFor();
-  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('5 credits');
+  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('100 credits');
+  await page.getByRole('region', { name: 'Purchases' }).getByText(checkout.body.id).waitFor();
 
   // The reason is required before anything is sent.
   await page.getByLabel('Credits', { exact: true }).fill('20');
   await page.getByRole('button', { name: 'Grant credits' }).click();
   await page.getByText('A reason is required').waitFor();
-  expect(await gw.balance(customer)).toBe(5);
+  expect(await gw.balance(customer)).toBe(100);
 
   await page.getByLabel('Reason').fill('support goodwill');
   await page.getByRole('button', { name: 'Grant credits' }).click();
   await page.getByText('Granted 20 credits.').waitFor();
-  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('25 credits');
-  expect(await gw.balance(customer)).toBe(25);
+  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('120 credits');
+  expect(await gw.balance(customer)).toBe(120);
   // The statement below is read again: the grant is its newest entry.
   const statement = page.getByRole('region', { name: 'Statement' });
   await statement.getByText('support goodwill').waitFor();
@@ -70,14 +87,19 @@ test('an operator signs in, finds the account, grants credits with a reason; the
   expect(text).toContain(`sub:${OPERATOR}`);
   expect(text).toContain('credits.grant');
   expect(text).toContain(customer.id);
-  expect(text).toContain('balance: 5');
-  expect(text).toContain('balance: 25');
+  expect(text).toContain('balance: 100');
+  expect(text).toContain('balance: 120');
   expect(text).toContain('reason: support goodwill');
   await cp.shot('operator-audit-1280');
 
   // The same entry, as GET /admin/audit has it.
   const audit = await gw.api('GET', '/admin/audit?first=1', { token: ADMIN_TOKEN });
-  expect(audit.body.data[0]).toMatchObject({ actor: `sub:${OPERATOR}`, action: 'credits.grant', target: customer.id, after: { balance: 25, reason: 'support goodwill' } });
+  expect(audit.body.data[0]).toMatchObject({
+    actor: `sub:${OPERATOR}`,
+    action: 'credits.grant',
+    target: customer.id,
+    after: { balance: 120, reason: 'support goodwill' },
+  });
 
   for (const view of ['Upstreams', 'Daily', 'Deliveries']) {
     await page.getByRole('link', { name: view }).click();

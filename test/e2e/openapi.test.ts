@@ -10,20 +10,31 @@ import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } fro
 import { writeModelsFile } from '../support/models-file';
 import { pollUntil } from '../support/poll';
 import { checkExchange, type Exchange } from '../support/openapi-check';
+import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
 import { findOperation, openApi } from '../support/openapi-schemas';
 import { documentProblems, documentedOperations, registeredRoutes, shapeOf } from '../support/openapi-structure';
 
 let gw: TestGateway;
 let acct: TestAccount;
 let key: { id: string; secret: string };
+let stripe: FakeStripe;
 const models = writeModelsFile({});
 beforeAll(async () => {
-  gw = await startTestGateway({ MODELS_FILE: models.path, WEBHOOK_ALLOW_LOCAL: '1', SIMULATOR_VIDEO_SECONDS: '2' });
+  stripe = await startFakeStripe();
+  gw = await startTestGateway({
+    MODELS_FILE: models.path,
+    WEBHOOK_ALLOW_LOCAL: '1',
+    SIMULATOR_VIDEO_SECONDS: '2',
+    STRIPE_SECRET_KEY: stripe.secretKey,
+    STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+    STRIPE_API_BASE: stripe.url,
+  });
   acct = await gw.newAccount(1000);
   key = await gw.newKey(acct);
 });
 afterAll(async () => {
   await gw.close();
+  await stripe.close();
   models.remove();
 });
 
@@ -272,6 +283,15 @@ describe('one call of every documented operation, with success and with a docume
     expect((await call('GET', '/account/requests?first=0', { token: id })).status).toBe(400);
     expect((await call('GET', '/account/requests/export?format=jsonl', { token: id })).status).toBe(200);
     expect((await call('GET', '/account/requests/export?format=xml', { token: id })).status).toBe(400);
+    const bought = await call('POST', '/account/checkout', { token: id, json: { credits: 500 } });
+    expect(bought.status).toBe(200);
+    expect((await call('POST', '/account/checkout', { token: id, json: { credits: 0 } })).status).toBe(400);
+    expect((await call('GET', '/account/purchases?first=1', { token: id })).status).toBe(200);
+    expect((await call('GET', '/account/purchases?after=nope', { token: id })).status).toBe(400);
+    const paid = stripe.sign(stripe.complete(bought.json().id as string));
+    const hook = { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': paid.header };
+    expect((await call('POST', '/webhooks/stripe', { body: paid.payload, headers: hook })).status).toBe(200);
+    expect((await call('POST', '/webhooks/stripe', { body: paid.payload.replace('500', '900'), headers: hook })).status).toBe(400);
 
     const admin = ADMIN_TOKEN;
     expect((await call('POST', `/admin/accounts/${acct.id}/credits`, { token: admin, json: { credits: 1, reason: 'openapi' } })).status).toBe(200);

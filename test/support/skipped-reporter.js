@@ -10,6 +10,7 @@ const NEEDS = [
   [/hasRedisServer\(\)/, 'redis-server on the PATH'],
   [/hasCaddy/, 'caddy on the PATH'],
   [/ffprobe/i, 'ffprobe on the PATH'],
+  [/withKubectl|hasKubectl/, 'kubectl on the PATH'],
 ];
 
 /** What a file's skip conditions ask for: the lines that choose between a test and its skip. */

@@ -39,6 +39,11 @@ describe('configuration', () => {
     ['ADMIN_SUBJECTS', `ops-${'x'.repeat(300)}`],
     ['REQUEST_LOG_DAYS', '-1'],
     ['REQUEST_LOG_DAYS', '1.5'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'api-key'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'x=%zz'],
+    ['OTEL_TRACES_SAMPLER_ARG', '2'],
+    ['OTEL_BSP_SCHEDULE_DELAY', '0'],
   ])('a wrong %s stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -58,6 +63,32 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'development', OIDC_ISSUER: 'https://id.example.com' }).oidc?.audience).toBeUndefined();
   });
 
+  test('tracing is off without OTEL_EXPORTER_OTLP_ENDPOINT; with it, spans go to its /v1/traces', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_HEADERS: 'a=b' }).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      headers: {},
+      serviceName: 'svc-gateway',
+      sampleRatio: 1,
+      exportDelayMs: 5000,
+    });
+    const c = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/otlp',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%3Dcret, x-team = one ',
+      OTEL_SERVICE_NAME: 'gateway-eu',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
+    });
+    expect(c.tracing).toEqual({
+      tracesUrl: 'https://otlp.example.com/otlp/v1/traces',
+      headers: { 'api-key': 's=cret', 'x-team': 'one' },
+      serviceName: 'gateway-eu',
+      sampleRatio: 0.25,
+      exportDelayMs: 1000,
+    });
+  });
+
   test('WEBHOOK_ALLOW_LOCAL=1 and custom retry delays', () => {
     const c = loadConfig({ WEBHOOK_ALLOW_LOCAL: '1', WEBHOOK_RETRY_DELAYS: '1, 2,3' });
     expect(c.webhook).toMatchObject({ allowLocal: true, retryDelaysSeconds: [1, 2, 3] });
@@ -68,5 +99,39 @@ describe('configuration', () => {
       /WORK_LEASE_SECONDS \(10\) must be longer than WEBHOOK_TIMEOUT_SECONDS \(10\)/,
     );
     expect(loadConfig({ WORK_LEASE_SECONDS: '11', WEBHOOK_TIMEOUT_SECONDS: '10' }).workLeaseSeconds).toBe(11);
+  });
+
+  test('buying credits: off without STRIPE_SECRET_KEY; the price as micro-dollars; both secrets or neither', () => {
+    expect(loadConfig({}).stripe).toBeUndefined();
+    expect(loadConfig({}).checkout).toEqual({ usdPerCreditMicro: 10_000, min: 100, max: 100_000 });
+    const on = loadConfig({
+      STRIPE_SECRET_KEY: 'sk_test_abc',
+      STRIPE_WEBHOOK_SECRET: 'whsec_abc',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111/',
+      CREDIT_PRICE_USD: '0.0125',
+      CREDIT_PURCHASE_MIN: '40',
+      CREDIT_PURCHASE_MAX: '5000',
+    });
+    expect(on.stripe).toEqual({ secretKey: 'sk_test_abc', webhookSecret: 'whsec_abc', apiBase: 'http://127.0.0.1:12111' });
+    expect(on.checkout).toEqual({ usdPerCreditMicro: 12_500, min: 40, max: 5000 });
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_live_abc' })).toThrow(/STRIPE_WEBHOOK_SECRET: required/);
+    expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_abc' })).toThrow(/STRIPE_SECRET_KEY: required/);
+  });
+
+  test.each([
+    [{ STRIPE_SECRET_KEY: 'pk_test_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x' }, 'STRIPE_SECRET_KEY'],
+    [{ STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_WEBHOOK_SECRET: 'secret' }, 'STRIPE_WEBHOOK_SECRET'],
+    [{ STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: 'http://127.0.0.1:1/v1' }, 'STRIPE_API_BASE'],
+    [{ CREDIT_PRICE_USD: '0' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PRICE_USD: '0.0000001' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PRICE_USD: '$0.01' }, 'CREDIT_PRICE_USD'],
+    [{ CREDIT_PURCHASE_MIN: '2.5' }, 'CREDIT_PURCHASE_MIN'],
+    // 40 credits at 0.01 USD is below Stripe's 0.50 USD; min above max; a purchase above 999,999.99 USD.
+    [{ CREDIT_PURCHASE_MIN: '40' }, 'CREDIT_PURCHASE_MIN'],
+    [{ CREDIT_PURCHASE_MIN: '500', CREDIT_PURCHASE_MAX: '400' }, 'CREDIT_PURCHASE_MIN'],
+    [{ CREDIT_PURCHASE_MAX: '100000000' }, 'CREDIT_PURCHASE_MAX'],
+  ])('a wrong checkout setting %j stops start-up naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`${name}:`));
   });
 });

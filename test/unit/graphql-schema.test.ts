@@ -12,8 +12,9 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const schema = await buildGraphQLSchema();
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
-    // CONTRACT's queries (the request log's `requests` among them), plus the console's account history: ledgerEntries, usage, the delivery logs;
-    // and the operators' (admin…, auditLog).
+    // CONTRACT's queries (the request log's `requests` among them), plus the console's account
+    // history (ledgerEntries, usage, the delivery logs), its Buy form (creditPrice, purchases) and
+    // the operators' (admin…, auditLog).
     [
       'account',
       'accountWebhookDeliveries',
@@ -24,8 +25,10 @@ test("the schema has CONTRACT's operations, exactly", async () => {
       'adminWebhookDeliveries',
       'apiKeys',
       'auditLog',
+      'creditPrice',
       'ledgerEntries',
       'models',
+      'purchases',
       'requests',
       'usage',
       'videoJob',
@@ -39,6 +42,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     'adminSetMember',
     'cancelVideoJob',
     'createApiKey',
+    'createCheckout',
     'queueMotionControl',
     'queueVideo',
     'regenerateAccountWebhookSecret',

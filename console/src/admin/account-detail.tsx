@@ -90,6 +90,42 @@ export function AccountDetail({ token, id }: { token: Bearer; id: string }) {
               </ul>
             )}
           </section>
+          <section class="card" aria-labelledby="purchases-heading">
+            <h2 id="purchases-heading">Purchases</h2>
+            {account.purchases.nodes.length === 0 ? (
+              <p>No purchase.</p>
+            ) : (
+              <table class="statement">
+                <caption class="sr-only">Purchases of credits, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Purchase</th>
+                    <th scope="col" class="num">
+                      Credits
+                    </th>
+                    <th scope="col" class="num">
+                      USD
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {account.purchases.nodes.map((p) => (
+                    <tr key={p.id}>
+                      <td>{when(p.created)}</td>
+                      <td>
+                        {p.status.toLowerCase().replace('_', ' ')}
+                        <span class="detail mono">{p.id}</span>
+                      </td>
+                      <td class="num">{p.credits.toLocaleString('en-US', { maximumFractionDigits: 6 })}</td>
+                      <td class="num">{p.amountUsd.toFixed(2)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {account.purchases.pageInfo.hasNextPage && <p class="hint">The 20 newest are shown.</p>}
+          </section>
           <AdminLedger token={token} accountId={account.id} tick={tick} />
         </>
       )}

@@ -36,6 +36,18 @@ export const AdminAccountQuery = graphql(`
         created
         lastUsed
       }
+      purchases(first: 20) {
+        nodes {
+          id
+          credits
+          amountUsd
+          status
+          created
+        }
+        pageInfo {
+          hasNextPage
+        }
+      }
     }
   }
 `);

@@ -21,6 +21,7 @@ import type { UrlGuard } from '../ports/url-guard';
 import { checkImagePartUrls } from './image-part-urls';
 import type { CallSignal } from '../shared/call-signal';
 import type { CallLog } from '../requests/call-log';
+import { NO_TRACING, type Tracing } from '../ports/tracing';
 
 /** Room for a provider whose tokenizer counts the prompt higher than our estimate. */
 const PROMPT_HOLD_MARGIN = 1.25;
@@ -85,6 +86,7 @@ export class ChatService {
     private readonly billing: Billing,
     private readonly limiter: RateLimiter,
     private readonly urls: UrlGuard,
+    private readonly tracing: Tracing = NO_TRACING,
   ) {}
 
   /** The request checked as far as it can be without calling anything: its model, the key's right to it, every field. */
@@ -151,6 +153,7 @@ export class ChatService {
   /** Charges `usage` (a provider's report read through `billableUsage`) against the hold; answers what the balance moved (or would have, for a test key), in credits. */
   private async charge(call: PreparedCall, usage: ChatUsage): Promise<number> {
     call.log?.usedTokens(usage.promptTokens, usage.completionTokens);
+    this.tracing.noteCall({ inputTokens: usage.promptTokens, outputTokens: usage.completionTokens });
     const cost = chatCostMicro(usage.promptTokens + usage.completionTokens, call.model.creditsPer10kTokens);
     return microToCredits(await this.billing.settle(call.hold, cost));
   }

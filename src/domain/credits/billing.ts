@@ -4,6 +4,7 @@ import { newId } from '../shared/ids';
 import type { LeaseBook, Reservation } from './lease-book';
 import type { StreamStarts } from './stream-starts';
 import type { CallLog } from '../requests/call-log';
+import { NO_TRACING, type Tracing } from '../ports/tracing';
 
 export interface Hold {
   /** What the charge references: the call (a chatcmpl id, an image request id). */
@@ -31,6 +32,7 @@ export class Billing {
     private readonly leases: LeaseBook,
     /** Streams in progress, so that one cut by this instance's death is still charged what it owed. */
     private readonly streams?: StreamStarts,
+    private readonly tracing: Tracing = NO_TRACING,
   ) {}
 
   async hold(principal: KeyPrincipal, amountMicro: number, model: string | null = null, reference: string = newId('call'), log?: CallLog): Promise<Hold> {
@@ -65,6 +67,12 @@ export class Billing {
    * later (see LeaseBook.commit): the provider has answered, so the call is not failed over it.
    */
   async settle(hold: Hold, actualMicro: number): Promise<number> {
+    const moved = await this.charge(hold, actualMicro);
+    this.tracing.noteCall({ creditsMicro: moved });
+    return moved;
+  }
+
+  private async charge(hold: Hold, actualMicro: number): Promise<number> {
     const cost = Math.max(0, Math.round(actualMicro));
     // The call's row: carried by the charge, or (no charge) told it may be written once the response ends.
     const log = hold.log;

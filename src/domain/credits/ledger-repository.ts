@@ -31,13 +31,25 @@ export interface Debit {
   day: string;
 }
 
+/** A grant of credits, or (negative) a removal of what the balance holds. */
+export interface GrantInput {
+  accountId: string;
+  amountMicro: number;
+  reason: string;
+  /** What the entry is for (a purchase's Checkout Session); none for an operator's. */
+  reference?: string | null;
+}
+
 export interface LedgerRepository {
   /** A charge in full; answers what kept it from being made, or null once it is made. */
   charge(tx: SqlExecutor, debit: Debit & { reason: string | null }): Promise<Shortfall | null>;
   /** Reverses the charge made under `reference`, once; answers whether this call reversed it. */
   refundOnce(tx: SqlExecutor, input: { accountId: string; reference: string; reason: string }): Promise<boolean>;
-  /** An operator grant (negative: a removal, never below zero); answers the amount applied. */
-  grant(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<number>;
+  /**
+   * A grant (negative: a removal, never below zero); answers the amount applied. `reference`
+   * names what it is for (a purchase's session); a positive grant is made at most once per reference.
+   */
+  grant(tx: SqlExecutor, input: GrantInput): Promise<number>;
   /** Takes what the balance holds now and notes the rest on the account's open leases. */
   removeCredits(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<{ takenMicro: number; pendingMicro: number }>;
   /**

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../ports/database';
-import { periodOfShortfall, type Debit, type LedgerRepository, type Shortfall } from './ledger-repository';
+import { periodOfShortfall, type Debit, type GrantInput, type LedgerRepository, type Shortfall } from './ledger-repository';
 import { insufficientCredits, type DomainError } from '../errors/domain-error';
 import { utcDay } from '../shared/time';
 import { budgetExceeded, type Budgets } from './budgets';
@@ -81,8 +81,12 @@ export class Ledger {
     return this.repository.refundOnce(tx, input);
   }
 
-  /** An operator grant; a negative amount takes credits away but never below zero. Answers the amount applied. */
-  grant(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<number> {
+  /**
+   * A grant (an operator's, a purchase's); a negative amount takes credits away but never below
+   * zero. Answers the amount applied. With a `reference`, a positive grant is made once: a second
+   * one for the same reference is refused by a unique index and rolls its transaction back.
+   */
+  grant(tx: SqlExecutor, input: GrantInput): Promise<number> {
     return this.repository.grant(tx, input);
   }
 

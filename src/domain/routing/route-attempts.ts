@@ -19,6 +19,7 @@ import { DomainError } from '../errors/domain-error';
 import type { RetryPolicy } from '../catalog/model';
 import { pause, type CallSignal } from '../shared/call-signal';
 import type { CircuitBreakers } from './circuit-breaker';
+import { NO_TRACING, type AttemptOutcome, type Tracing } from '../ports/tracing';
 
 export interface RoutedAttemptFailure {
   /** Try again (on another route when there is one). */
@@ -34,7 +35,7 @@ export interface AttemptReport {
   route: string;
   model: string;
   /** ok; failed: the upstream failed; rejected: it refused the request as the client's fault; cancelled: the client left. */
-  outcome: 'ok' | 'failed' | 'rejected' | 'cancelled';
+  outcome: AttemptOutcome;
   seconds: number;
   retried: boolean;
   error?: string;
@@ -47,12 +48,17 @@ export interface RoutingDeps {
   now?: () => number;
   random?: () => number;
   sleep?: (ms: number, signal?: CallSignal) => Promise<void>;
+  /** A client span per attempt, when tracing is on. */
+  tracing?: Tracing;
 }
 
 export interface RouteLike {
   id: string;
   priority: number;
   weight: number;
+  /** Named on the attempt's span. */
+  provider?: string;
+  upstreamModel?: string;
 }
 
 export const allRoutesOpen = (retryAfterSeconds: number) =>
@@ -92,6 +98,7 @@ export async function attemptRoutes<R extends RouteLike, T>(
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   const sleep = deps.sleep ?? pause;
+  const tracing = deps.tracing ?? NO_TRACING;
   const deadline = now() + model.retry.budgetSeconds * 1000;
   const tried = new Set<string>();
   let lastError: unknown;
@@ -103,9 +110,11 @@ export async function attemptRoutes<R extends RouteLike, T>(
     }
     tried.add(route.id);
     const started = now();
+    const span = tracing.attempt({ model: model.id, route: route.id, provider: route.provider, upstreamModel: route.upstreamModel, attempt });
     try {
-      const answer = await call(route, attempt);
+      const answer = await span.run(() => call(route, attempt));
       deps.breakers.record(route.id, true);
+      span.end('ok');
       deps.report({ route: route.id, model: model.id, outcome: 'ok', seconds: (now() - started) / 1000, retried: false });
       return answer;
     } catch (err) {
@@ -117,11 +126,13 @@ export async function attemptRoutes<R extends RouteLike, T>(
       lastError = err;
       // The last attempt allowed waits for nothing: its failure is the answer.
       const another = attempt + 1 < model.retry.attempts;
+      const outcome = aborted ? 'cancelled' : failure.upstreamFault ? 'failed' : 'rejected';
+      span.end(outcome, failure.summary);
       const next = another && failure.retryable && !aborted ? await waitForNext(deps, model, route, tried, failure, deadline, now, sleep, signal) : false;
       deps.report({
         route: route.id,
         model: model.id,
-        outcome: aborted ? 'cancelled' : failure.upstreamFault ? 'failed' : 'rejected',
+        outcome,
         seconds: (now() - started) / 1000,
         retried: next,
         error: failure.summary,

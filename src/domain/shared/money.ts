@@ -1,6 +1,13 @@
 /** Credits are stored as integer micro-credits so sums are exact. */
 export const MICRO_PER_CREDIT = 1_000_000;
 
+/**
+ * Members get ~55% more credits per currency unit: a purchase gives them 1.55 times the credits,
+ * so a credit costs them 1/1.55 as much. As a fraction (155/100) for exact integer arithmetic.
+ */
+export const MEMBER_CREDIT_FACTOR = 1.55;
+export const MEMBER_CREDIT_FACTOR_PERCENT = 155;
+
 export function creditsToMicro(credits: number): number {
   return Math.round(credits * MICRO_PER_CREDIT);
 }

@@ -1,8 +1,6 @@
 import type { Catalog } from '../catalog/catalog';
 import type { MotionModel, VideoModel } from '../catalog/model';
-
-/** Members get ~55% more credits per currency unit, so a credit costs them 1/1.55 as much. */
-export const MEMBER_CREDIT_FACTOR = 1.55;
+import { MEMBER_CREDIT_FACTOR } from '../shared/money';
 
 export type VideoDuration = '5s' | '10s';
 export type VideoResolution = '480p' | '720p' | '1080p';

@@ -21,6 +21,7 @@ import type { VideoJobRepository } from './video-job-repository';
 import type { VideoLedger } from './video-ledger';
 import { durationSeconds, estimatedCostUsd, motionCredits, videoCredits } from './video-pricing';
 import type { CallLog } from '../requests/call-log';
+import type { Tracing } from '../ports/tracing';
 import { DEFAULT_DURATION, DEFAULT_RESOLUTION, fieldNotTaken, motionSchema, queueSchema, quoteSchema, retrieveSchema } from './video-requests';
 
 export const MOTION_MODEL_ID = 'svc-v3-motion-control';
@@ -71,6 +72,8 @@ export class VideoService {
       timeoutSeconds: number;
       /** Wakes the local worker after a job row is written. */
       nudge: () => void;
+      /** What a queued job was charged, on the request's trace. */
+      tracing?: Tracing;
       /** Calls back the account's leased credits when the balance alone falls short (LeaseBook). */
       leases?: { chargeBeside<T>(key: KeyPrincipal, amountMicro: number, charge: () => Promise<T>): Promise<T> };
       /** Charges the job, in the transaction that writes it (the credit ledger). */
@@ -235,6 +238,7 @@ export class VideoService {
     } finally {
       log?.settled();
     }
+    this.deps.tracing?.noteCall({ creditsMicro: chargedMicro });
     this.deps.nudge();
     // Not awaited: the job is committed and charged, and its answer must not wait for Redis (a
     // publish that fails is delivered to this instance's subscribers; the others re-read on return).

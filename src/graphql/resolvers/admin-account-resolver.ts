@@ -4,7 +4,8 @@ import { AdminAccountConnection, AdminAccountType, toAdminAccountConnection, toA
 import { ApiKeyType, toApiKeyType } from '../types/account';
 import { LedgerEntryConnection, toLedgerConnection } from '../types/history';
 import { ACCOUNT_PAGE } from '../../domain/operators/operator-reads';
-import { LEDGER_PAGE, definedArgs } from '../page-args';
+import { PurchaseConnection, toPurchaseConnection } from '../types/purchase';
+import { LEDGER_PAGE, PURCHASE_PAGE, definedArgs } from '../page-args';
 import { namingArgument } from '../argument-names';
 
 @ArgsType()
@@ -91,5 +92,18 @@ export class AdminAccountResolver {
   ): Promise<LedgerEntryConnection> {
     requireOperator(ctx);
     return toLedgerConnection(await ctx.services.history.ledger(account.id, definedArgs({ first, after })));
+  }
+
+  @FieldResolver(() => PurchaseConnection, {
+    description: "The account's purchases of credits, newest first, as GET /account/purchases lists them.",
+    complexity: ({ args, childComplexity }) => 1 + PURCHASE_PAGE.size(args.first) * childComplexity,
+  })
+  async purchases(
+    @Root() account: AdminAccountType,
+    @Args(() => PageArgs) { first, after }: PageArgs,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<PurchaseConnection> {
+    requireOperator(ctx);
+    return toPurchaseConnection(await ctx.services.purchases.list(account.id, definedArgs({ first, after })));
   }
 }

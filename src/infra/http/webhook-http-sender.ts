@@ -1,5 +1,6 @@
 import type { WebhookSender } from '../../domain/ports/webhook-sender';
 import { OutboundRequestError, SafeHttpClient } from './safe-http-client';
+import type { Tracer } from '../observability/tracing';
 
 /**
  * Webhook POSTs through the SSRF-safe client: no redirects (a 3xx is a failed attempt), the
@@ -9,7 +10,8 @@ import { OutboundRequestError, SafeHttpClient } from './safe-http-client';
 export class WebhookHttpSender implements WebhookSender {
   private readonly client: SafeHttpClient;
 
-  constructor(private readonly options: { allowLocal: boolean; timeoutSeconds: number }) {
+  /** `tracer`: each attempt is a client span of its own, and the receiver gets its `traceparent`. */
+  constructor(private readonly options: { allowLocal: boolean; timeoutSeconds: number; tracer?: Tracer }) {
     this.client = new SafeHttpClient({
       allowLocal: options.allowLocal,
       defaultTimeoutMs: options.timeoutSeconds * 1000,
@@ -18,7 +20,19 @@ export class WebhookHttpSender implements WebhookSender {
     });
   }
 
-  async post(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
+  post(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
+    const tracer = this.options.tracer;
+    if (!tracer) return this.send(url, headers, body);
+    // The receiver's host only: a webhook URL's path or query may carry the customer's own token.
+    return tracer.outbound(
+      'webhook delivery',
+      { 'server.address': hostOf(url) },
+      (traceHeaders) => this.send(url, { ...headers, ...traceHeaders }, body),
+      (sent) => ({ status: sent.statusCode ?? undefined, error: sent.error ?? undefined }),
+    );
+  }
+
+  private async send(url: string, headers: Record<string, string>, body: string): Promise<{ statusCode: number | null; error: string | null }> {
     try {
       const res = await this.client.request(url, {
         method: 'POST',
@@ -37,5 +51,13 @@ export class WebhookHttpSender implements WebhookSender {
 
   close(): Promise<void> {
     return this.client.close();
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }

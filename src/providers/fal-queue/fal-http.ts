@@ -3,6 +3,7 @@
  * provider decides per call what a failure means (a failed submit is an error for the caller,
  * a failed poll usually just means "ask again later").
  */
+import type { Propagate } from '../shared/propagate';
 import { Agent, type Dispatcher, request } from 'undici';
 import { readText } from '../shared/read-text';
 
@@ -26,6 +27,8 @@ export class FalHttp {
     apiKey: string | undefined,
     private readonly timeoutMs: number,
     dispatcher?: Dispatcher,
+    /** Tracing on: each request carries the current span's traceparent. */
+    private readonly propagate?: Propagate,
   ) {
     this.ownsDispatcher = dispatcher === undefined;
     this.dispatcher = dispatcher ?? new Agent({ keepAliveTimeout: 30_000 });
@@ -52,6 +55,10 @@ export class FalHttp {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
+  private trace(headers: Record<string, string>): Record<string, string> {
+    return this.propagate ? this.propagate(headers) : headers;
+  }
+
   private async send(url: string, method: 'GET' | 'POST' | 'PUT', body: string | undefined): Promise<FalOutcome> {
     let text: string;
     let status: number;
@@ -61,7 +68,7 @@ export class FalHttp {
       const response = await request(url, {
         method,
         dispatcher: this.dispatcher,
-        headers: body === undefined ? this.getHeaders : this.postHeaders,
+        headers: this.trace(body === undefined ? this.getHeaders : this.postHeaders),
         body,
         signal: AbortSignal.timeout(this.timeoutMs),
       });

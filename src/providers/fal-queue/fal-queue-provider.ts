@@ -26,6 +26,7 @@
  *   the upstream no longer knows the request (404/410 on status), a 4xx on the result (e.g. a
  *   source image URL that expired), a result without a video, or a video we cannot download.
  */
+import type { Propagate } from '../shared/propagate';
 import type { Dispatcher } from 'undici';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { errorForStatus } from '../shared/upstream-errors';
@@ -46,6 +47,8 @@ export interface FalQueueOptions {
   fetchMedia: (url: string) => Promise<GeneratedImage>;
   /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
   dispatcher?: Dispatcher;
+  /** Tracing on: each upstream request carries the current span's traceparent. */
+  propagate?: Propagate;
 }
 
 const PROCESSING: VideoPollResult = { state: 'processing' };
@@ -57,7 +60,7 @@ export class FalQueueVideoProvider implements VideoProvider {
 
   constructor(options: FalQueueOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.http = new FalHttp(options.apiKey, options.timeoutMs, options.dispatcher);
+    this.http = new FalHttp(options.apiKey, options.timeoutMs, options.dispatcher, options.propagate);
     this.fetchMedia = options.fetchMedia;
   }
 

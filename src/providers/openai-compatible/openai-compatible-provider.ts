@@ -24,6 +24,7 @@ import type { FetchMedia } from './fetch-media';
 import { editImages, streamEditedImages } from './image-edit';
 import { generateImages, streamGeneratedImages } from './image-generate';
 import { UpstreamHttp } from './upstream-http';
+import type { Propagate } from '../shared/propagate';
 
 export interface OpenAICompatibleOptions {
   /** Up to and including the version prefix, e.g. `https://api.openai.com/v1`. */
@@ -36,6 +37,8 @@ export interface OpenAICompatibleOptions {
   dispatcher?: Dispatcher;
   /** Needed only for upstreams that answer image URLs instead of base64. */
   fetchMedia?: FetchMedia;
+  /** Tracing on: each upstream request carries the current span's traceparent. */
+  propagate?: Propagate;
 }
 
 export class OpenAICompatibleProvider implements ChatProvider, ImageProvider, ImageEditProvider {

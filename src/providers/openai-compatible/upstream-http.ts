@@ -12,6 +12,7 @@ import { Agent, FormData, type Dispatcher } from 'undici';
 import { CallTimedOut, collectedCall, type CollectedResponse } from '../shared/collected-call';
 import { streamedCall, type StreamedResponse } from '../shared/streamed-call';
 import { asUpstreamError, errorForStatus, type ErrorScrub } from '../shared/upstream-errors';
+import type { Propagate } from '../shared/propagate';
 
 /** Which model a call was for, so an upstream's error can name it the way the client does. */
 export interface CallModel {
@@ -24,6 +25,8 @@ export interface UpstreamHttpOptions {
   apiKey?: string;
   timeoutMs: number;
   dispatcher?: Dispatcher;
+  /** Tracing on: each request carries the current span's traceparent. */
+  propagate?: Propagate;
 }
 
 import { readText, type ResponseBody } from '../shared/read-text';
@@ -50,8 +53,10 @@ export class UpstreamHttp {
   private readonly multipartHeaders: Record<string, string>;
   private readonly multipartStreamHeaders: Record<string, string>;
   private readonly apiKey?: string;
+  private readonly propagate?: Propagate;
 
   constructor(options: UpstreamHttpOptions) {
+    this.propagate = options.propagate;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     const base = new URL(this.baseUrl);
     this.origin = base.origin;
@@ -103,7 +108,7 @@ export class UpstreamHttp {
           origin: this.origin,
           path: this.basePath + path,
           method: 'POST',
-          headers: multipart ? this.multipartStreamHeaders : this.streamHeaders,
+          headers: this.withTrace(multipart ? this.multipartStreamHeaders : this.streamHeaders),
           body: multipart ? payload : JSON.stringify(payload),
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
@@ -135,6 +140,10 @@ export class UpstreamHttp {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
+  private withTrace(headers: Record<string, string>): Record<string, string> {
+    return this.propagate ? this.propagate(headers) : headers;
+  }
+
   private async call(
     path: string,
     body: string | Buffer | FormData,
@@ -146,7 +155,7 @@ export class UpstreamHttp {
     try {
       response = await collectedCall(
         this.dispatcher,
-        { origin: this.origin, path: this.basePath + path, method: 'POST', headers, body },
+        { origin: this.origin, path: this.basePath + path, method: 'POST', headers: this.withTrace(headers), body },
         { limitBytes: MAX_RESPONSE_BYTES, errorLimitBytes: MAX_ERROR_BODY_BYTES, timeoutMs: this.timeoutMs, signal },
       );
     } catch (err) {

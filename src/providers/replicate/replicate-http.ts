@@ -3,6 +3,7 @@
  * provider decides per call what a failure means (a failed create is an error for the caller,
  * a failed poll of a video job usually just means "ask again later").
  */
+import type { Propagate } from '../shared/propagate';
 import { Agent, type Dispatcher } from 'undici';
 import type { CallSignal } from '../../domain/shared/call-signal';
 import { CallTimedOut, collectedCall, type CollectedResponse } from '../shared/collected-call';
@@ -45,7 +46,13 @@ export class ReplicateHttp {
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
 
-  constructor(baseUrl: string, apiKey: string | undefined, dispatcher?: Dispatcher) {
+  /** `propagate`, tracing on: each request carries the current span's traceparent. */
+  constructor(
+    baseUrl: string,
+    apiKey: string | undefined,
+    dispatcher?: Dispatcher,
+    private readonly propagate?: Propagate,
+  ) {
     const base = new URL(baseUrl);
     this.origin = base.origin;
     // Replicate's own clients take the base with its `/v1`; both spellings name the same API.
@@ -90,7 +97,8 @@ export class ReplicateHttp {
   }
 
   private async exchange(method: 'GET' | 'POST', path: string, body: string | undefined, bounds: CallBounds): Promise<CollectedResponse | Failure> {
-    const base = body === undefined ? this.getHeaders : this.postHeaders;
+    const built = body === undefined ? this.getHeaders : this.postHeaders;
+    const base = this.propagate ? this.propagate(built) : built;
     try {
       return await collectedCall(
         this.dispatcher,

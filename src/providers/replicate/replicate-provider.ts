@@ -20,6 +20,7 @@
  *   `processing`; the job's deadline ends a job that never recovers.
  * - a definite end → `failed` with a short reason of ours, never the upstream's words.
  */
+import type { Propagate } from '../shared/propagate';
 import type { Dispatcher } from 'undici';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
@@ -41,6 +42,8 @@ export interface ReplicateOptions {
   fetchMedia: (url: string) => Promise<GeneratedImage>;
   /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
   dispatcher?: Dispatcher;
+  /** Tracing on: each upstream request carries the current span's traceparent. */
+  propagate?: Propagate;
   /** Sync-mode wait of an image create, 1..60 s (default 60), kept under timeoutMs. */
   waitSeconds?: number;
   /** Pause between polls of an image prediction that outlasted the wait (default 1000 ms). */
@@ -58,7 +61,7 @@ export class ReplicateProvider implements VideoProvider, ImageProvider {
   private readonly images: ImageSettings;
 
   constructor(options: ReplicateOptions) {
-    this.http = new ReplicateHttp(options.baseUrl, options.apiKey, options.dispatcher);
+    this.http = new ReplicateHttp(options.baseUrl, options.apiKey, options.dispatcher, options.propagate);
     this.timeoutMs = options.timeoutMs;
     this.fetchMedia = options.fetchMedia;
     const secrets = [options.baseUrl.replace(/\/+$/, ''), new URL(options.baseUrl).host];

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../../domain/ports/database';
-import type { Debit, LedgerRepository, Shortfall } from '../../../domain/credits/ledger-repository';
+import type { Debit, GrantInput, LedgerRepository, Shortfall } from '../../../domain/credits/ledger-repository';
 
 /** svc_charge's and svc_place_hold's status: 0 done, 1 the balance is short, 2, 3, 4 the key's day's, week's, month's budget is. */
 const SHORTFALLS: Record<number, Shortfall> = { 1: 'balance', 2: 'daily_cap', 3: 'week_budget', 4: 'month_budget' };
@@ -27,8 +27,13 @@ export class SqlLedgerRepository implements LedgerRepository {
     return row?.refunded === true;
   }
 
-  async grant(tx: SqlExecutor, input: { accountId: string; amountMicro: number; reason: string }): Promise<number> {
-    const row = await tx.one<{ applied: string | number }>(`select svc_grant(?, ?, ?) as applied`, [input.accountId, input.amountMicro, input.reason]);
+  async grant(tx: SqlExecutor, input: GrantInput): Promise<number> {
+    const row = await tx.one<{ applied: string | number }>(`select svc_grant(?, ?, ?, ?) as applied`, [
+      input.accountId,
+      input.amountMicro,
+      input.reason,
+      input.reference ?? null,
+    ]);
     return Number(row?.applied ?? 0);
   }
 

@@ -47,11 +47,13 @@ export class SqlOperatorReads implements OperatorRepository {
   }
 
   async soldPerDay(range: { since: string; until: string }): Promise<Array<{ day: string; soldMicro: number }>> {
-    // A purchase's grant is a grant entry naming its purchase (an operator's names none).
+    // A purchase's grant is the grant entry naming its purchase (its Checkout Session); its
+    // refunds' take-backs are negative and not sales.
     const rows = await this.db.all<{ day: string; sold: string | number }>(
-      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(amount_micro) as sold
-         from ledger_entries
-        where kind = 'grant' and amount_micro > 0 and reference is not null and created_at >= ?::timestamptz and created_at < ?::timestamptz
+      `select to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(e.amount_micro) as sold
+         from ledger_entries e
+        where e.kind = 'grant' and e.amount_micro > 0 and e.created_at >= ?::timestamptz and e.created_at < ?::timestamptz
+          and exists (select 1 from purchases p where p.id = e.reference)
         group by 1 order by 1`,
       [range.since, range.until],
     );

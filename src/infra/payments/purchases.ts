@@ -1,0 +1,26 @@
+import type { Config } from '../../config';
+import type { Database } from '../../domain/ports/database';
+import { PurchaseService, type PurchaseDeps } from '../../domain/purchases/purchase-service';
+import { SqlPurchaseRepository } from '../db/repositories/sql-purchases';
+import { StripePayments, stripeApiOf } from './stripe-payments';
+
+/**
+ * The purchases as the configuration makes them: over `purchases` in the database, with Stripe
+ * when STRIPE_SECRET_KEY is set (at STRIPE_API_BASE when that is), and without a provider (buying
+ * off, past purchases still listed) when it is not.
+ */
+export function openPurchases(
+  config: Pick<Config, 'stripe' | 'checkout'>,
+  db: Database,
+  deps: Omit<PurchaseDeps, 'repository' | 'provider' | 'terms'>,
+): PurchaseService {
+  const stripe = config.stripe;
+  const provider = stripe
+    ? new StripePayments({
+        secretKey: stripe.secretKey,
+        webhookSecret: stripe.webhookSecret,
+        api: stripe.apiBase ? stripeApiOf(stripe.apiBase) : undefined,
+      })
+    : undefined;
+  return new PurchaseService({ ...deps, repository: new SqlPurchaseRepository(db), provider, terms: config.checkout });
+}
