@@ -159,6 +159,18 @@ describe('every operator action writes one audit entry', () => {
     expect(none).toEqual([]);
   });
 
+  test('an action refused inside its transaction (past the most a balance may hold) rolls its audit entry back with it', async () => {
+    const acct = await gw.newAccount(0);
+    for (let i = 0; i < 9; i++) await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 1e9, reason: 'fill' } });
+    // The ledger entry is written, then the bound checked: the refusal rolls back the entry, the balance and the audit row.
+    const none = await added(async () => {
+      const res = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 7_199_255, reason: 'too much' } });
+      expect(res.body.error).toMatchObject({ code: 'balance_too_large', param: 'credits' });
+    });
+    expect(none).toEqual([]);
+    expect(await gw.balance(acct)).toBe(9e9);
+  });
+
   test('GET /admin/audit and GraphQL auditLog list the same entries, newest first, page by page; no credential is in them', async () => {
     const acct = await gw.newAccount(0);
     for (const credits of [1, 2, 3])

@@ -134,12 +134,13 @@ test('at 390 px with ADMIN_TOKEN pasted: every view lays out without sideways sc
   await page.getByRole('heading', { name: customer.id }).waitFor();
   await page.getByRole('button', { name: 'Make member' }).click();
   await page.getByRole('button', { name: 'Remove membership' }).waitFor();
+  expect(await gw.api('GET', '/account', { token: customer.idToken })).toMatchObject({ body: { member: true } });
   await page.getByRole('radio', { name: 'Take back' }).check();
   await page.getByLabel('Credits', { exact: true }).fill('1.5');
   await page.getByLabel('Reason').fill('duplicate grant');
   await page.getByRole('button', { name: 'Take back credits' }).click();
-  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('1.5 credits');
   await page.getByText('Took back 1.5 credits.').waitFor();
+  await expect(page.getByTestId('admin-balance').textContent()).resolves.toBe('1.5 credits');
   expect(await scrollsSideways(page)).toBe(false);
   await cp.shot('operator-account-390');
 
