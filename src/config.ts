@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { leaseProblems } from './domain/work/lease-policy';
 import { trustedProxies } from './infra/http/client-address';
 import { checkoutTermProblems, type CheckoutTerms } from './domain/purchases/checkout-terms';
+import type { S3Settings } from './infra/media/s3-blob-store';
 
 /**
  * Configuration is read from the environment once, at start-up, into a typed object; nothing else
@@ -146,6 +147,23 @@ const schema = z.object({
       }
       return ranges;
     }),
+  /** Where media are kept: `disk` (under DATA_DIR) or `s3` (a bucket every instance shares). */
+  MEDIA_STORE: z.enum(['disk', 's3']).default('disk'),
+  S3_BUCKET: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9][A-Za-z0-9._-]{2,254}$/.test(v), {
+    message: 'must be a bucket name (letters, digits, dots, hyphens, underscores; 3 or more)',
+  }),
+  S3_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), {
+    message: 'must be an http(s) URL',
+  }),
+  S3_REGION: optionalString.transform((v) => v ?? 'us-east-1'),
+  S3_FORCE_PATH_STYLE: z
+    .enum(['', '0', '1', 'true', 'false'])
+    .default('')
+    .transform((v) => v === '1' || v === 'true'),
+  /** The standard AWS variables; unset, the SDK's own chain finds credentials (a role, a web identity, a profile). */
+  AWS_ACCESS_KEY_ID: optionalString,
+  AWS_SECRET_ACCESS_KEY: optionalString,
+  AWS_SESSION_TOKEN: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Days the request log keeps its rows (one partition a day); 0 turns the log off. */
   REQUEST_LOG_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
@@ -207,6 +225,8 @@ export interface Config {
   databaseUrl?: string;
   redisUrl?: string;
   dataDir: string;
+  /** MEDIA_STORE and its bucket: disk under DATA_DIR/media, or an S3-compatible bucket. */
+  media: { store: 'disk' } | { store: 's3'; s3: S3Settings };
   publicBaseUrl?: string;
   adminToken?: string;
   /** ADMIN_SUBJECTS: the `sub`s whose ID tokens are operators'; empty: none. */
@@ -285,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const checkout = { usdPerCreditMicro: c.CREDIT_PRICE_USD, min: c.CREDIT_PURCHASE_MIN, max: c.CREDIT_PURCHASE_MAX };
   const terms = checkoutTermProblems(checkout);
   if (terms.length > 0) throw new ConfigError(`Invalid configuration:\n  ${terms.join('\n  ')}`);
+  const media = mediaStore(c);
   return {
     env: c.NODE_ENV,
     port: c.PORT,
@@ -292,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     redisUrl: c.REDIS_URL,
     dataDir: c.DATA_DIR,
+    media,
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     adminToken: c.ADMIN_TOKEN,
     adminSubjects: c.ADMIN_SUBJECTS,
@@ -346,5 +368,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamStallSeconds: c.STREAM_STALL_SECONDS,
     shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
     secrets: env,
+  };
+}
+
+/** MEDIA_STORE's choice with its bucket; an S3 setting without MEDIA_STORE=s3 would go unused, so it stops start-up. */
+function mediaStore(c: z.infer<typeof schema>): Config['media'] {
+  const refuse = (line: string) => new ConfigError(`Invalid configuration:\n  ${line}`);
+  if (c.MEDIA_STORE === 'disk') {
+    const set = (['S3_BUCKET', 'S3_ENDPOINT'] as const).filter((name) => c[name] !== undefined);
+    if (set.length > 0) throw refuse(`MEDIA_STORE: must be s3 when ${set.join(' or ')} is set (media would stay on this instance's disk)`);
+    return { store: 'disk' };
+  }
+  if (c.S3_BUCKET === undefined) throw refuse('S3_BUCKET: required when MEDIA_STORE=s3');
+  if ((c.AWS_ACCESS_KEY_ID === undefined) !== (c.AWS_SECRET_ACCESS_KEY === undefined)) {
+    throw refuse(
+      `${c.AWS_ACCESS_KEY_ID === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_SECRET_ACCESS_KEY'}: required with the other one (or neither, for the SDK's own credentials)`,
+    );
+  }
+  const credentials =
+    c.AWS_ACCESS_KEY_ID !== undefined && c.AWS_SECRET_ACCESS_KEY !== undefined
+      ? { accessKeyId: c.AWS_ACCESS_KEY_ID, secretAccessKey: c.AWS_SECRET_ACCESS_KEY, ...(c.AWS_SESSION_TOKEN ? { sessionToken: c.AWS_SESSION_TOKEN } : {}) }
+      : undefined;
+  return {
+    store: 's3',
+    s3: { bucket: c.S3_BUCKET, region: c.S3_REGION, endpoint: c.S3_ENDPOINT, forcePathStyle: c.S3_FORCE_PATH_STYLE, credentials },
   };
 }

@@ -83,6 +83,12 @@ import { openPurchases } from './infra/payments/purchases';
 import type { Tracer } from './infra/observability/tracing';
 import { NO_TRACING } from './domain/ports/tracing';
 
+/** The bucket store, loaded only when MEDIA_STORE=s3: the AWS SDK takes a fifth of a second to load. */
+function loadS3Store(): typeof import('./infra/media/s3-blob-store') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./infra/media/s3-blob-store') as typeof import('./infra/media/s3-blob-store');
+}
+
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
@@ -144,7 +150,9 @@ export async function buildServices(deps: {
     routing: { breakers, report: (a) => attempts.report(a), tracing },
     propagate: tracer?.propagate,
   });
-  const media = await MediaLibrary.open(new SqlMediaRecords(db), new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
+  // MEDIA_STORE: this instance's disk, or a bucket every instance reads and writes.
+  const bucket = config.media.store === 's3' ? new (loadS3Store().S3BlobStore)(config.media.s3) : undefined;
+  const media = await MediaLibrary.open(new SqlMediaRecords(db), bucket ?? new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
   const keyChanges = topic('svc:key-changes');
@@ -353,6 +361,7 @@ export async function buildServices(deps: {
       await providers.close();
       await outbound.close();
       await webhookSender.close();
+      bucket?.close();
     },
   };
 }
