@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ADMIN_TOKEN } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
-import { launchChromium, openPage, scrollsSideways, unnamedControls } from '../support/browser';
+import { openPage, scrollsSideways, unnamedControls, useBrowser } from '../support/browser';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
 
 /**
@@ -11,26 +11,22 @@ import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
  * 390 px, and an identity that is not an operator's is told so and signed out.
  */
 const OPERATOR = 'ops-carol';
-let browser: Browser;
 let stripe: FakeStripe;
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-  await stripe?.close();
-});
 beforeAll(async () => {
   stripe = await startFakeStripe();
 });
+afterAll(async () => {
+  await stripe?.close();
+});
+// Before the gateway's fixture, so the browser closes before the gateway.
+const chromium = useBrowser();
 const gw = useTestGateway(() => ({
   ADMIN_SUBJECTS: OPERATOR,
   STRIPE_SECRET_KEY: stripe.secretKey,
   STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
   STRIPE_API_BASE: stripe.url,
 }));
-beforeAll(async () => {
-  stripe.setWebhookUrl(`${gw.url}/webhooks/stripe`);
-  browser = await launchChromium();
-});
+beforeAll(() => stripe.setWebhookUrl(`${gw.url}/webhooks/stripe`));
 
 /** The operator console's own sign-in: the provider's page, then back to /console/admin. */
 async function operatorSignIn(page: Page, username: string): Promise<void> {
@@ -46,7 +42,7 @@ test('an operator signs in, finds the account, grants credits with a reason; the
   const checkout = await gw.api('POST', '/account/checkout', { token: customer.idToken, body: { credits: 100 } });
   expect(checkout.status).toBe(200);
   expect((await fetch(`${stripe.url}/checkout/${checkout.body.id}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
-  const cp = await openPage(browser, gw.url, 1280, 900);
+  const cp = await openPage(chromium.browser, gw.url, 1280, 900);
   const { page } = cp;
   await operatorSignIn(page, OPERATOR);
   await page.getByRole('heading', { name: 'Accounts', level: 1 }).waitFor();
@@ -118,7 +114,7 @@ test('an operator signs in, finds the account, grants credits with a reason; the
 
 test('at 390 px with ADMIN_TOKEN pasted: every view lays out without sideways scrolling; a member toggle and a take-back', async () => {
   const customer = await gw.newAccount(3);
-  const cp = await openPage(browser, gw.url, 390, 844);
+  const cp = await openPage(chromium.browser, gw.url, 390, 844);
   const { page } = cp;
   await page.goto(`${gw.url}/console/admin`);
   await page.getByLabel('Admin token').fill('not-the-admin-token-at-all');
@@ -170,7 +166,7 @@ test('at 390 px with ADMIN_TOKEN pasted: every view lays out without sideways sc
 });
 
 test('an identity not in ADMIN_SUBJECTS is told it is not an operator and signed out', async () => {
-  const cp = await openPage(browser, gw.url, 1280, 900);
+  const cp = await openPage(chromium.browser, gw.url, 1280, 900);
   const { page } = cp;
   await operatorSignIn(page, 'just-a-customer');
   await page.getByText("This identity is not an operator's").waitFor();
