@@ -37,6 +37,25 @@ const schema = z.object({
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
   }),
+  /**
+   * Operators by identity: comma-separated `sub` values of ID tokens from the configured issuer
+   * (or the development provider). Each names exactly one subject; nothing is a pattern.
+   */
+  ADMIN_SUBJECTS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const subjects = v
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
+      const bad = subjects.find((s) => s.length > 255 || /[\s\p{C}]/u.test(s));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated subjects without spaces or control characters, each at most 255 characters' });
+        return z.NEVER;
+      }
+      return [...new Set(subjects)];
+    }),
   OIDC_ISSUER: optionalString,
   OIDC_AUDIENCE: optionalString,
   OIDC_JWKS_URL: optionalString,
@@ -210,6 +229,8 @@ export interface Config {
   media: { store: 'disk' } | { store: 's3'; s3: S3Settings };
   publicBaseUrl?: string;
   adminToken?: string;
+  /** ADMIN_SUBJECTS: the `sub`s whose ID tokens are operators'; empty: none. */
+  adminSubjects: string[];
   oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string; clockToleranceSeconds?: number };
   modelsFile?: string;
   webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
@@ -295,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     media,
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     adminToken: c.ADMIN_TOKEN,
+    adminSubjects: c.ADMIN_SUBJECTS,
     oidc: c.OIDC_ISSUER
       ? {
           issuer: c.OIDC_ISSUER,

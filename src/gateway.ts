@@ -25,7 +25,7 @@ import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-rout
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
 import { videosRoutes } from './rest/routes/videos-routes';
-import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
+import { accountDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { requestLogRoutes } from './rest/routes/request-log-routes';
 import { purchaseRoutes, stripeWebhookRoutes } from './rest/routes/purchase-routes';
@@ -156,7 +156,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     metrics,
     keys: s.keys,
     accounts: s.accountAuth,
-    adminToken: config.adminToken,
+    operators: s.operators,
     requestLog: s.requestLog,
     doors: {
       open: [
@@ -193,7 +193,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         requestLogRoutes(s.requestLog, logger),
         purchaseRoutes(s.purchases),
       ],
-      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
+      admin: [adminRoutes({ actions: s.operatorActions, reads: s.operatorReads, audit: s.audit })],
     },
     graphql: graphql.mount.bind(graphql),
   });

@@ -73,6 +73,12 @@ import { SqlLeaseStore } from './infra/db/repositories/sql-lease-store';
 import { SqlLedgerRepository } from './infra/db/repositories/sql-ledger-repository';
 import { SqlRequestLog } from './infra/db/repositories/sql-request-log';
 import { RequestLog } from './domain/requests/request-log';
+import { OperatorAccess } from './domain/operators/operator-access';
+import { AuditLog } from './domain/operators/audit-log';
+import { OperatorActions } from './domain/operators/operator-actions';
+import { OperatorReads } from './domain/operators/operator-reads';
+import { SqlAuditLog } from './infra/db/repositories/sql-audit-log';
+import { SqlOperatorReads } from './infra/db/repositories/sql-operator-reads';
 import { openPurchases } from './infra/payments/purchases';
 import type { Tracer } from './infra/observability/tracing';
 import { NO_TRACING } from './domain/ports/tracing';
@@ -160,7 +166,8 @@ export async function buildServices(deps: {
   const webhooks = new SqlWebhookRepository(db);
   const expiryNotices = new KeyExpiryNotices(queue, keyRepository, webhooks, clock);
   const keys = new KeyService(keyRepository, (id) => catalog.has(id), urls, new KeyCache(keyChanges, clock), keyDirectory, clock, expiryNotices);
-  const history = new AccountHistory(new SqlHistoryRepository(db), webhooks, keys);
+  const historyRepository = new SqlHistoryRepository(db);
+  const history = new AccountHistory(historyRepository, webhooks, keys);
   // Rows of charged calls commit with their charges; the writer batches the rest off the calls' path.
   const requestLog = RequestLog.open(new SqlRequestLog(db), clock, config.requestLogDays, (message, detail) => warn(message, detail, message));
   await requestLog.start();
@@ -292,9 +299,19 @@ export async function buildServices(deps: {
     onRemoteFailure: (err) => logger.error({ err: String(err) }, 'catalog reload asked by another instance failed here; the running catalog stays'),
   });
 
+  // Operators: ADMIN_TOKEN or a listed subject's ID token; each action audited in its own transaction.
+  const operators = new OperatorAccess({ adminToken: config.adminToken, subjects: config.adminSubjects }, identity);
+  const audit = new AuditLog(new SqlAuditLog(db));
+  const operatorActions = new OperatorActions({ accounts, audit, catalog, catalogReload });
+  const operatorReads = new OperatorReads({ operators: new SqlOperatorReads(db), accounts, history: historyRepository, webhooks, catalog, breakers });
+
   return {
     catalog,
     catalogReload,
+    operators,
+    audit,
+    operatorActions,
+    operatorReads,
     /** The work lease this process runs with (WORK_LEASE_SECONDS, or derived from the routes). */
     workLeaseSeconds,
     breakers,

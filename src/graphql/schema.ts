@@ -10,6 +10,9 @@ import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
+// Operators' operations last: they follow everything an account may do.
+import { AdminAccountResolver } from './resolvers/admin-account-resolver';
+import { AdminOperationsResolver } from './resolvers/admin-operations-resolver';
 
 /**
  * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
@@ -31,7 +34,17 @@ const noTopics = {
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, PurchaseResolver, SubscriptionResolver],
+    resolvers: [
+      CatalogResolver,
+      VideoResolver,
+      AccountResolver,
+      HistoryResolver,
+      RequestLogResolver,
+      PurchaseResolver,
+      SubscriptionResolver,
+      AdminAccountResolver,
+      AdminOperationsResolver,
+    ],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
     validate: false,

@@ -21,6 +21,8 @@ describe('configuration', () => {
     expect(loadConfig({ WS_MAX_CONNECTIONS_PER_ADDRESS: '0' }).wsMaxConnectionsPerAddress).toBe(0);
     expect(loadConfig({}).trustedProxies).toEqual([]);
     expect(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, fd00::1 ,' }).trustedProxies).toEqual(['10.0.0.0/8', 'fd00::1']);
+    expect(loadConfig({}).adminSubjects).toEqual([]);
+    expect(loadConfig({ ADMIN_SUBJECTS: ' ops-alice, 1234567890 ,ops-alice,' }).adminSubjects).toEqual(['ops-alice', '1234567890']);
   });
 
   test.each([
@@ -33,6 +35,8 @@ describe('configuration', () => {
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '-1'],
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '2.5'],
     ['TRUSTED_PROXIES', '10.0.0.0/8,caddy'],
+    ['ADMIN_SUBJECTS', 'ops alice'],
+    ['ADMIN_SUBJECTS', `ops-${'x'.repeat(300)}`],
     ['REQUEST_LOG_DAYS', '-1'],
     ['REQUEST_LOG_DAYS', '1.5'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
