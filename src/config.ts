@@ -109,6 +109,8 @@ const schema = z.object({
   STREAM_STALL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
+  /** An event-loop stall longer than this fails /livez for a minute (a wedged process); 0: never. */
+  LIVENESS_STALL_SECONDS: z.coerce.number().min(0).max(600).default(10),
   /** Internal tuning: a credit lease no call used for this long goes back to its account. */
   LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** Internal tuning: a credit lease whose instance stopped heartbeating this long is closed by another. */
@@ -246,6 +248,7 @@ export interface Config {
   requestReceiveSeconds: number;
   streamStallSeconds: number;
   shutdownNoticeSeconds: number;
+  livenessStallSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
   circuitMinCalls: number;
   /** REQUEST_LOG_DAYS: how long request-log rows are kept; 0, the log is off. */
@@ -367,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestReceiveSeconds: c.REQUEST_RECEIVE_SECONDS,
     streamStallSeconds: c.STREAM_STALL_SECONDS,
     shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
+    livenessStallSeconds: c.LIVENESS_STALL_SECONDS,
     secrets: env,
   };
 }

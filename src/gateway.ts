@@ -14,6 +14,7 @@ import { startTracing } from './infra/observability/tracing';
 import { CHAT_BODY_LIMIT } from './rest/json-body';
 import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
+import { LoopStallWatch } from './infra/runtime/loop-stall-watch';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
@@ -130,6 +131,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   const s = services;
 
   let draining = false;
+  const loopStall = new LoopStallWatch(options.clock ?? systemClock, config.livenessStallSeconds * 1000);
   const streamTerms = { shutdownDeadline: () => drain.deadline, stallMs: config.streamStallSeconds * 1000 };
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.
@@ -163,6 +165,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         opsRoutes({
           metrics,
           isDraining: () => draining,
+          loopStall: () => loopStall.stalled(),
           dependencies: async () => ({
             database: await databaseProbe(),
             redis: redis ? (redis.status === 'ready' ? await redisProbe() : 'down') : 'none',
@@ -239,6 +242,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           const { port } = server.address() as AddressInfo;
           boundOrigin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
           if (config.workerConcurrency > 0) s.worker.start();
+          loopStall.start();
           resolve(boundOrigin);
         });
       }),
@@ -271,6 +275,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         }
         server.closeAllConnections();
         await closed;
+        loopStall.stop();
         await workerStopped;
         await s.close();
         redis?.disconnect();
