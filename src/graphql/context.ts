@@ -18,6 +18,7 @@ export type GraphQLServices = Pick<
   | 'videoControls'
   | 'idempotency'
   | 'events'
+  | 'accountEvents'
   | 'keyChanges'
 >;
 

@@ -10,18 +10,19 @@ import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
+import { AccountSubscriptionResolver } from './resolvers/account-subscription-resolver';
 
 /**
  * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
- * own `subscribe` (a JobStream over the domain's event bus). This one makes a topic-based
+ * own `subscribe` (a stream over one of the domain's event buses). This one makes a topic-based
  * subscription, should one ever be declared by mistake, fail loudly.
  */
 const noTopics = {
   publish(): void {
-    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+    throw new Error('GraphQL subscriptions read the domain event buses; there are no type-graphql topics.');
   },
   subscribe(): AsyncIterable<unknown> {
-    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+    throw new Error('GraphQL subscriptions read the domain event buses; there are no type-graphql topics.');
   },
 };
 
@@ -31,7 +32,16 @@ const noTopics = {
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [CatalogResolver, VideoResolver, AccountResolver, HistoryResolver, RequestLogResolver, PurchaseResolver, SubscriptionResolver],
+    resolvers: [
+      CatalogResolver,
+      VideoResolver,
+      AccountResolver,
+      HistoryResolver,
+      RequestLogResolver,
+      PurchaseResolver,
+      SubscriptionResolver,
+      AccountSubscriptionResolver,
+    ],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.
     validate: false,
