@@ -42,6 +42,7 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
     if (this.buffer.length > 0) return Promise.resolve({ value: this.buffer.shift()!, done: false });
     if (this.failure) {
       const err = this.failure;
+      this.failure = null;
       this.close();
       return Promise.reject(err);
     }

@@ -13,14 +13,17 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
     // CONTRACT's queries (the request log's `requests` among them), plus the console's account
-    // history (ledgerEntries, usage, the delivery logs) and its Buy form (creditPrice, purchases).
+    // history (ledgerEntries, usage, the delivery logs) and its Buy form (creditPrice, creditQuote,
+    // purchase, purchases).
     [
       'account',
       'accountWebhookDeliveries',
       'apiKeys',
       'creditPrice',
+      'creditQuote',
       'ledgerEntries',
       'models',
+      'purchase',
       'purchases',
       'requests',
       'usage',
@@ -46,7 +49,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     'updateApiKey',
     'updateApiKeyPermissions',
   ]);
-  expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
+  expect(names(schema.getSubscriptionType())).toEqual(['accountUpdated', 'videoJobUpdated', 'videoJobsUpdated']);
   const sdl = schemaSDL(schema);
   expect(sdl).toContain('enum VideoJobStatus {\n  PROCESSING\n  COMPLETED\n  FAILED\n}');
   expect(sdl).toMatch(/cancelVideoJob\(id: ID!\): VideoJob!/);
