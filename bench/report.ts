@@ -13,6 +13,8 @@ export interface BenchReport {
     redis: boolean;
     /** The machine's speed as the run began and as it ended (machine-probe.ts). */
     probe?: { start: MachineProbe; end: MachineProbe };
+    /** BENCH_TRACING=1: what the bench's trace collector had received when the report was written. */
+    tracing?: { exports: number; spans: number };
   };
   settings: {
     secondsPerPhase: number;
@@ -127,6 +129,12 @@ export function renderMarkdown(r: BenchReport): string {
     '',
     ...(e.probe
       ? [`Machine probe (bench/machine-probe.ts, lower is faster): at the start ${probeText(e.probe.start)}; at the end ${probeText(e.probe.end)}.`, '']
+      : []),
+    ...(e.tracing
+      ? [
+          `Traced (BENCH_TRACING=1): every request sampled and exported over OTLP/HTTP to the bench's collector, which had received ${e.tracing.spans} spans in ${e.tracing.exports} exports when this was written.`,
+          '',
+        ]
       : []),
     'Three targets, each its own event loop: the instant upstream (bench/instant-upstream.ts, a worker thread) called directly;',
     'a bare Node pass-through in front of it (bench/bare-proxy.ts: node:http + undici, nothing else, a worker thread); and the',

@@ -40,6 +40,10 @@
  * wrong secrets of existing ones, their medians side by side and the key reads per unknown id;
  * BENCH_ONLY=auth runs it alone.
  *
+ * With BENCH_TRACING=1 the gateway sends OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT) to a
+ * collector in a worker thread of its own (otlp-sink.ts), every request sampled: a run beside one
+ * without it says what tracing costs. The report names the spans the collector received.
+ *
  * Then (unless BENCH_MEDIA=0) the heavy-media phase (bench/media.ts): ten concurrent large image
  * edits while /healthz is polled, reporting its p50/p99/max and edits/s.
  */
@@ -86,6 +90,8 @@ const UPSTREAM_KEY = 'sk-bench-upstream';
 const AUTH_ROUNDS = positiveInt('BENCH_AUTH_ROUNDS', 2000);
 /** Simulated video length for the fan-out phase's jobs (test keys: the simulator). */
 const SIMULATOR_VIDEO_SECONDS = process.env.SIMULATOR_VIDEO_SECONDS || '0.5';
+/** BENCH_TRACING=1: the gateway traces every request to a collector of the bench's own. */
+const TRACING = process.env.BENCH_TRACING === '1';
 const RESULTS_DIR = resolve(__dirname, '..', '..', 'bench', 'results');
 
 function positiveInt(name: string, fallback: number): number {
@@ -113,6 +119,8 @@ const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 
 interface ServerWorker {
   url: string;
+  /** The collector's counts (otlp-sink.ts); only a sink answers. */
+  counts(): Promise<{ exports: number; spans: number }>;
   /** CPU time of the worker's thread so far, ms (null off Linux). */
   cpuMs(): Promise<number | null>;
   close(): Promise<void>;
@@ -130,6 +138,11 @@ async function startServerWorker(file: string, workerData?: unknown): Promise<Se
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    counts: () =>
+      new Promise<{ exports: number; spans: number }>((ok) => {
+        worker.once('message', (m: { counts: { exports: number; spans: number } }) => ok(m.counts));
+        worker.postMessage('counts');
+      }),
     cpuMs: () =>
       new Promise<number | null>((ok) => {
         worker.once('message', (m: { cpuMs: number | null }) => ok(m.cpuMs));
@@ -231,6 +244,7 @@ async function main(): Promise<void> {
   // With PostgreSQL, the yardstick that keeps the charge-before-answer rule (committing-proxy.ts).
   const committing = database.url ? await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url, commitTo: database.url }) : undefined;
   // The machine's speed as the run begins and as it ends (machine-probe.ts), for reading runs side by side.
+  const collector = TRACING ? await startServerWorker('upstream-worker.js', { otlpSink: true }) : undefined;
   const probeAtStart = await probeMachine(database.url);
   log(`machine probe: ${probeText(probeAtStart)}`);
   let gateway: Gateway | undefined;
@@ -272,6 +286,8 @@ async function main(): Promise<void> {
       BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
       BENCH_UPSTREAM_KEY_2: UPSTREAM_KEY,
       SIMULATOR_VIDEO_SECONDS,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector?.url,
+      OTEL_BSP_SCHEDULE_DELAY: collector ? '1000' : undefined,
     };
     gateway = await createGateway(loadConfig(gatewayEnv));
     const gatewayUrl = await gateway.listen();
@@ -507,6 +523,7 @@ async function main(): Promise<void> {
         database: database.url ? 'postgresql' : 'pglite',
         redis: Boolean(process.env.REDIS_URL),
         probe: { start: probeAtStart, end: probeAtEnd },
+        tracing: collector ? await collector.counts() : undefined,
       },
       settings: {
         secondsPerPhase: SECONDS,
@@ -555,6 +572,7 @@ async function main(): Promise<void> {
     await bare.close();
     await committing?.close();
     await upstream.close();
+    await collector?.close();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }

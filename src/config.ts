@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { leaseProblems } from './domain/work/lease-policy';
 import { trustedProxies } from './infra/http/client-address';
 import { checkoutTermProblems, type CheckoutTerms } from './domain/purchases/checkout-terms';
+import type { S3Settings } from './infra/media/s3-blob-store';
 
 /**
  * Configuration is read from the environment once, at start-up, into a typed object; nothing else
@@ -36,6 +37,25 @@ const schema = z.object({
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters',
   }),
+  /**
+   * Operators by identity: comma-separated `sub` values of ID tokens from the configured issuer
+   * (or the development provider). Each names exactly one subject; nothing is a pattern.
+   */
+  ADMIN_SUBJECTS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const subjects = v
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
+      const bad = subjects.find((s) => s.length > 255 || /[\s\p{C}]/u.test(s));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated subjects without spaces or control characters, each at most 255 characters' });
+        return z.NEVER;
+      }
+      return [...new Set(subjects)];
+    }),
   OIDC_ISSUER: optionalString,
   OIDC_AUDIENCE: optionalString,
   OIDC_JWKS_URL: optionalString,
@@ -89,6 +109,8 @@ const schema = z.object({
   STREAM_STALL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
   /** On SIGTERM, before the drain: how long to keep serving while /healthz answers 503 (a balancer's check interval or more). */
   SHUTDOWN_NOTICE_SECONDS: z.coerce.number().min(0).max(600).default(0),
+  /** An event-loop stall longer than this fails /livez for a minute (a wedged process); 0: never. */
+  LIVENESS_STALL_SECONDS: z.coerce.number().min(0).max(600).default(10),
   /** Internal tuning: a credit lease no call used for this long goes back to its account. */
   LEASE_IDLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** Internal tuning: a credit lease whose instance stopped heartbeating this long is closed by another. */
@@ -127,6 +149,23 @@ const schema = z.object({
       }
       return ranges;
     }),
+  /** Where media are kept: `disk` (under DATA_DIR) or `s3` (a bucket every instance shares). */
+  MEDIA_STORE: z.enum(['disk', 's3']).default('disk'),
+  S3_BUCKET: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9][A-Za-z0-9._-]{2,254}$/.test(v), {
+    message: 'must be a bucket name (letters, digits, dots, hyphens, underscores; 3 or more)',
+  }),
+  S3_ENDPOINT: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+/.test(v), {
+    message: 'must be an http(s) URL',
+  }),
+  S3_REGION: optionalString.transform((v) => v ?? 'us-east-1'),
+  S3_FORCE_PATH_STYLE: z
+    .enum(['', '0', '1', 'true', 'false'])
+    .default('')
+    .transform((v) => v === '1' || v === 'true'),
+  /** The standard AWS variables; unset, the SDK's own chain finds credentials (a role, a web identity, a profile). */
+  AWS_ACCESS_KEY_ID: optionalString,
+  AWS_SECRET_ACCESS_KEY: optionalString,
+  AWS_SESSION_TOKEN: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Days the request log keeps its rows (one partition a day); 0 turns the log off. */
   REQUEST_LOG_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
@@ -188,8 +227,12 @@ export interface Config {
   databaseUrl?: string;
   redisUrl?: string;
   dataDir: string;
+  /** MEDIA_STORE and its bucket: disk under DATA_DIR/media, or an S3-compatible bucket. */
+  media: { store: 'disk' } | { store: 's3'; s3: S3Settings };
   publicBaseUrl?: string;
   adminToken?: string;
+  /** ADMIN_SUBJECTS: the `sub`s whose ID tokens are operators'; empty: none. */
+  adminSubjects: string[];
   oidc?: { issuer: string; audience?: string; jwksUrl?: string; clientId?: string; clockToleranceSeconds?: number };
   modelsFile?: string;
   webhook: { retryDelaysSeconds: number[]; timeoutSeconds: number; allowLocal: boolean };
@@ -205,6 +248,7 @@ export interface Config {
   requestReceiveSeconds: number;
   streamStallSeconds: number;
   shutdownNoticeSeconds: number;
+  livenessStallSeconds: number;
   creditLeases: { idleSeconds: number; graceSeconds: number; commitsInFlight: number; chargeDeadlineMs: number };
   circuitMinCalls: number;
   /** REQUEST_LOG_DAYS: how long request-log rows are kept; 0, the log is off. */
@@ -264,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const checkout = { usdPerCreditMicro: c.CREDIT_PRICE_USD, min: c.CREDIT_PURCHASE_MIN, max: c.CREDIT_PURCHASE_MAX };
   const terms = checkoutTermProblems(checkout);
   if (terms.length > 0) throw new ConfigError(`Invalid configuration:\n  ${terms.join('\n  ')}`);
+  const media = mediaStore(c);
   return {
     env: c.NODE_ENV,
     port: c.PORT,
@@ -271,8 +316,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     redisUrl: c.REDIS_URL,
     dataDir: c.DATA_DIR,
+    media,
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     adminToken: c.ADMIN_TOKEN,
+    adminSubjects: c.ADMIN_SUBJECTS,
     oidc: c.OIDC_ISSUER
       ? {
           issuer: c.OIDC_ISSUER,
@@ -323,6 +370,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestReceiveSeconds: c.REQUEST_RECEIVE_SECONDS,
     streamStallSeconds: c.STREAM_STALL_SECONDS,
     shutdownNoticeSeconds: c.SHUTDOWN_NOTICE_SECONDS,
+    livenessStallSeconds: c.LIVENESS_STALL_SECONDS,
     secrets: env,
+  };
+}
+
+/** MEDIA_STORE's choice with its bucket; an S3 setting without MEDIA_STORE=s3 would go unused, so it stops start-up. */
+function mediaStore(c: z.infer<typeof schema>): Config['media'] {
+  const refuse = (line: string) => new ConfigError(`Invalid configuration:\n  ${line}`);
+  if (c.MEDIA_STORE === 'disk') {
+    const set = (['S3_BUCKET', 'S3_ENDPOINT'] as const).filter((name) => c[name] !== undefined);
+    if (set.length > 0) throw refuse(`MEDIA_STORE: must be s3 when ${set.join(' or ')} is set (media would stay on this instance's disk)`);
+    return { store: 'disk' };
+  }
+  if (c.S3_BUCKET === undefined) throw refuse('S3_BUCKET: required when MEDIA_STORE=s3');
+  if ((c.AWS_ACCESS_KEY_ID === undefined) !== (c.AWS_SECRET_ACCESS_KEY === undefined)) {
+    throw refuse(
+      `${c.AWS_ACCESS_KEY_ID === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_SECRET_ACCESS_KEY'}: required with the other one (or neither, for the SDK's own credentials)`,
+    );
+  }
+  const credentials =
+    c.AWS_ACCESS_KEY_ID !== undefined && c.AWS_SECRET_ACCESS_KEY !== undefined
+      ? { accessKeyId: c.AWS_ACCESS_KEY_ID, secretAccessKey: c.AWS_SECRET_ACCESS_KEY, ...(c.AWS_SESSION_TOKEN ? { sessionToken: c.AWS_SESSION_TOKEN } : {}) }
+      : undefined;
+  return {
+    store: 's3',
+    s3: { bucket: c.S3_BUCKET, region: c.S3_REGION, endpoint: c.S3_ENDPOINT, forcePathStyle: c.S3_FORCE_PATH_STYLE, credentials },
   };
 }

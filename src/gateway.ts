@@ -14,6 +14,7 @@ import { startTracing } from './infra/observability/tracing';
 import { CHAT_BODY_LIMIT } from './rest/json-body';
 import { sharedProbe } from './infra/health/shared-probe';
 import { opsRoutes } from './rest/routes/ops-routes';
+import { LoopStallWatch } from './infra/runtime/loop-stall-watch';
 import { accountRoutes } from './rest/routes/account-routes';
 import { adminRoutes } from './rest/routes/admin-routes';
 import { modelsRoutes } from './rest/routes/models-routes';
@@ -25,7 +26,7 @@ import { imageEditRoutes, imageGenerationRoutes } from './rest/routes/image-rout
 import { mediaRoutes } from './rest/routes/media-routes';
 import { videoRoutes } from './rest/routes/video-routes';
 import { videosRoutes } from './rest/routes/videos-routes';
-import { accountDeliveryRoutes, adminDeliveryRoutes } from './rest/routes/webhook-log-routes';
+import { accountDeliveryRoutes } from './rest/routes/webhook-log-routes';
 import { historyRoutes } from './rest/routes/history-routes';
 import { requestLogRoutes } from './rest/routes/request-log-routes';
 import { purchaseRoutes, stripeWebhookRoutes } from './rest/routes/purchase-routes';
@@ -130,6 +131,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
   const s = services;
 
   let draining = false;
+  const loopStall = new LoopStallWatch(options.clock ?? systemClock, config.livenessStallSeconds * 1000);
   const streamTerms = { shutdownDeadline: () => drain.deadline, stallMs: config.streamStallSeconds * 1000 };
   // One database probe per quarter second, however often /healthz is asked; polled often, it
   // answers from the last probe (at most 2 s old) while the next runs.
@@ -156,13 +158,14 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
     metrics,
     keys: s.keys,
     accounts: s.accountAuth,
-    adminToken: config.adminToken,
+    operators: s.operators,
     requestLog: s.requestLog,
     doors: {
       open: [
         opsRoutes({
           metrics,
           isDraining: () => draining,
+          loopStall: () => loopStall.stalled(),
           dependencies: async () => ({
             database: await databaseProbe(),
             redis: redis ? (redis.status === 'ready' ? await redisProbe() : 'down') : 'none',
@@ -193,7 +196,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         requestLogRoutes(s.requestLog, logger),
         purchaseRoutes(s.purchases),
       ],
-      admin: [adminRoutes({ accounts: s.accounts, catalog: s.catalog, catalogReload: s.catalogReload, breakers: s.breakers }), adminDeliveryRoutes(s.webhooks)],
+      admin: [adminRoutes({ actions: s.operatorActions, reads: s.operatorReads, audit: s.audit })],
     },
     graphql: graphql.mount.bind(graphql),
   });
@@ -239,6 +242,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
           const { port } = server.address() as AddressInfo;
           boundOrigin = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
           if (config.workerConcurrency > 0) s.worker.start();
+          loopStall.start();
           resolve(boundOrigin);
         });
       }),
@@ -271,6 +275,7 @@ export async function createGateway(config: Config, options: { logger?: Logger; 
         }
         server.closeAllConnections();
         await closed;
+        loopStall.stop();
         await workerStopped;
         await s.close();
         redis?.disconnect();

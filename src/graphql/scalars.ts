@@ -9,3 +9,6 @@ export const DateTimeScalar = new GraphQLScalarType({
   ...DateTimeResolver.toConfig(),
   serialize: (value) => DateTimeResolver.serialize(value).toISOString(),
 });
+
+/** An object of plain values (an audit entry's `before` and `after`): graphql-scalars' JSONObject. */
+export { JSONObjectResolver as JSONObjectScalar } from 'graphql-scalars';

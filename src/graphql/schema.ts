@@ -11,6 +11,9 @@ import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
 import { AccountSubscriptionResolver } from './resolvers/account-subscription-resolver';
+// Operators' operations last: they follow everything an account may do.
+import { AdminAccountResolver } from './resolvers/admin-account-resolver';
+import { AdminOperationsResolver } from './resolvers/admin-operations-resolver';
 
 /**
  * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
@@ -41,6 +44,8 @@ export function buildGraphQLSchema(): Promise<GraphQLSchema> {
       PurchaseResolver,
       SubscriptionResolver,
       AccountSubscriptionResolver,
+      AdminAccountResolver,
+      AdminOperationsResolver,
     ],
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     // Inputs are validated by the domain (the same zod schemas as REST), not by class-validator.

@@ -42,7 +42,13 @@ const documentId = perDocument(() => nextDocumentId++);
 function operationKey(args: ExecutionArgs): string {
   const doc = documentId(args.document);
   const principal = (args.contextValue as GraphQLContext | undefined)?.principal;
-  const who = principal ? (principal.kind === 'key' ? `key:${principal.keyId}` : `account:${principal.accountId}`) : '-';
+  const who = !principal
+    ? '-'
+    : principal.kind === 'key'
+      ? `key:${principal.keyId}`
+      : principal.kind === 'account'
+        ? `account:${principal.accountId}`
+        : 'operator';
   return `${doc}\n${args.operationName ?? ''}\n${who}\n${JSON.stringify(args.variableValues ?? {})}`;
 }
 

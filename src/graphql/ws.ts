@@ -5,13 +5,12 @@ import { GraphQLError, getOperationAST, type ExecutionArgs, type ExecutionResult
 import { CloseCode } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DomainError } from '../domain/errors/domain-error';
-import type { Principal } from '../domain/keys/principal';
 import type { Logger } from '../infra/observability/logger';
 import type { Metrics } from '../infra/observability/metrics';
 import { bearerToken } from '../infra/http/bearer-token';
 import { clientAddress, trustedProxies } from '../infra/http/client-address';
 import { asGraphQLError, type FormatError } from './errors';
-import { authenticateBearer, type GraphQLContext, type GraphQLServices } from './context';
+import { authenticateBearer, type CallerPrincipal, type GraphQLContext, type GraphQLServices } from './context';
 import { LIMITS, costError } from './limits';
 import { documentChecker, type CheckedDocument } from './document-checks';
 import { deliverTo, sharedSubscribe } from './shared-execution';
@@ -51,7 +50,7 @@ async function prepare(
   token: string,
   payload: { query: unknown; variables?: Record<string, unknown> | null; operationName?: string | null },
 ): Promise<ExecutionArgs | GraphQLError[]> {
-  let principal: Principal;
+  let principal: CallerPrincipal;
   try {
     principal = await authenticateBearer(token, deps.services);
   } catch (err) {
@@ -196,7 +195,7 @@ export function attachWebSocketDoor(
           if (principal.kind === 'key') {
             ctx.extra.keyId = principal.keyId;
             keySockets.add(principal, token, ctx.extra.socket);
-          } else if (principal.usableUntil !== undefined) {
+          } else if (principal.kind === 'account' && principal.usableUntil !== undefined) {
             closeWhenTokenExpires(ctx.extra.socket, principal.usableUntil, clock);
           }
           return true;

@@ -1,8 +1,8 @@
 import { authorizationHeader, bearerToken } from '../infra/http/bearer-token';
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { notFound, unauthenticated } from '../domain/errors/domain-error';
+import { unauthenticated } from '../domain/errors/domain-error';
+import type { OperatorAccess, OperatorActor } from '../domain/operators/operator-access';
 import type { KeyPrincipal } from '../domain/keys/principal';
 import type { KeyAuthenticator } from '../domain/keys/key-authenticator';
 import { keyIdOfSecret } from '../domain/keys/key-secrets';
@@ -49,16 +49,17 @@ export function requireIdToken(accounts: AccountAuthenticator): RequestHandler {
   };
 }
 
-/** /admin: the operator token, compared in constant time; without ADMIN_TOKEN the routes do not exist. */
-export function requireAdmin(adminToken: string | undefined): RequestHandler {
-  const expected = adminToken ? createHash('sha256').update(adminToken).digest() : null;
-  return (req, _res, next) => {
-    if (!expected) return next(notFound(`Unknown route ${req.method} ${req.path}.`, 'route_not_found'));
-    const token = bearerToken(authorizationHeader(req));
-    const given = createHash('sha256')
-      .update(token ?? '')
-      .digest();
-    if (!token || !timingSafeEqual(given, expected)) return next(unauthenticated('Invalid admin token.'));
-    next();
+/** /admin: an operator (OperatorAccess decides: ADMIN_TOKEN, or a listed subject's ID token); without either setting the routes do not exist. */
+export function requireOperator(operators: OperatorAccess): RequestHandler {
+  return (req, res, next) => {
+    operators.authenticate(bearerToken(authorizationHeader(req)), `${req.method} ${req.path}`).then((actor) => {
+      res.locals.operator = actor;
+      next();
+    }, next);
   };
+}
+
+/** Who is acting on an /admin route: the audit log's actor. */
+export function operatorOf(res: Response): OperatorActor {
+  return res.locals.operator as OperatorActor;
 }

@@ -4,6 +4,7 @@
  * The caller has checked the right to it (a media URL's token, or the job's owner) and says how
  * the bytes may be cached (a refusal of its Range is not).
  */
+import { pipeline, type Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import type { BlobHandle } from '../domain/ports/blob-store';
 import { invalidRequest } from '../domain/errors/domain-error';
@@ -44,9 +45,12 @@ export function parseByteRange(header: string | undefined, size: number): { star
   return { start, end };
 }
 
-function stream(res: Response, source: NodeJS.ReadableStream): void {
-  source.on('error', () => res.destroy());
-  source.pipe(res);
+/**
+ * A source that fails cuts the response (its length was promised); a client that goes away
+ * destroys the source, which gives back its file or its bucket connection at once.
+ */
+function stream(res: Response, source: Readable): void {
+  pipeline(source, res, () => undefined);
 }
 
 export function sendBlob(req: Request, res: Response, found: { blob: BlobHandle; contentType: string }, cacheControl: string): void {

@@ -6,7 +6,8 @@ import type { AccountAuthenticator } from '../domain/accounts/account-authentica
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { storableText } from './storable-text';
 import { observeRequest } from './request-metrics';
-import { requireAdmin, requireApiKey, requireIdToken } from './auth';
+import { requireApiKey, requireIdToken, requireOperator } from './auth';
+import type { OperatorAccess } from '../domain/operators/operator-access';
 import type { RequestLog } from '../domain/requests/request-log';
 import { openCallLogs } from './call-logs';
 
@@ -15,7 +16,7 @@ export interface RestDoors {
   v1: Router[];
   /** Routers for /account, behind ID-token authentication. */
   account: Router[];
-  /** Routers for /admin, behind ADMIN_TOKEN. */
+  /** Routers for /admin, behind an operator's credential (ADMIN_TOKEN or a listed subject's ID token). */
   admin: Router[];
   /** Unauthenticated routers (health, metrics, media with their own tokens). */
   open: Router[];
@@ -62,7 +63,7 @@ export function createHttpApp(deps: {
   metrics: Metrics;
   keys: KeyAuthenticator;
   accounts: AccountAuthenticator;
-  adminToken?: string;
+  operators: OperatorAccess;
   /** Where /v1 calls are logged (each request's row opened once its key is authenticated). */
   requestLog: RequestLog;
   doors: RestDoors;
@@ -94,7 +95,7 @@ export function createHttpApp(deps: {
   deps.graphql?.(app);
   app.use('/account', noStore, requireIdToken(deps.accounts));
   for (const r of deps.doors.account) app.use(r);
-  app.use('/admin', noStore, requireAdmin(deps.adminToken));
+  app.use('/admin', noStore, requireOperator(deps.operators));
   for (const r of deps.doors.admin) app.use(r);
 
   app.use(notFoundHandler);

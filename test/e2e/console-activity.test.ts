@@ -6,22 +6,15 @@
  * stack without a horizontal scroll.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { TestAccount } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, scrollsSideways, unnamedControls } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, unnamedControls, useBrowser } from '../support/browser';
 import { allCallsBilled } from '../support/billed';
 import { pollUntil } from '../support/poll';
 
-let browser: Browser;
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 const gw = useTestGateway();
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 
 const chat = (secret: string) =>
   gw.api('POST', '/v1/chat/completions', { token: secret, body: { model: 'svc-chat-1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 } });
@@ -73,7 +66,7 @@ test('calls of several models, one refused: listed, filtered, a detail opened, e
   const failed = rows.find((r) => r.status === 403)!;
   expect(failed).toMatchObject({ keyId: beta.id, model: 'svc-chat-1', endpoint: '/v1/chat/completions', credits: 0 });
 
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Activity' }).click();
@@ -169,7 +162,7 @@ test('calls of several models, one refused: listed, filtered, a detail opened, e
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 
-  const mobile = await openPage(browser, gw.url, 390, 844);
+  const mobile = await openPage(chromium.browser, gw.url, 390, 844);
   await devSignIn(mobile.page, gw.url, acct.subject);
   await mobile.page.getByRole('link', { name: 'Activity' }).click();
   await shows(mobile.page, ids);
@@ -196,7 +189,7 @@ test('"Load more" reads the next page: 27 calls of a test key, 25 at first, then
     10_000,
     100,
   );
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Activity' }).click();

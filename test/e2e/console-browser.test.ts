@@ -2,39 +2,31 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import {
   SCREENSHOTS,
   devSignIn,
   firstRenderMs,
-  launchChromium,
   openPage,
   scrollsSideways,
   unnamedControls,
   videoPlays,
   type ConsolePage,
+  useBrowser,
 } from '../support/browser';
 
 /** The web console in headless Chromium against a real gateway (dev identity provider). */
-let browser: Browser;
+const chromium = useBrowser();
 const pages: ConsolePage[] = [];
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
 const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 afterEach(() => {
   // No console errors on any page of the gateway, in any test.
   for (const p of pages.splice(0)) expect(p.errors).toEqual([]);
 });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const open = async (width?: number, height?: number) => {
-  const p = await openPage(browser, gw.url, width, height);
+  const p = await openPage(chromium.browser, gw.url, width, height);
   pages.push(p);
   return p;
 };

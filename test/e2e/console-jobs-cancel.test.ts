@@ -4,21 +4,13 @@
  * refunded, without a reload; at 1280 and 390 px. The simulator takes 40 s here, so the jobs run
  * while the page is watched.
  */
-import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
-import { devSignIn, launchChromium, openPage, scrollsSideways, unnamedControls, type ConsolePage } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, unnamedControls, type ConsolePage, useBrowser } from '../support/browser';
 
-let browser: Browser;
+const chromium = useBrowser();
 const pages: ConsolePage[] = [];
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
 const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '40' });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 afterEach(() => {
   for (const p of pages.splice(0)) expect(p.errors).toEqual([]);
 });
@@ -38,7 +30,7 @@ test.each([
 ])('at %i px a running job shows a moving progress bar, and Cancel (confirmed) ends it FAILED and refunded', async (width, height) => {
   const acct = await gw.newAccount(100);
   const key = await gw.newKey(acct);
-  const cp = await openPage(browser, gw.url, width, height);
+  const cp = await openPage(chromium.browser, gw.url, width, height);
   pages.push(cp);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);

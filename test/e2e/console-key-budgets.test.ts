@@ -4,22 +4,14 @@
  * time the week starts again (Monday 00:00 UTC), as the key record says; a budget that is not a
  * plain amount is refused naming the field, and nothing is saved.
  */
-import type { Browser } from 'playwright-core';
 import { periodEnd } from '../../src/domain/credits/budgets';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, scrollsSideways } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, useBrowser } from '../support/browser';
 import { allCallsBilled } from '../support/billed';
 import { pollUntil } from '../support/poll';
 
-let browser: Browser;
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 const gw = useTestGateway();
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 
 /** flux-dev: 3 credits an image, served by the simulator for live keys too. */
 const image = (secret: string) =>
@@ -28,7 +20,7 @@ const image = (secret: string) =>
 test('a week budget set in the form; billed calls show on the card as spent, with a bar and the reset time', async () => {
   const acct = await gw.newAccount(100);
   const key = await gw.newKey(acct, { name: 'budgeted' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -88,7 +80,7 @@ test('a week budget set in the form; billed calls show on the card as spent, wit
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 
-  const mobile = await openPage(browser, gw.url, 390, 844);
+  const mobile = await openPage(chromium.browser, gw.url, 390, 844);
   await devSignIn(mobile.page, gw.url, acct.subject);
   await mobile.page.getByRole('link', { name: 'Keys' }).click();
   const small = mobile.page.getByRole('listitem', { name: 'Key budgeted' });

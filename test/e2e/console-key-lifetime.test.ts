@@ -6,21 +6,13 @@
  * gateway keeps time on a fake clock the test steps; the browser's clock is set to it when the
  * card must judge a moment that has passed.
  */
-import type { Browser } from 'playwright-core';
 import { fakeClock } from '../support/fake-clock';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, scrollsSideways, unnamedControls } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, unnamedControls, useBrowser } from '../support/browser';
 
-let browser: Browser;
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 const clock = fakeClock();
 const gw = useTestGateway({ WORKER_CONCURRENCY: '0' }, { clock });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 
 const models = (secret: string) => gw.api('GET', '/v1/models', { token: secret });
 /** A moment as a datetime-local field takes it, in UTC, to the minute. */
@@ -33,7 +25,7 @@ const fact = (card: import('playwright-core').Locator, term: string) =>
 
 test('an expiry set on create shows on the card and is cleared in the edit panel; an expiry passed shows as expired', async () => {
   const acct = await gw.newAccount(10);
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -83,7 +75,7 @@ test('an expiry set on create shows on the card and is cleared in the edit panel
 test('rotate: 24 hours by default; a grace of 90 seconds keeps the old secret answering until it ends, then only the new one; at 390 px the card fits', async () => {
   const acct = await gw.newAccount(10);
   const key = await gw.newKey(acct, { name: 'rotating' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -144,7 +136,7 @@ test('rotate: 24 hours by default; a grace of 90 seconds keeps the old secret an
   expect(cp.errors).toEqual([]);
   await cp.context.close();
 
-  const mobile = await openPage(browser, gw.url, 390, 844);
+  const mobile = await openPage(chromium.browser, gw.url, 390, 844);
   await devSignIn(mobile.page, gw.url, acct.subject);
   await mobile.page.getByRole('link', { name: 'Keys' }).click();
   const small = mobile.page.getByRole('listitem', { name: 'Key rotating' });

@@ -1,23 +1,15 @@
-import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage } from '../support/browser';
+import { devSignIn, openPage, useBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { pollUntil } from '../support/poll';
 
 /** The Keys view's edit and webhook panels, checked against what the gateway then stores and does. */
-let browser: Browser;
+const chromium = useBrowser();
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
 const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '0.5', WEBHOOK_ALLOW_LOCAL: '1' });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 afterAll(async () => {
   await receiver?.close();
 });
@@ -25,7 +17,7 @@ afterAll(async () => {
 test('edit name, permissions and cap; set a webhook (secret shown once), read its delivery log, regenerate, clear', async () => {
   const acct = await gw.newAccount(100);
   const key = await gw.newKey(acct, { name: 'hooked' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -97,7 +89,7 @@ test('edit name, permissions and cap; set a webhook (secret shown once), read it
 test('a value longer than the gateway takes is refused with its message, never cut and saved: a 2,100-character webhook URL, a 101-character key name', async () => {
   const acct = await gw.newAccount(100);
   await gw.newKey(acct, { name: 'long values' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -129,7 +121,7 @@ test('a value longer than the gateway takes is refused with its message, never c
 test('a refusal does not outlive its cause: "at most 10 active API keys" goes once a key is revoked', async () => {
   const acct = await gw.newAccount(0);
   for (let i = 0; i < 10; i++) await gw.newKey(acct, { name: `full ${i}` });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -149,7 +141,7 @@ test('a refusal does not outlive its cause: "at most 10 active API keys" goes on
 
 test('the daily cap: a disabled field is not read (a test key is created whatever it holds); only plain decimals are taken', async () => {
   const acct = await gw.newAccount(0);
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();
@@ -186,7 +178,7 @@ test('the daily cap: a disabled field is not read (a test key is created whateve
 
 test('the edit panel: a cap of 400 digits is refused and the cap kept; a blank name is refused, not saved as the old one; a double click issues one webhook secret; a revoked key leaves the Jobs form', async () => {
   const acct = await gw.newAccount(10);
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   const setWebhooks: string[] = [];
   page.on('request', (r) => {
@@ -254,7 +246,7 @@ const titled = (page: import('playwright-core').Page, expected: string) => settl
 test('keyboard and screen reader: the new secret takes focus, Done goes to the form, Revoke focuses its confirmation, Escape cancels, a revoke focuses the list; each view names the page', async () => {
   const acct = await gw.newAccount(0);
   await gw.newKey(acct, { name: 'kept' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   expect(await titled(page, 'Overview · svc console')).toBe('Overview · svc console');
@@ -321,7 +313,7 @@ test('keyboard and screen reader: the new secret takes focus, Done goes to the f
 test('opening the Keys view puts no destructive button under the keyboard: Enter twice after a reload revokes nothing', async () => {
   const acct = await gw.newAccount(0);
   for (const name of ['first', 'second']) await gw.newKey(acct, { name });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Keys' }).click();

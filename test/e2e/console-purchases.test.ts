@@ -7,11 +7,11 @@
  * checkout says nothing was charged. With Stripe off there is no Buy link or form. In the
  * DATABASE_URL + REDIS_URL pass, the webhook reaches instance B while the browser is on A.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
 import { useFixture } from '../support/fixture';
 import { ADMIN_TOKEN, startTestGateway, type TestAccount, type TestGateway } from '../support/gateway-harness';
-import { devSignIn, launchChromium, openPage, scrollsSideways, unnamedControls, type ConsolePage } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, unnamedControls, useBrowser, type ConsolePage } from '../support/browser';
 import { startFakeStripe, type FakeStripe } from '../support/fake-stripe';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { postgresTemplate } from '../support/database-template';
@@ -19,20 +19,16 @@ import { pollUntil } from '../support/poll';
 
 jest.setTimeout(120_000);
 
-let browser: Browser;
+// Before the gateways' fixtures: the browser closes before they stop.
+const chromium = useBrowser();
 const stripes: FakeStripe[] = [];
 const fakeStripe = async () => {
   const stripe = await startFakeStripe();
   stripes.push(stripe);
   return stripe;
 };
-// Registered before the gateways' fixtures: the browser and the fake Stripes close first.
 afterAll(async () => {
-  await browser?.close();
   for (const s of stripes) await s.close();
-});
-beforeAll(async () => {
-  browser = await launchChromium();
 });
 
 /** 0.0125 USD a credit: 333 credits are 4.1625 USD, which the server charges as 4.16. */
@@ -102,7 +98,7 @@ describe('with Stripe', () => {
   test("a member sees the server's price and bonus, pays on Stripe's page, and the return page shows the balance live", async () => {
     const acct = await gw.newAccount(10);
     await makeMember(gw, acct);
-    const cp = await openPage(browser, gw.url, 1280, 900);
+    const cp = await openPage(chromium.browser, gw.url, 1280, 900);
     const { page } = cp;
     await devSignIn(page, gw.url, acct.subject);
 
@@ -157,7 +153,7 @@ describe('with Stripe', () => {
 
   test('a cancelled checkout says nothing was charged; the purchase stays pending in the history (390 px)', async () => {
     const acct = await gw.newAccount(5);
-    const cp = await openPage(browser, gw.url, 390, 844);
+    const cp = await openPage(chromium.browser, gw.url, 390, 844);
     const { page } = cp;
     await devSignIn(page, gw.url, acct.subject);
     const form = await openBuyForm(page, '100');
@@ -187,7 +183,7 @@ describe('with Stripe off', () => {
 
   test('there is no Buy link on Overview and no Buy form; the history still shows', async () => {
     const acct = await gw.newAccount(7);
-    const cp = await openPage(browser, gw.url, 1280, 900);
+    const cp = await openPage(chromium.browser, gw.url, 1280, 900);
     const { page } = cp;
     await devSignIn(page, gw.url, acct.subject);
     await page.getByTestId('balance').getByText('7 credits').waitFor();
@@ -229,7 +225,7 @@ shared('two instances', () => {
   test("Stripe's webhook reaches instance B while the browser is on A: A's return page shows the balance live", async () => {
     stripe.setWebhookUrl(`${b.url}/webhooks/stripe`);
     const acct = await a.newAccount(2);
-    const cp = await openPage(browser, a.url, 1280, 900);
+    const cp = await openPage(chromium.browser, a.url, 1280, 900);
     const { page } = cp;
     await devSignIn(page, a.url, acct.subject);
     const form = await openBuyForm(page, '200');

@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, type ConsolePage } from '../support/browser';
+import { devSignIn, openPage, type ConsolePage, useBrowser } from '../support/browser';
 import { pollUntil } from '../support/poll';
 
 /**
@@ -8,16 +7,9 @@ import { pollUntil } from '../support/poll';
  * succeeds again, the page says when live updates are paused, and a reconnect re-reads without
  * undoing what was loaded.
  */
-let browser: Browser;
+const chromium = useBrowser();
 const pages: ConsolePage[] = [];
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
 const gw = useTestGateway({ SIMULATOR_VIDEO_SECONDS: '1' });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 afterEach(async () => {
   for (const p of pages.splice(0)) {
     // Chromium logs each request the test made fail on purpose; nothing else may be logged.
@@ -26,7 +18,7 @@ afterEach(async () => {
   }
 });
 const open = async () => {
-  const p = await openPage(browser, gw.url);
+  const p = await openPage(chromium.browser, gw.url);
   pages.push(p);
   return p;
 };

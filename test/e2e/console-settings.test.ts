@@ -6,27 +6,22 @@
  * type, status and attempt; once seen there, the notice goes. Then the secret is regenerated, the
  * webhook removed and the threshold cleared, each as the gateway then stores it.
  */
-import type { Browser } from 'playwright-core';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, scrollsSideways, unnamedControls } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, unnamedControls, useBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { allCallsBilled } from '../support/billed';
 import { pollUntil } from '../support/poll';
 
-let browser: Browser;
+const chromium = useBrowser();
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
 // Registered before the gateway's fixture, so the browser and the receiver close before the gateway.
 afterAll(async () => {
-  await browser?.close();
   await receiver?.close();
 });
 const gw = useTestGateway({ WEBHOOK_ALLOW_LOCAL: '1' });
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 
 /** One image of a creative model: 1 credit. */
 const image = (secret: string) =>
@@ -35,7 +30,7 @@ const image = (secret: string) =>
 test('threshold and account webhook set in the page; balance.low reaches the receiver, shows in the deliveries and as a notice on Overview until seen', async () => {
   const acct = await gw.newAccount(10);
   const key = await gw.newKey(acct, { name: 'spender' });
-  const cp = await openPage(browser, gw.url);
+  const cp = await openPage(chromium.browser, gw.url);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByRole('link', { name: 'Settings' }).click();
@@ -146,7 +141,7 @@ test('at 390 px Settings and the Overview notice fit without horizontal scroll, 
     15_000,
     100,
   );
-  const cp = await openPage(browser, gw.url, 390, 844);
+  const cp = await openPage(chromium.browser, gw.url, 390, 844);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   await page.getByTestId('alert-notice').getByText('balance.low').waitFor();

@@ -1,22 +1,14 @@
-import type { Browser } from 'playwright-core';
 import { ADMIN_TOKEN } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
-import { devSignIn, launchChromium, openPage, scrollsSideways } from '../support/browser';
+import { devSignIn, openPage, scrollsSideways, useBrowser } from '../support/browser';
 
 /**
  * The Overview's statement: every change of the balance, newest first, as the gateway's ledger has
  * it (grants and removals with their reasons, each call's charge with its model and key), a page
  * of 20 at a time, fitting 390 px.
  */
-let browser: Browser;
-// Registered before the gateway's fixture, so the browser closes before the gateway.
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useBrowser();
 const gw = useTestGateway();
-beforeAll(async () => {
-  browser = await launchChromium();
-});
 
 test('the statement lists grants, removals and charges as the ledger has them, newest first, and pages to the oldest', async () => {
   const acct = await gw.newAccount(10);
@@ -32,7 +24,7 @@ test('the statement lists grants, removals and charges as the ledger has them, n
   }
   await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: -1, reason: 'goodwill reversed' } });
 
-  const cp = await openPage(browser, gw.url, 390, 844);
+  const cp = await openPage(chromium.browser, gw.url, 390, 844);
   const { page } = cp;
   await devSignIn(page, gw.url, acct.subject);
   const statement = page.getByRole('region', { name: 'Statement' });

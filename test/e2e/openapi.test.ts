@@ -304,6 +304,9 @@ describe('one call of every documented operation, with success and with a docume
     expect((await call('GET', '/admin/upstreams', { token: 'wrong-admin-token-0123' })).status).toBe(401);
     expect((await call('POST', '/admin/catalog/reload', { token: admin })).status).toBe(200);
     expect((await call('POST', '/admin/catalog/reload')).status).toBe(401);
+    expect((await call('GET', '/admin/audit?first=2', { token: admin })).status).toBe(200);
+    expect((await call('GET', '/admin/audit?first=0', { token: admin })).status).toBe(400);
+    expect((await call('GET', '/admin/audit', { token: id })).status).toBe(403);
   });
 
   test('health, metrics, the console, the development sign-in page and GraphQL', async () => {

@@ -349,7 +349,7 @@ describe('operator endpoints', () => {
     await expectLedgerInvariants(gw.gateway.database.db);
   });
 
-  test('wrong admin token 401, unknown account 404, bad body 400 with param', async () => {
+  test('wrong admin token 401, an ordinary ID token 403, unknown account 404, bad body 400 with param', async () => {
     const acct = await gw.newAccount();
     expectError(
       await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: 'wrong-token-wrong-token', body: { credits: 1, reason: 'x' } }),
@@ -364,8 +364,8 @@ describe('operator endpoints', () => {
     const bad = await gw.api('POST', `/admin/accounts/${acct.id}/credits`, { token: ADMIN_TOKEN, body: { credits: 'lots', reason: 'x' } });
     expectError(bad, 400, 'invalid_request_error');
     expect(bad.body.error.param).toBe('credits');
-    // an ID token is not the admin token
-    expectError(await gw.api('PATCH', `/admin/accounts/${acct.id}`, { token: acct.idToken, body: { member: true } }), 401, 'authentication_error');
+    // A valid ID token of an account that is not an operator's: known, and refused.
+    expectError(await gw.api('PATCH', `/admin/accounts/${acct.id}`, { token: acct.idToken, body: { member: true } }), 403, 'permission_denied');
   });
 });
 

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { startTestServices, type TestServices } from '../support/test-services';
 import { MediaLibrary } from '../../src/domain/media/media-library';
 import { renderImages } from '../../src/domain/images/image-output';
-import { DiskBlobStore, storageUnavailable } from '../../src/infra/media/disk-blob-store';
+import { DiskBlobStore } from '../../src/infra/media/disk-blob-store';
+import { storageUnavailable } from '../../src/infra/media/storage-unavailable';
 import { SqlMediaRecords } from '../../src/infra/db/repositories/sql-media-records';
 import { makePng } from '../support/fake-openai-upstream';
 

@@ -94,3 +94,24 @@ export async function videoPlays(page: Page, jobId: string): Promise<number> {
   );
   return page.evaluate(`document.querySelector(${sel}).videoWidth`);
 }
+
+/**
+ * Headless Chromium for a test file: launched before its tests, closed after them. Call it before
+ * `useTestGateway`: afterAll hooks run in the order they were registered, so the browser (and the
+ * pages still open in it) is gone before the gateway stops.
+ */
+export function useBrowser(): { readonly browser: Browser } {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    get browser(): Browser {
+      if (!browser) throw new Error('useBrowser: the browser is launched in beforeAll, before the tests');
+      return browser;
+    },
+  };
+}

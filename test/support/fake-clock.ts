@@ -28,6 +28,8 @@ export interface FakeClock extends Clock {
   whenArmed(matches: (timer: ArmedTimer) => boolean): Promise<ArmedTimer>;
   /** Moves the wall clock by `ms` (an NTP step, a resumed VM): monotonic time and the timers stay where they are. */
   stepWall(ms: number): void;
+  /** A loop kept from turning for `ms` (a synchronous CPU hog): time jumps on, and each timer due meanwhile runs once, late. */
+  stall(ms: number): void;
 }
 
 interface Entry {
@@ -95,6 +97,9 @@ export function fakeClock(): FakeClock {
     },
     stepWall(ms) {
       wallStep += ms;
+    },
+    stall(ms) {
+      clock.jump(ms);
     },
   };
 }

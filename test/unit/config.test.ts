@@ -21,6 +21,8 @@ describe('configuration', () => {
     expect(loadConfig({ WS_MAX_CONNECTIONS_PER_ADDRESS: '0' }).wsMaxConnectionsPerAddress).toBe(0);
     expect(loadConfig({}).trustedProxies).toEqual([]);
     expect(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, fd00::1 ,' }).trustedProxies).toEqual(['10.0.0.0/8', 'fd00::1']);
+    expect(loadConfig({}).adminSubjects).toEqual([]);
+    expect(loadConfig({ ADMIN_SUBJECTS: ' ops-alice, 1234567890 ,ops-alice,' }).adminSubjects).toEqual(['ops-alice', '1234567890']);
   });
 
   test.each([
@@ -33,6 +35,8 @@ describe('configuration', () => {
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '-1'],
     ['WS_MAX_CONNECTIONS_PER_ADDRESS', '2.5'],
     ['TRUSTED_PROXIES', '10.0.0.0/8,caddy'],
+    ['ADMIN_SUBJECTS', 'ops alice'],
+    ['ADMIN_SUBJECTS', `ops-${'x'.repeat(300)}`],
     ['REQUEST_LOG_DAYS', '-1'],
     ['REQUEST_LOG_DAYS', '1.5'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
@@ -40,6 +44,8 @@ describe('configuration', () => {
     ['OTEL_EXPORTER_OTLP_HEADERS', 'x=%zz'],
     ['OTEL_TRACES_SAMPLER_ARG', '2'],
     ['OTEL_BSP_SCHEDULE_DELAY', '0'],
+    ['MEDIA_STORE', 'nfs'],
+    ['S3_FORCE_PATH_STYLE', 'yes'],
   ])('a wrong %s stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -129,5 +135,53 @@ describe('configuration', () => {
   ])('a wrong checkout setting %j stops start-up naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`${name}:`));
+  });
+
+  describe('media store', () => {
+    const s3 = { MEDIA_STORE: 's3', S3_BUCKET: 'media' };
+
+    test('disk under DATA_DIR by default; MEDIA_STORE=s3 takes its bucket, region us-east-1 and virtual-host style unless set', () => {
+      expect(loadConfig({}).media).toEqual({ store: 'disk' });
+      expect(loadConfig(s3).media).toEqual({
+        store: 's3',
+        s3: { bucket: 'media', region: 'us-east-1', endpoint: undefined, forcePathStyle: false, credentials: undefined },
+      });
+      const c = loadConfig({
+        ...s3,
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
+        S3_REGION: 'eu-west-3',
+        S3_FORCE_PATH_STYLE: 'true',
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+        AWS_SESSION_TOKEN: 'token',
+      });
+      expect(c.media).toEqual({
+        store: 's3',
+        s3: {
+          bucket: 'media',
+          region: 'eu-west-3',
+          endpoint: 'http://127.0.0.1:9000',
+          forcePathStyle: true,
+          credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'token' },
+        },
+      });
+    });
+
+    test.each([
+      [{ MEDIA_STORE: 's3' }, /S3_BUCKET: required when MEDIA_STORE=s3/],
+      [{ ...s3, S3_BUCKET: 'a/b' }, /S3_BUCKET: must be a bucket name/],
+      [{ ...s3, S3_ENDPOINT: 'minio:9000' }, /S3_ENDPOINT: must be an http\(s\) URL/],
+      [{ ...s3, AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE' }, /AWS_SECRET_ACCESS_KEY: required with the other one/],
+      [{ ...s3, AWS_SECRET_ACCESS_KEY: 'secret' }, /AWS_ACCESS_KEY_ID: required with the other one/],
+      [{ S3_BUCKET: 'media' }, /MEDIA_STORE: must be s3 when S3_BUCKET is set/],
+      [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, /MEDIA_STORE: must be s3 when S3_ENDPOINT is set/],
+    ])('%j stops start-up naming the variable', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(message);
+    });
+
+    test('a secret key is never part of the refusal', () => {
+      expect(() => loadConfig({ ...s3, AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI' })).not.toThrow(/wJalrXUtnFEMI/);
+    });
   });
 });

@@ -13,12 +13,18 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
     // CONTRACT's queries (the request log's `requests` among them), plus the console's account
-    // history (ledgerEntries, usage, the delivery logs) and its Buy form (creditPrice, creditQuote,
-    // purchase, purchases).
+    // history (ledgerEntries, usage, the delivery logs), its Buy form (creditPrice, creditQuote,
+    // purchase, purchases) and the operators' (admin…, auditLog).
     [
       'account',
       'accountWebhookDeliveries',
+      'adminAccount',
+      'adminAccounts',
+      'adminDailyTotals',
+      'adminUpstreams',
+      'adminWebhookDeliveries',
       'apiKeys',
+      'auditLog',
       'creditPrice',
       'creditQuote',
       'ledgerEntries',
@@ -34,6 +40,8 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     ],
   );
   expect(names(schema.getMutationType())).toEqual([
+    'adminGrantCredits',
+    'adminSetMember',
     'cancelVideoJob',
     'createApiKey',
     'createCheckout',

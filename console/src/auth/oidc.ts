@@ -1,7 +1,7 @@
 import type { UserManager } from 'oidc-client-ts';
 import type { ConsoleConfig } from './session';
 import { CannotRenew, RenewalRefused } from './renewing-token';
-import { safeRoute } from './dev-sign-in';
+import { ADMIN_PATH, safeRoute, type ConsoleApp } from './dev-sign-in';
 
 let manager: Promise<UserManager> | null = null;
 
@@ -46,8 +46,8 @@ function userManager(config: ConsoleConfig): Promise<UserManager> {
  * back is one it stored in this tab: an OIDC sign-in cannot be planted by a link either (and no
  * URL-fragment token is ever taken in OIDC mode, see main.tsx).
  */
-export async function startOidcSignIn(config: ConsoleConfig, route: string): Promise<void> {
-  await (await userManager(config)).signinRedirect({ state: { route: safeRoute(route) } });
+export async function startOidcSignIn(config: ConsoleConfig, route: string, app: ConsoleApp = 'owner'): Promise<void> {
+  await (await userManager(config)).signinRedirect({ state: { route: safeRoute(route), app } });
 }
 
 export const isOidcCallback = (): boolean => {
@@ -56,12 +56,15 @@ export const isOidcCallback = (): boolean => {
 };
 
 /** Completes the redirect: exchanges the code (with the PKCE verifier); answers the ID token and the view wanted. */
-export async function finishOidcSignIn(config: ConsoleConfig): Promise<{ token: string; route: string }> {
+export async function finishOidcSignIn(config: ConsoleConfig): Promise<{ token: string; route: string; app: ConsoleApp }> {
   const user = await (await userManager(config)).signinRedirectCallback();
-  const route = safeRoute(String((user.state as { route?: unknown } | undefined)?.route ?? ''));
-  history.replaceState(null, '', `${location.pathname}${route}`);
+  const state = user.state as { route?: unknown; app?: unknown } | undefined;
+  const route = safeRoute(String(state?.route ?? ''));
+  const app: ConsoleApp = state?.app === 'admin' ? 'admin' : 'owner';
+  // The one redirect URI is /console/: an operator's sign-in goes on to /console/admin.
+  history.replaceState(null, '', `${app === 'admin' ? ADMIN_PATH : location.pathname}${route}`);
   if (!user.id_token) throw new Error('The identity provider returned no ID token.');
-  return { token: user.id_token, route };
+  return { token: user.id_token, route, app };
 }
 
 /**

@@ -19,17 +19,18 @@ export class AccountAuthenticator {
   ) {}
 
   /**
-   * The account id only (a balance read here would be stale by the time anyone used it), and
-   * until when the token may be used: a WebSocket opened with it is closed then.
+   * The account id only (a balance read here would be stale by the time anyone used it), the
+   * token's subject (an operator's is listed in ADMIN_SUBJECTS), and until when the token may be
+   * used: a WebSocket opened with it is closed then.
    */
-  async authenticate(idToken: string): Promise<{ id: string; usableUntil: number }> {
+  async authenticate(idToken: string): Promise<{ id: string; subject: string; usableUntil: number }> {
     const who = await this.identity.verify(idToken);
     const key = `${who.issuer}\n${who.subject}`;
     const known = this.accountIds.get(key);
-    if (known !== undefined) return { id: known, usableUntil: who.usableUntil };
+    if (known !== undefined) return { id: known, subject: who.subject, usableUntil: who.usableUntil };
     const { id } = await this.accounts.findOrCreate(who);
     if (this.accountIds.size >= MAX_REMEMBERED) this.accountIds.delete(this.accountIds.keys().next().value!);
     this.accountIds.set(key, id);
-    return { id, usableUntil: who.usableUntil };
+    return { id, subject: who.subject, usableUntil: who.usableUntil };
   }
 }

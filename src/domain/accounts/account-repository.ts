@@ -10,8 +10,8 @@ export interface AccountRepository {
   findOrCreate(id: string, identity: { issuer: string; subject: string }): Promise<Account>;
   /** The account with its balance shown (credits leased to instances and not yet charged counted as its own); in `tx` when given. */
   find(accountId: string, tx?: SqlExecutor): Promise<Account | undefined>;
-  /** Answers false when there is no such account. */
-  setMember(accountId: string, member: boolean): Promise<boolean>;
+  /** Answers false when there is no such account; in `tx` when given. */
+  setMember(accountId: string, member: boolean, tx?: SqlExecutor): Promise<boolean>;
   /** The balance below which `balance.low` is sent (null: none); a changed threshold is armed afresh. */
   setLowBalanceAlert(accountId: string, thresholdMicro: number | null): Promise<void>;
   /** The account's webhook, or none (null clears URL and secret). */

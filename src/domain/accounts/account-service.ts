@@ -26,6 +26,23 @@ export interface LeasedCredits {
   callBack(accountId: string, withinMs: number): Promise<void>;
 }
 
+/** An operator's change of credits as it commits: the account before and after it, and what was asked. */
+export interface CreditAdjustment {
+  before: Account;
+  /** The account as the change's transaction leaves it (a removal still waiting on leases takes the rest later). */
+  after: Account;
+  amountMicro: number;
+  reason: string;
+  /** Of a removal, what the balance did not hold and the account's open leases give back as they close. */
+  pendingMicro: number;
+}
+
+/**
+ * Runs inside a change's transaction, after the change: what it writes (an audit entry) commits
+ * with the change or not at all.
+ */
+export type WithinChange<C> = (tx: SqlExecutor, change: C) => Promise<void>;
+
 /** How long a removal of credits waits for the account's leases to come back (calls in flight settle first). */
 const LEASE_CALL_BACK_MS = 5_000;
 
@@ -55,9 +72,15 @@ export class AccountService {
     return account;
   }
 
-  async setMember(accountId: string, member: boolean): Promise<Account> {
-    if (!(await this.accounts.setMember(accountId, member))) throw notFound(`No account with id '${accountId}'.`, 'account_not_found', ['accountId']);
-    return this.get(accountId);
+  /** Member flag on or off; `within` runs in the same transaction with the account before and after. */
+  async setMember(accountId: string, member: boolean, within?: WithinChange<{ before: Account; after: Account }>): Promise<Account> {
+    return this.accounts.transaction(async (tx) => {
+      const before = await this.get(accountId, tx);
+      await this.accounts.setMember(accountId, member, tx);
+      const after = await this.get(accountId, tx);
+      await within?.(tx, { before, after });
+      return after;
+    });
   }
 
   /**
@@ -79,18 +102,20 @@ export class AccountService {
    * leaves nothing to spend, however busy the account is. A lease whose calls outlast the wait
    * is swept when it closes, later.
    */
-  async adjustCredits(accountId: string, input: unknown): Promise<Account> {
+  async adjustCredits(accountId: string, input: unknown, within?: WithinChange<CreditAdjustment>): Promise<Account> {
     const { credits: amountMicro, reason } = parseInput(grantInput, input);
     if (amountMicro < 0) {
       const { pendingMicro } = await this.accounts.transaction(async (tx) => {
-        await this.get(accountId, tx);
-        return this.ledger.removeCredits(tx, { accountId, amountMicro: -amountMicro, reason });
+        const before = await this.get(accountId, tx);
+        const removal = await this.ledger.removeCredits(tx, { accountId, amountMicro: -amountMicro, reason });
+        await within?.(tx, { before, after: await this.get(accountId, tx), amountMicro, reason, pendingMicro: removal.pendingMicro });
+        return removal;
       });
       if (pendingMicro > 0 && this.leases) await this.leases.callBack(accountId, LEASE_CALL_BACK_MS);
       return this.get(accountId);
     }
     return this.accounts.transaction(async (tx) => {
-      await this.get(accountId, tx);
+      const before = await this.get(accountId, tx);
       await this.ledger.grant(tx, { accountId, amountMicro, reason });
       const after = await this.get(accountId, tx);
       // Past 2^53 micro-credits a balance cannot be written exactly in JSON (or held in a JS number).
@@ -101,6 +126,7 @@ export class AccountService {
           'balance_too_large',
         );
       }
+      await within?.(tx, { before, after, amountMicro, reason, pendingMicro: 0 });
       return after;
     });
   }

@@ -11,6 +11,7 @@ export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'permission_error'
+  | 'permission_denied'
   | 'insufficient_credits'
   | 'model_forbidden'
   | 'not_found_error'
@@ -33,6 +34,7 @@ const STATUS_BY_TYPE: Record<ErrorType, number> = {
   insufficient_credits: 402,
   model_forbidden: 403,
   permission_error: 403,
+  permission_denied: 403,
   not_found_error: 404,
   key_limit_reached: 409,
   idempotency_error: 409,
@@ -131,6 +133,10 @@ export const apiKeyExpired = () =>
   new DomainError('authentication_error', 'This API key has expired; its owner may give it a later expiresAt or create another key.', {
     code: 'api_key_expired',
   });
+
+/** A credential that is known and valid but is not an operator's, on an operator operation. */
+export const permissionDenied = (message = 'This operation is for operators: an ADMIN_TOKEN, or an ID token whose subject is in ADMIN_SUBJECTS.') =>
+  new DomainError('permission_denied', message, { code: 'permission_denied' });
 
 export const notFound = (message: string | Wording, code: string | null = null, path: FieldPath | null = null) =>
   new DomainError('not_found_error', message, { code, fieldPath: path });

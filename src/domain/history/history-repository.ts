@@ -12,6 +12,7 @@ export interface HistoryRepository {
   /**
    * Credits spent from `since` up to `until` (instants), per UTC day and `groupBy`, oldest first:
    * charges (direct and paid from leases) net of their refunds, a refund counted with its charge.
+   * `accountId` null: every account's together (the operator's daily totals).
    */
-  spending(accountId: string, range: { since: string; until: string; groupBy: UsageGroupBy }): Promise<UsageBucket[]>;
+  spending(accountId: string | null, range: { since: string; until: string; groupBy: UsageGroupBy }): Promise<UsageBucket[]>;
 }

@@ -20,6 +20,8 @@ export interface KeyPrincipal {
 export interface AccountPrincipal {
   kind: 'account';
   accountId: string;
+  /** Set when the token's subject is listed in ADMIN_SUBJECTS: the audit log's actor (`sub:<subject>`). */
+  operator?: `sub:${string}`;
   /** When the ID token stops being usable (epoch ms): a WebSocket opened with it is closed then. */
   usableUntil?: number;
 }

@@ -52,7 +52,9 @@ export class MediaLibrary {
   async discard(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.records.remove(ids);
-    await Promise.all(ids.map((id) => this.blobs.remove(id)));
+    // Without their rows no URL serves them: a blob the store could not delete (its bucket away)
+    // is only space, and the call that discarded it (a job's delete) has done what it was asked.
+    await Promise.allSettled(ids.map((id) => this.blobs.remove(id)));
   }
 
   /**

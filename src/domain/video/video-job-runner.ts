@@ -77,8 +77,16 @@ export class VideoJobRunner {
     }
     // Copy the video (and its thumbnail) into our media store so their URLs are permanent and ours.
     const { media } = this.deps;
+    // A store that fails (503 storage_unavailable) throws: the row is polled again after its lease,
+    // until the store takes the media or the job's deadline fails it with its refund.
     const saved = await media.save(job.accountId, result.video.data, result.video.contentType || 'video/mp4');
-    const thumbnail = result.thumbnail ? await media.save(job.accountId, result.thumbnail.data, result.thumbnail.contentType) : null;
+    const thumbnail = result.thumbnail
+      ? await media.save(job.accountId, result.thumbnail.data, result.thumbnail.contentType).catch(async (err: unknown) => {
+          // The next attempt stores the video again: this copy would be nobody's.
+          await media.discard([saved.id]).catch(() => undefined);
+          throw err;
+        })
+      : null;
     // Cancelled (or timed out) while the result was fetched: the job ended without these media.
     if (!(await finisher.complete(job.id, saved.id, thumbnail?.id ?? null))) await media.discard(thumbnail ? [saved.id, thumbnail.id] : [saved.id]);
   };

@@ -2,16 +2,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobHandle, BlobStore } from '../../domain/ports/blob-store';
-import { DomainError } from '../../domain/errors/domain-error';
-
-/** What a call whose media could not be stored answers: 503 with Retry-After (nothing is charged: the charge comes after). */
-export function storageUnavailable(cause: unknown): DomainError {
-  return new DomainError('service_unavailable', 'Media storage is temporarily unavailable; retry shortly.', {
-    code: 'storage_unavailable',
-    retryAfterSeconds: 30,
-    cause,
-  });
-}
+import { storageUnavailable } from './storage-unavailable';
 
 /** Media on disk under `<DATA_DIR>/media`, fanned out by a prefix; writes are atomic (tmp + rename). */
 export class DiskBlobStore implements BlobStore {

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { LoopStall } from '../../infra/runtime/loop-stall-watch';
 import type { Metrics } from '../../infra/observability/metrics';
 import type { DatabaseState } from '../../infra/db/database-state';
 
@@ -15,12 +16,19 @@ export interface DependencyState {
  * served with per-instance rate limits) or while the database answers too slowly (not down:
  * taking every instance out for it would turn a stall into an outage); 200 `ok` otherwise. The body names each dependency.
  * GET /livez: 200 while the process turns its event loop (it asks nothing else: a restart would
- * not bring a dependency back); a wedged loop does not answer, and the probe's timeout says so.
+ * not bring a dependency back); a wedged loop does not answer, and the probe's timeout says so,
+ * and one kept from turning past LIVENESS_STALL_SECONDS in the last minute answers 503 `stalled`
+ * (loop-stall-watch.ts).
  * GET /readyz: 200 `ready` while the database (answering, or only slow) and Redis, when
  * configured, are reachable and the instance is not draining; 503 otherwise, naming what is not.
  * GET /metrics: Prometheus text.
  */
-export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; dependencies?: () => Promise<DependencyState> }): Router {
+export function opsRoutes(deps: {
+  metrics: Metrics;
+  isDraining: () => boolean;
+  dependencies?: () => Promise<DependencyState>;
+  loopStall?: () => LoopStall | undefined;
+}): Router {
   const r = Router();
   r.get('/healthz', async (_req, res) => {
     if (deps.isDraining()) {
@@ -36,7 +44,9 @@ export function opsRoutes(deps: { metrics: Metrics; isDraining: () => boolean; d
     else res.json({ status: state?.redis === 'down' || state?.database === 'slow' ? 'degraded' : 'ok', ...state });
   });
   r.get('/livez', (_req, res) => {
-    res.json({ status: 'ok' });
+    const stall = deps.loopStall?.();
+    if (stall) res.status(503).json({ status: 'stalled', ...stall });
+    else res.json({ status: 'ok' });
   });
   r.get('/readyz', async (_req, res) => {
     if (deps.isDraining()) {

@@ -24,10 +24,10 @@ function rig() {
 
 test("an identity's account is looked up once; the token is verified every time", async () => {
   const { auth, tokens, upserts } = rig();
-  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', usableUntil: 1_000 });
-  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', usableUntil: 1_000 });
+  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', subject: 'alice', usableUntil: 1_000 });
+  expect(await auth.authenticate('alice')).toEqual({ id: 'acct_alice', subject: 'alice', usableUntil: 1_000 });
   expect(upserts()).toBe(1);
-  expect(await auth.authenticate('bob')).toEqual({ id: 'acct_bob', usableUntil: 2_000 });
+  expect(await auth.authenticate('bob')).toEqual({ id: 'acct_bob', subject: 'bob', usableUntil: 2_000 });
   expect(upserts()).toBe(2);
   // The identity provider stops vouching for the token: remembered accounts do not help it.
   delete tokens.alice;

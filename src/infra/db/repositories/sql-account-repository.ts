@@ -56,8 +56,8 @@ export class SqlAccountRepository implements AccountRepository {
     return row ? toAccount(row) : undefined;
   }
 
-  async setMember(accountId: string, member: boolean): Promise<boolean> {
-    const touched = await this.db.run(`update accounts set member = ? where id = ?`, [member, accountId]);
+  async setMember(accountId: string, member: boolean, tx: SqlExecutor = this.db): Promise<boolean> {
+    const touched = await tx.run(`update accounts set member = ? where id = ?`, [member, accountId]);
     return touched > 0;
   }
 

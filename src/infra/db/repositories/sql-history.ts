@@ -50,27 +50,30 @@ export class SqlHistoryRepository implements HistoryRepository {
     }));
   }
 
-  async spending(accountId: string, range: { since: string; until: string; groupBy: UsageGroupBy }): Promise<UsageBucket[]> {
+  async spending(accountId: string | null, range: { since: string; until: string; groupBy: UsageGroupBy }): Promise<UsageBucket[]> {
     const keyCol = range.groupBy === 'key' ? 'api_key_id' : 'null';
     const modelCol = range.groupBy === 'model' ? 'model' : 'null';
     const { since, until: end } = range;
+    // One account's, or (null) every account's: the same rule either way.
+    const of = (alias: string) => (accountId === null ? 'true' : `${alias}account_id = ?`);
+    const who = accountId === null ? [] : [accountId];
     const rows = await this.db.all<{ day: string; key_id: string | null; model: string | null; spent: string | number }>(
       `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${keyCol} as key_id, ${modelCol} as model, -sum(amount_micro) as spent
        from (select created_at, api_key_id, model, amount_micro from ledger_entries
-              where account_id = ? and kind = 'charge' and created_at >= ?::timestamptz and created_at < ?::timestamptz
+              where ${of('')} and kind = 'charge' and created_at >= ?::timestamptz and created_at < ?::timestamptz
              union all
              -- Refunds come after their charges: those since the range began, placed at their charge.
              select coalesce(c.created_at, r.created_at), coalesce(c.api_key_id, r.api_key_id), coalesce(c.model, r.model), r.amount_micro
                from ledger_entries r
                left join ledger_entries c on c.kind = 'charge' and c.reference = r.reference and c.account_id = r.account_id
-              where r.account_id = ? and r.kind = 'refund' and r.created_at >= ?::timestamptz
+              where ${of('r.')} and r.kind = 'refund' and r.created_at >= ?::timestamptz
                 and coalesce(c.created_at, r.created_at) >= ?::timestamptz and coalesce(c.created_at, r.created_at) < ?::timestamptz
              union all
              -- Calls paid from credit leases: each is a charge of its lease (see lease_charges).
              select created_at, api_key_id, model, -amount_micro from lease_charges
-              where account_id = ? and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
+              where ${of('')} and created_at >= ?::timestamptz and created_at < ?::timestamptz) as spending
       group by 1, 2, 3 order by 1, 2, 3`,
-      [accountId, since, end, accountId, since, since, end, accountId, since, end],
+      [...who, since, end, ...who, since, since, end, ...who, since, end],
     );
     return rows.map((r) => ({ day: r.day, keyId: r.key_id, model: r.model, credits: microToCredits(r.spent) }));
   }
