@@ -80,6 +80,7 @@ import { OperatorReads } from './domain/operators/operator-reads';
 import { SqlAuditLog } from './infra/db/repositories/sql-audit-log';
 import { SqlOperatorReads } from './infra/db/repositories/sql-operator-reads';
 import { openPurchases } from './infra/payments/purchases';
+import { AccountEventFeed } from './infra/events/account-event-feed';
 import type { Tracer } from './infra/observability/tracing';
 import { NO_TRACING } from './domain/ports/tracing';
 
@@ -211,7 +212,9 @@ export async function buildServices(deps: {
   const accountAuth = new AccountAuthenticator(identity, accounts);
   // Buying credits: a refund's take-back calls the account's leases back first, as a removal does.
   const consoleUrl = () => `${deps.publicBaseUrl()}/console/`;
-  const purchases = openPurchases(config, db, { accounts, ledger, webhooks, leases: leaseBook, clock, consoleUrl });
+  // A purchase paid, refunded or closed, told to its owner's live views on every instance.
+  const accountEvents = new AccountEventFeed(topic('svc:account-events'));
+  const purchases = openPurchases(config, db, { accounts, ledger, webhooks, events: accountEvents, leases: leaseBook, clock, consoleUrl });
   // What keys spent in their budgets' periods, for their records and GET /v1/key.
   const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(
@@ -343,6 +346,7 @@ export async function buildServices(deps: {
     workQueue: queue,
     idempotency,
     events,
+    accountEvents,
     worker,
     async close(): Promise<void> {
       await leaseBook.stop();
@@ -352,6 +356,7 @@ export async function buildServices(deps: {
       idempotency.stop();
       await worker.stop();
       await events.close();
+      await accountEvents.close();
       keyDirectory.stop();
       await keyChanges.close();
       await circuitChanges.close();

@@ -13,18 +13,20 @@ import { Jobs } from './views/jobs';
 import { Models } from './views/models';
 import { Activity } from './views/activity';
 import { Settings } from './views/settings';
+import { Purchases } from './views/purchases';
 import { NotFound } from './views/not-found';
 import { ErrorNote, Notice } from './ui';
 import { LiveStatusNote } from './views/live-status-note';
 
-type Route = 'overview' | 'activity' | 'keys' | 'jobs' | 'models' | 'settings';
+type Route = 'overview' | 'activity' | 'purchases' | 'keys' | 'jobs' | 'models' | 'settings';
 /** What the hash shows: a view, or 'not-found' for a hash that names none. */
 type Shown = Route | 'not-found';
-const OWNER_ROUTES: Route[] = ['overview', 'activity', 'keys', 'jobs', 'models', 'settings'];
+const OWNER_ROUTES: Route[] = ['overview', 'activity', 'purchases', 'keys', 'jobs', 'models', 'settings'];
 const KEY_ROUTES: Route[] = ['jobs', 'models'];
 const TITLES: Record<Shown, string> = {
   overview: 'Overview',
   activity: 'Activity',
+  purchases: 'Purchases',
   keys: 'Keys',
   jobs: 'Jobs',
   models: 'Models',
@@ -32,8 +34,14 @@ const TITLES: Record<Shown, string> = {
   'not-found': 'Not found',
 };
 
+/** The view the hash names (`#/purchases?session=…` names purchases) and what follows its `?`. */
+const hashParts = (hash: string): { name: string; query: string } => {
+  const [name = '', query = ''] = hash.replace(/^#\/?/, '').split('?', 2);
+  return { name, query };
+};
+
 function currentRoute(allowed: Route[]): Shown {
-  const name = location.hash.replace(/^#\/?/, '') as Route;
+  const name = hashParts(location.hash).name as Route;
   if (name === ('' as Route) || allowed.includes(name)) return name || allowed[0]!;
   // An owner's view opened with an API key shows the key's first view; anything else is no view.
   return OWNER_ROUTES.includes(name) ? allowed[0]! : 'not-found';
@@ -80,7 +88,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
       setRoute(shown);
       setHash(location.hash);
       // An owner's view opened with an API key shows the key's first view: the address says which.
-      const name = location.hash.replace(/^#\/?/, '');
+      const { name } = hashParts(location.hash);
       if (shown !== 'not-found' && name !== '' && name !== shown) history.replaceState(null, '', `${location.pathname}#/${shown}`);
     };
     onHash();
@@ -201,6 +209,7 @@ export function App(props: { config: ConsoleConfig | null; initialCredential: Cr
         {route === 'models' && <Models token={bearer} />}
         {route === 'activity' && credential.kind === 'idToken' && <Activity token={bearer} />}
         {route === 'settings' && credential.kind === 'idToken' && <Settings token={bearer} />}
+        {route === 'purchases' && credential.kind === 'idToken' && <Purchases token={bearer} live={live} query={hashParts(hash).query} />}
         {route === 'not-found' && <NotFound hash={hash} home={TITLES[routes[0]!]} />}
       </main>
     </>

@@ -19,6 +19,7 @@ export type GraphQLServices = Pick<
   | 'videoControls'
   | 'idempotency'
   | 'events'
+  | 'accountEvents'
   | 'keyChanges'
   | 'operators'
   | 'operatorActions'

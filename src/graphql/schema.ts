@@ -10,21 +10,22 @@ import { HistoryResolver } from './resolvers/history-resolver';
 import { RequestLogResolver } from './resolvers/request-log-resolver';
 import { PurchaseResolver } from './resolvers/purchase-resolver';
 import { SubscriptionResolver } from './resolvers/subscription-resolver';
+import { AccountSubscriptionResolver } from './resolvers/account-subscription-resolver';
 // Operators' operations last: they follow everything an account may do.
 import { AdminAccountResolver } from './resolvers/admin-account-resolver';
 import { AdminOperationsResolver } from './resolvers/admin-operations-resolver';
 
 /**
  * type-graphql insists on a PubSub once there are subscriptions, even though ours each bring their
- * own `subscribe` (a JobStream over the domain's event bus). This one makes a topic-based
+ * own `subscribe` (a stream over one of the domain's event buses). This one makes a topic-based
  * subscription, should one ever be declared by mistake, fail loudly.
  */
 const noTopics = {
   publish(): void {
-    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+    throw new Error('GraphQL subscriptions read the domain event buses; there are no type-graphql topics.');
   },
   subscribe(): AsyncIterable<unknown> {
-    throw new Error('GraphQL subscriptions read the job event bus; there are no type-graphql topics.');
+    throw new Error('GraphQL subscriptions read the domain event buses; there are no type-graphql topics.');
   },
 };
 
@@ -42,6 +43,7 @@ export function buildGraphQLSchema(): Promise<GraphQLSchema> {
       RequestLogResolver,
       PurchaseResolver,
       SubscriptionResolver,
+      AccountSubscriptionResolver,
       AdminAccountResolver,
       AdminOperationsResolver,
     ],

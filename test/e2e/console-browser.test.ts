@@ -298,7 +298,7 @@ test('at 390 px every view fits without horizontal scroll; a pasted API key sees
   await cp.shot('mobile-sign-in');
 
   await devSignIn(page, gw.url, acct.subject);
-  for (const view of ['Overview', 'Activity', 'Keys', 'Jobs', 'Models', 'Settings']) {
+  for (const view of ['Overview', 'Activity', 'Purchases', 'Keys', 'Jobs', 'Models', 'Settings']) {
     await page.getByRole('link', { name: view }).click();
     await page.getByRole('heading', { name: view, level: 1 }).waitFor();
     await page.waitForLoadState('networkidle');

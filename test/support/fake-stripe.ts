@@ -5,7 +5,8 @@
  * `Idempotency-Key` answered again as the first time), a hosted Checkout page per session
  * (`GET /checkout/{id}`, whose Pay button completes the session, sends its signed
  * `checkout.session.completed` to the webhook endpoint and redirects to the session's
- * success_url; Cancel goes to its cancel_url), and events signed as Stripe signs them
+ * success_url, or holds it back until `releaseHeld()` as a webhook delivered a moment after the
+ * buyer is back; Cancel goes to its cancel_url), and events signed as Stripe signs them
  * (`Stripe.webhooks.generateTestHeaderString`), sent to the webhook endpoint over HTTP.
  */
 import { randomBytes } from 'node:crypto';
@@ -89,6 +90,9 @@ export async function startFakeStripe(opts: { secretKey?: string; webhookSecret?
   let failNext = 0;
   let origin = '';
   let webhookUrl: string | undefined;
+  let holding = false;
+  /** Checkout pages' events held back (`holdEvents(true)`), signed when they were made. */
+  const held: Array<{ payload: string; header: string }> = [];
 
   function event(type: string, object: Record<string, unknown>): StripeEvent {
     return {
@@ -235,7 +239,11 @@ export async function startFakeStripe(opts: { secretKey?: string; webhookSecret?
         if (req.method === 'GET' && !page[2]) return checkoutPage(res, s);
         if (req.method !== 'POST') return res.writeHead(405).end();
         if (page[2] === 'cancel') return res.writeHead(303, { location: s.cancel_url }).end();
-        if (s.status === 'open') await send(sign(complete(s.id)));
+        if (s.status === 'open') {
+          const signed = sign(complete(s.id));
+          if (holding) held.push(signed);
+          else await send(signed);
+        }
         return res.writeHead(303, { location: s.success_url.replace('{CHECKOUT_SESSION_ID}', s.id) }).end();
       }
       const form = decodeForm(body);
@@ -264,6 +272,16 @@ export async function startFakeStripe(opts: { secretKey?: string; webhookSecret?
     /** Where events go: the gateway's POST /webhooks/stripe. */
     setWebhookUrl(url: string) {
       webhookUrl = url;
+    },
+    /** While on, a Checkout page's Pay sends the buyer back at once and keeps its event for `releaseHeld`. */
+    holdEvents(on: boolean) {
+      holding = on;
+    },
+    /** Sends the held events, in order; answers what the endpoint said to each. */
+    async releaseHeld(): Promise<Array<{ status: number; body: any }>> {
+      const answers: Array<{ status: number; body: any }> = [];
+      while (held.length > 0) answers.push(await send(held.shift()!));
+      return answers;
     },
     /** The next `n` session creations answer 500. */
     failNextSessions(n: number) {

@@ -13,8 +13,8 @@ test("the schema has CONTRACT's operations, exactly", async () => {
   const names = (t: { getFields(): object } | null | undefined) => Object.keys(t?.getFields() ?? {}).sort();
   expect(names(schema.getQueryType())).toEqual(
     // CONTRACT's queries (the request log's `requests` among them), plus the console's account
-    // history (ledgerEntries, usage, the delivery logs), its Buy form (creditPrice, purchases) and
-    // the operators' (admin…, auditLog).
+    // history (ledgerEntries, usage, the delivery logs), its Buy form (creditPrice, creditQuote,
+    // purchase, purchases) and the operators' (admin…, auditLog).
     [
       'account',
       'accountWebhookDeliveries',
@@ -26,8 +26,10 @@ test("the schema has CONTRACT's operations, exactly", async () => {
       'apiKeys',
       'auditLog',
       'creditPrice',
+      'creditQuote',
       'ledgerEntries',
       'models',
+      'purchase',
       'purchases',
       'requests',
       'usage',
@@ -55,7 +57,7 @@ test("the schema has CONTRACT's operations, exactly", async () => {
     'updateApiKey',
     'updateApiKeyPermissions',
   ]);
-  expect(names(schema.getSubscriptionType())).toEqual(['videoJobUpdated', 'videoJobsUpdated']);
+  expect(names(schema.getSubscriptionType())).toEqual(['accountUpdated', 'videoJobUpdated', 'videoJobsUpdated']);
   const sdl = schemaSDL(schema);
   expect(sdl).toContain('enum VideoJobStatus {\n  PROCESSING\n  COMPLETED\n  FAILED\n}');
   expect(sdl).toMatch(/cancelVideoJob\(id: ID!\): VideoJob!/);

@@ -4,6 +4,7 @@ import { execute } from '../api/client';
 import type { Bearer } from '../api/bearer';
 import { subscribe } from '../api/live';
 import { AccountQuery, ApiKeysQuery, JobsUpdatedSubscription, UsageQuery } from '../api/operations';
+import { AccountUpdatedSubscription, CreditPriceQuery } from '../api/purchase-operations';
 import type { AccountQuery as AccountResult, UsageGroupBy, UsageQuery as UsageResult } from '../gql/graphql';
 import { ErrorNote, credits } from '../ui';
 import { useErrorSlots } from '../error-slots';
@@ -52,6 +53,7 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
   const [keyNames, setKeyNames] = useState(new Map<string, string>());
   const errors = useErrorSlots();
   const [tick, setTick] = useState(0);
+  const [selling, setSelling] = useState(false);
 
   // The balance and usage change when a job is charged or refunded: refresh on each job event.
   useEffect(
@@ -64,6 +66,24 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
       ),
     [live],
   );
+  // A purchase paid or refunded moves the balance too.
+  useEffect(
+    () =>
+      subscribe(
+        live,
+        AccountUpdatedSubscription,
+        () => setTick((t) => t + 1),
+        (m) => errors.set('live', m),
+      ),
+    [live],
+  );
+  useEffect(() => {
+    // No Buy link when the gateway sells no credits (creditPrice null) or cannot say.
+    execute(token, CreditPriceQuery).then(
+      (d) => setSelling(d.creditPrice !== null && d.creditPrice !== undefined),
+      () => setSelling(false),
+    );
+  }, [token]);
   useEffect(
     () =>
       live.on('connected', () => {
@@ -109,6 +129,11 @@ export function Overview({ token, live }: { token: Bearer; live: Client }) {
           <span class="value" data-testid="balance">
             {account ? credits(account.balance) : '…'}
           </span>
+          {selling && (
+            <a href="#/purchases" class="buy-link">
+              Buy credits
+            </a>
+          )}
         </div>
         <div class="stat">
           <span class="label">Membership</span>

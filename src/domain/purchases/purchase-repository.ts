@@ -28,8 +28,8 @@ export interface PurchaseRepository {
     tx: SqlExecutor,
     purchase: { id: string; accountId: string; creditsMicro: number; amountCents: number; paymentIntent: string | null },
   ): Promise<{ creditsMicro: number; amountCents: number } | null>;
-  /** Moves a `pending` purchase to `expired` or `failed`; answers whether it moved. */
-  close(id: string, status: 'expired' | 'failed'): Promise<boolean>;
+  /** Moves a `pending` purchase to `expired` or `failed`; answers its account when it moved. */
+  close(id: string, status: 'expired' | 'failed'): Promise<string | undefined>;
   /** The account of the purchase paid by `paymentIntent`, or undefined. */
   accountOfPayment(paymentIntent: string): Promise<string | undefined>;
   /** The purchase paid by `paymentIntent`, its row locked in `tx`. */
@@ -39,6 +39,8 @@ export interface PurchaseRepository {
     tx: SqlExecutor,
     refund: { id: string; refundedCents: number; takenBackMicro: number; shortfallMicro: number; status: PurchaseStatus },
   ): Promise<void>;
+  /** The purchase `id` of `accountId`, or undefined (none, or another account's). */
+  find(accountId: string, id: string): Promise<Purchase | undefined>;
   /** The account's purchases, newest first, those after the purchase `after` when given. */
   list(accountId: string, page: { first: number; after?: string }): Promise<Purchase[]>;
 }

@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { DomainError } from '../errors/domain-error';
+import { DomainError, notFound } from '../errors/domain-error';
 import type { LeasedCredits, AccountService } from '../accounts/account-service';
 import type { Ledger } from '../credits/ledger';
 import type { Clock } from '../ports/clock';
+import type { AccountEventBus } from '../events/account-events';
 import type { WebhookRepository } from '../webhooks/webhook-repository';
 import { microToCredits } from '../shared/money';
 import { parseInput } from '../shared/validate';
 import { creditPriceOf, grantedMicro, priceCents, type CheckoutTerms, type CreditPrice } from './checkout-terms';
 import type { CheckoutSession, PaymentEvent, PaymentProvider } from './payment-provider';
-import { purchasePage, refundDueMicro, refundedStatus, type PurchasePage } from './purchase';
+import { PURCHASE_ID, purchasePage, refundDueMicro, refundedStatus, type Purchase, type PurchasePage } from './purchase';
 import type { PurchaseRepository } from './purchase-repository';
 
 /** How long a refund waits for the account's credit leases to come back before it takes what the balance holds. */
@@ -30,6 +31,15 @@ export interface PaymentOutcome {
   why?: string;
 }
 
+/** What a checkout of `credits` costs the account and grants it, as the server charges and grants it. */
+export interface CheckoutQuote {
+  credits: number;
+  amountCents: number;
+  /** What the purchase grants: a member's 1.55 times `credits`, rounded down to micro-credits. */
+  creditsMicro: number;
+  member: boolean;
+}
+
 export interface PurchaseDeps {
   repository: PurchaseRepository;
   /** Unset (no STRIPE_SECRET_KEY): checkout and the webhook answer 404. */
@@ -38,6 +48,8 @@ export interface PurchaseDeps {
   accounts: Pick<AccountService, 'get'>;
   ledger: Pick<Ledger, 'grant'>;
   webhooks: Pick<WebhookRepository, 'recordAccountEvent'>;
+  /** Where a purchase's change is announced once committed (the owner's live views). */
+  events: Pick<AccountEventBus, 'publish'>;
   leases?: LeasedCredits;
   clock: Clock;
   /** The console's address (`…/console/`), where Checkout sends the buyer back. */
@@ -69,13 +81,18 @@ export class PurchaseService {
     return this.deps.provider ? creditPriceOf(this.deps.terms) : null;
   }
 
+  /** `{ credits }`: what a checkout of them would charge and grant the account, refused as checkout refuses it. */
+  async quote(accountId: string, input: unknown): Promise<CheckoutQuote> {
+    this.enabled();
+    const { credits } = parseInput(this.checkoutInput, input);
+    const { member } = await this.deps.accounts.get(accountId);
+    return { credits, amountCents: priceCents(this.deps.terms, credits), creditsMicro: grantedMicro(credits, member), member };
+  }
+
   /** `{ credits }`: a Checkout Session priced by the server, granting a member 1.55 times the credits. */
   async checkout(accountId: string, input: unknown): Promise<CheckoutSession> {
     const provider = this.enabled();
-    const { credits } = parseInput(this.checkoutInput, input);
-    const account = await this.deps.accounts.get(accountId);
-    const creditsMicro = grantedMicro(credits, account.member);
-    const amountCents = priceCents(this.deps.terms, credits);
+    const { credits, amountCents, creditsMicro } = await this.quote(accountId, input);
     const back = this.deps.consoleUrl();
     const session = await provider.createCheckout({
       accountId,
@@ -98,21 +115,35 @@ export class PurchaseService {
     return { purchases, hasNextPage: rows.length > page.first, endCursor: purchases.at(-1)?.id ?? null };
   }
 
+  /** The account's purchase `id`; another account's, or none, is a not_found_error. */
+  async get(accountId: string, id: string): Promise<Purchase> {
+    const purchase = PURCHASE_ID.test(id) ? await this.deps.repository.find(accountId, id) : undefined;
+    if (!purchase) throw notFound('No purchase of this account has this id.', 'purchase_not_found', ['id']);
+    return purchase;
+  }
+
   /** A webhook delivery: its raw body and Stripe-Signature header, verified before anything is read. */
   async receive(rawBody: Buffer, signature: string | undefined): Promise<PaymentOutcome> {
     const event = this.enabled().verifyEvent(rawBody, signature, this.deps.clock.now());
     switch (event.kind) {
       case 'paid':
         return this.complete(event);
-      case 'closed':
-        return (await this.deps.repository.close(event.sessionId, event.status))
-          ? { type: event.type, outcome: 'closed', purchaseId: event.sessionId }
-          : { type: event.type, outcome: 'ignored', purchaseId: event.sessionId, why: 'no pending purchase has this session' };
+      case 'closed': {
+        const accountId = await this.deps.repository.close(event.sessionId, event.status);
+        if (!accountId) return { type: event.type, outcome: 'ignored', purchaseId: event.sessionId, why: 'no pending purchase has this session' };
+        await this.announce(accountId, event.sessionId);
+        return { type: event.type, outcome: 'closed', purchaseId: event.sessionId, accountId };
+      }
       case 'refunded':
         return this.takeBack(event);
       case 'ignored':
         return { type: event.type, outcome: 'ignored', why: event.why };
     }
+  }
+
+  /** After the commit: the owner's views show the purchase's new state and the balance. */
+  private announce(accountId: string, purchaseId: string): Promise<void> {
+    return this.deps.events.publish({ accountId, purchaseId });
   }
 
   private enabled(): PaymentProvider {
@@ -140,9 +171,9 @@ export class PurchaseService {
       });
       return claim;
     });
-    return granted
-      ? { type: event.type, outcome: 'granted', purchaseId: id, accountId, creditsMicro: granted.creditsMicro }
-      : { type: event.type, outcome: 'granted_before', purchaseId: id, accountId };
+    if (!granted) return { type: event.type, outcome: 'granted_before', purchaseId: id, accountId };
+    await this.announce(accountId, id);
+    return { type: event.type, outcome: 'granted', purchaseId: id, accountId, creditsMicro: granted.creditsMicro };
   }
 
   /**
@@ -156,7 +187,7 @@ export class PurchaseService {
     if (!accountId) return ignored('no purchase was paid by this payment');
     // The credits the account's leases hold unspent come back first: what is spent is what a refund cannot take.
     await this.deps.leases?.callBack(accountId, LEASE_CALL_BACK_MS);
-    return this.deps.repository.transaction(async (tx) => {
+    const outcome = await this.deps.repository.transaction(async (tx): Promise<PaymentOutcome> => {
       const state = await this.deps.repository.lockForRefund(tx, event.paymentIntent);
       if (!state) return ignored('no purchase was paid by this payment');
       const before = state.takenBackMicro + state.shortfallMicro;
@@ -176,5 +207,7 @@ export class PurchaseService {
       });
       return { type: event.type, outcome: 'taken_back', purchaseId: state.id, accountId: state.accountId, creditsMicro: takenMicro, shortfallMicro };
     });
+    if (outcome.outcome === 'taken_back') await this.announce(outcome.accountId!, outcome.purchaseId!);
+    return outcome;
   }
 }

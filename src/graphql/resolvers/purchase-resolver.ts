@@ -1,7 +1,18 @@
-import { Arg, Args, ArgsType, Ctx, Field, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAccount, type GraphQLContext } from '../context';
 import { PURCHASE_PAGE, definedArgs } from '../page-args';
-import { CheckoutSessionType, CreditPriceType, PurchaseConnection, toCheckoutSessionType, toCreditPriceType, toPurchaseConnection } from '../types/purchase';
+import {
+  CheckoutSessionType,
+  CreditPriceType,
+  CreditQuoteType,
+  PurchaseConnection,
+  PurchaseType,
+  toCheckoutSessionType,
+  toCreditPriceType,
+  toCreditQuoteType,
+  toPurchaseConnection,
+  toPurchaseType,
+} from '../types/purchase';
 
 @ArgsType()
 class PurchasesArgs {
@@ -20,6 +31,18 @@ export class PurchaseResolver {
     requireAccount(ctx);
     const price = ctx.services.purchases.creditPrice();
     return price ? toCreditPriceType(price) : null;
+  }
+
+  @Query(() => CreditQuoteType, {
+    description: 'What createCheckout(credits) would charge and grant the caller, refused as it would be; not_found_error when buying is off.',
+  })
+  async creditQuote(@Arg('credits', () => Int) credits: number, @Ctx() ctx: GraphQLContext): Promise<CreditQuoteType> {
+    return toCreditQuoteType(await ctx.services.purchases.quote(requireAccount(ctx).accountId, { credits }));
+  }
+
+  @Query(() => PurchaseType, { description: "One of the account's purchases (its Checkout Session's id); not_found_error for any other." })
+  async purchase(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<PurchaseType> {
+    return toPurchaseType(await ctx.services.purchases.get(requireAccount(ctx).accountId, id));
   }
 
   @Query(() => PurchaseConnection, {

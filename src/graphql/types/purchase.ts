@@ -1,7 +1,8 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { CreditPrice } from '../../domain/purchases/checkout-terms';
 import type { CheckoutSession } from '../../domain/purchases/payment-provider';
-import type { PurchasePage } from '../../domain/purchases/purchase';
+import type { Purchase, PurchasePage } from '../../domain/purchases/purchase';
+import type { CheckoutQuote } from '../../domain/purchases/purchase-service';
 import { microToCredits } from '../../domain/shared/money';
 import { DateTimeScalar } from '../scalars';
 import { PageInfo } from './video-job';
@@ -32,14 +33,16 @@ export class PurchaseConnection {
   @Field(() => PageInfo) pageInfo!: PageInfo;
 }
 
+export const toPurchaseType = (x: Purchase): PurchaseType => ({
+  id: x.id,
+  credits: microToCredits(x.creditsMicro),
+  amountUsd: x.amountCents / 100,
+  status: x.status as PurchaseStatusValue,
+  created: x.created,
+});
+
 export const toPurchaseConnection = (p: PurchasePage): PurchaseConnection => ({
-  nodes: p.purchases.map((x) => ({
-    id: x.id,
-    credits: microToCredits(x.creditsMicro),
-    amountUsd: x.amountCents / 100,
-    status: x.status as PurchaseStatusValue,
-    created: x.created,
-  })),
+  nodes: p.purchases.map(toPurchaseType),
   pageInfo: { hasNextPage: p.hasNextPage, endCursor: p.endCursor },
 });
 
@@ -60,3 +63,18 @@ export class CreditPriceType {
 }
 
 export const toCreditPriceType = (p: CreditPrice): CreditPriceType => ({ ...p });
+
+@ObjectType('CreditQuote', { description: 'What a checkout of `credits` would charge and grant the caller, as createCheckout charges and grants it.' })
+export class CreditQuoteType {
+  @Field(() => Int, { description: 'Whole credits asked for.' }) credits!: number;
+  @Field(() => Float, { description: 'The price in USD, to the cent.' }) amountUsd!: number;
+  @Field(() => Float, { description: "Credits the purchase grants once paid: a member's `memberBonus` times `credits`." }) creditsGranted!: number;
+  @Field(() => Boolean, { description: 'Whether the account is a member (and so receives the bonus).' }) member!: boolean;
+}
+
+export const toCreditQuoteType = (q: CheckoutQuote): CreditQuoteType => ({
+  credits: q.credits,
+  amountUsd: q.amountCents / 100,
+  creditsGranted: microToCredits(q.creditsMicro),
+  member: q.member,
+});

@@ -56,8 +56,20 @@ export class SqlPurchaseRepository implements PurchaseRepository {
     return row ? { creditsMicro: Number(row.credits_micro), amountCents: Number(row.amount_cents) } : null;
   }
 
-  async close(id: string, status: 'expired' | 'failed'): Promise<boolean> {
-    return (await this.db.run(`update purchases set status = ? where id = ? and status = 'pending'`, [status, id])) > 0;
+  async close(id: string, status: 'expired' | 'failed'): Promise<string | undefined> {
+    const row = await this.db.one<{ account_id: string }>(`update purchases set status = ? where id = ? and status = 'pending' returning account_id`, [
+      status,
+      id,
+    ]);
+    return row?.account_id;
+  }
+
+  async find(accountId: string, id: string): Promise<Purchase | undefined> {
+    const row = await this.db.one<Row>(
+      `select id, account_id, credits_micro, amount_cents, status, created_at from purchases where id = ? and account_id = ?`,
+      [id, accountId],
+    );
+    return row ? toPurchase(row) : undefined;
   }
 
   async accountOfPayment(paymentIntent: string): Promise<string | undefined> {
