@@ -13,9 +13,10 @@ import { createClient } from 'graphql-ws';
  * what is checked here (nothing authenticates and nothing reaches a service).
  */
 const logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
-/** Just enough services for the door: a key that authenticates (for WebSocket) and the key-change feed. */
+/** Just enough services for the door: a key that authenticates (for WebSocket), no operator, and the key-change feed. */
 const services = {
   keyChanges: new LocalTopicFeed(),
+  operators: { isAdminToken: () => false, actorOfSubject: () => undefined },
   keys: {
     authenticate: async () => ({
       kind: 'key',
