@@ -467,6 +467,7 @@ async function main(): Promise<void> {
     }
     // The request log's cost (bench/request-log.ts): rounds with it recording and with it off.
     let requestLog: RequestLogResult | undefined;
+    let requestLogSegments = 0;
     if (process.env.BENCH_REQUEST_LOG !== '0' && (process.env.BENCH_ONLY === undefined || process.env.BENCH_ONLY === 'reqlog')) {
       const phase = await runRequestLogPhase(gateway, {
         gatewayUrl,
@@ -474,7 +475,8 @@ async function main(): Promise<void> {
         seconds: SECONDS,
         rounds: ROUNDS,
         connections: CONNECTIONS,
-        runPhase,
+        // BENCH_PROFILE: a profile of each segment (reqlog-on-1, reqlog-off-2, …).
+        runPhase: (job) => profiled(`${job.id}-${++requestLogSegments}`, () => runPhase(job)),
         warm,
       });
       money.push(phase.money);
