@@ -1,27 +1,41 @@
 import { DomainError } from '../domain/errors/domain-error';
 
 /**
- * The events one subscription sees, as an async iterator over what `listen` pushes. Hand-written
- * for the reason JobStream is: return() ends the stream at once, unsubscribes and settles a
- * pending read, where an async generator's would wait behind it.
+ * The events one subscription sees, as an async iterator over what is delivered to it.
+ * Hand-written rather than an async generator on purpose: a generator's return() waits behind a
+ * pending next(), so a client that unsubscribes while no event comes would keep its listener
+ * forever; here return() ends the stream at once, stops every listener and settles the pending
+ * read. A slow reader gets at most `maxBuffer` events queued; past that the stream stops
+ * listening and fails at the next read. JobStream builds its ordering rules on it.
  */
 export class EventStream<T> implements AsyncIterableIterator<T> {
-  private buffer: T[] = [];
+  protected buffer: T[] = [];
+  protected closed = false;
+  /** Nothing follows what is queued: the stream ends once that is read. */
+  protected ending = false;
   private reader: ((r: IteratorResult<T>) => void) | null = null;
   private failure: DomainError | null = null;
-  private closed = false;
-  private stop: (() => void) | null;
+  private stops: Array<() => void> = [];
 
-  /** `listen` starts listening with the stream's `push` and answers what stops it. */
+  /**
+   * `listen`, when given, starts listening with the stream's delivery and answers what stops it;
+   * a subclass that filters first listens itself, through `listenWith`.
+   */
   constructor(
-    listen: (push: (event: T) => void) => () => void,
+    listen: ((push: (event: T) => void) => () => void) | null,
     private readonly maxBuffer: number,
   ) {
-    this.stop = listen((event) => this.push(event));
+    if (listen) this.listenWith(listen((event) => !this.failure && this.deliver(event)));
   }
 
-  private push(event: T): void {
-    if (this.closed || this.failure) return;
+  /** What stops one of the stream's listeners: called once, when the stream stops listening. */
+  protected listenWith(stop: () => void): void {
+    this.stops.push(stop);
+  }
+
+  /** To the waiting read, or queued for the next. */
+  protected deliver(event: T): void {
+    if (this.closed) return;
     if (this.reader) {
       const deliver = this.reader;
       this.reader = null;
@@ -31,11 +45,17 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
     if (this.buffer.length >= this.maxBuffer) {
       // A reader is never waiting when the buffer is full; the error surfaces at the next read.
       this.failure = new DomainError('service_unavailable', 'This subscription fell too far behind its events; subscribe again.');
-      this.buffer = [];
       this.stopListening();
+      this.buffer = [];
       return;
     }
     this.buffer.push(event);
+  }
+
+  /** Nothing follows: stop listening now, deliver what is queued, then end. */
+  protected endAfterQueued(): void {
+    this.ending = true;
+    this.stopListening();
   }
 
   next(): Promise<IteratorResult<T>> {
@@ -46,7 +66,10 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
       this.close();
       return Promise.reject(err);
     }
-    if (this.closed) return Promise.resolve({ value: undefined, done: true });
+    if (this.closed || this.ending) {
+      this.close();
+      return Promise.resolve({ value: undefined, done: true });
+    }
     return new Promise((resolve) => {
       this.reader = resolve;
     });
@@ -68,12 +91,13 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
 
   /** True once nothing listens for this stream any more. */
   get isListening(): boolean {
-    return this.stop !== null;
+    return this.stops.length > 0;
   }
 
   private stopListening(): void {
-    this.stop?.();
-    this.stop = null;
+    const stops = this.stops;
+    this.stops = [];
+    for (const stop of stops) stop();
   }
 
   private close(): void {

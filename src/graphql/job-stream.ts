@@ -1,6 +1,6 @@
-import { DomainError } from '../domain/errors/domain-error';
 import type { JobEventBus, JobEventScope } from '../domain/events/job-events';
 import type { VideoJob } from '../domain/video/video-job';
+import { EventStream } from './event-stream';
 
 const RANK = { PROCESSING: 0, COMPLETED: 1, FAILED: 1 } as const;
 export const isTerminal = (job: VideoJob): boolean => job.status !== 'PROCESSING';
@@ -35,20 +35,12 @@ const RESYNC_MARGIN_MS = 10_000;
 const REMEMBERED_JOBS = 64;
 
 /**
- * The job events one subscription sees, as an async iterator. Hand-written rather than an async
- * generator on purpose: a generator's return() waits behind a pending next(), so a client that
- * unsubscribes while no event comes would keep its bus listener forever; here return() ends the
- * stream at once, unsubscribes and settles the pending read.
+ * The job events one subscription sees, as an EventStream: the state read first, then only
+ * newer states; a single job's stream ends after its terminal state, and a re-read after the bus
+ * reconnects adds what may have been lost meanwhile.
  */
-export class JobStream implements AsyncIterableIterator<VideoJob> {
-  private buffer: VideoJob[] = [];
+export class JobStream extends EventStream<VideoJob> {
   private latest: VideoJob | null = null;
-  private reader: ((r: IteratorResult<VideoJob>) => void) | null = null;
-  private failure: DomainError | null = null;
-  private closed = false;
-  private endAfterBuffer = false;
-  private unsubscribe: (() => void) | null;
-  private stopResync: (() => void) | null = null;
   /** Many-job streams with resyncChanged: each job's last delivered updatedAt (ms), the oldest dropped first. */
   private delivered: Map<string, number> | null = null;
 
@@ -56,24 +48,31 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
     bus: JobEventBus,
     private readonly opts: JobStreamOptions,
   ) {
-    this.unsubscribe = bus.subscribe(({ job }) => {
-      if (opts.accept(job)) this.push(job);
-    }, opts.scope);
+    super(null, opts.maxBuffer);
+    this.listenWith(
+      bus.subscribe(({ job }) => {
+        if (opts.accept(job)) this.push(job);
+      }, opts.scope),
+    );
     const { resync, resyncChanged } = opts;
     if (resync && bus.onReconnect) {
-      this.stopResync = bus.onReconnect(() => {
-        resync().then(
-          (job) => this.push(job),
-          () => undefined,
-        );
-      });
+      this.listenWith(
+        bus.onReconnect(() => {
+          resync().then(
+            (job) => this.push(job),
+            () => undefined,
+          );
+        }),
+      );
     } else if (resyncChanged && bus.onReconnect) {
-      this.stopResync = bus.onReconnect((downSince) => {
-        resyncChanged(new Date(downSince.getTime() - RESYNC_MARGIN_MS)).then(
-          (jobs) => jobs.filter((job) => opts.accept(job)).forEach((job) => this.push(job)),
-          () => undefined,
-        );
-      });
+      this.listenWith(
+        bus.onReconnect((downSince) => {
+          resyncChanged(new Date(downSince.getTime() - RESYNC_MARGIN_MS)).then(
+            (jobs) => jobs.filter((job) => opts.accept(job)).forEach((job) => this.push(job)),
+            () => undefined,
+          );
+        }),
+      );
     }
   }
 
@@ -83,36 +82,20 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
     const later = this.buffer.filter((e) => isNewer(e, job));
     this.buffer = [];
     this.latest = null;
-    this.endAfterBuffer = false;
+    this.ending = false;
     for (const j of [job, ...later]) this.push(j);
   }
 
   private push(job: VideoJob): void {
-    if (this.closed || this.endAfterBuffer) return;
+    if (this.closed || this.ending) return;
     if (this.opts.resyncChanged && !this.isNewForThisStream(job)) return;
     if (this.opts.singleJob) {
       if (this.latest && !isNewer(job, this.latest)) return;
       this.latest = job;
-      if (isTerminal(job)) {
-        // Nothing follows a terminal state: stop listening now, deliver what is queued, then end.
-        this.endAfterBuffer = true;
-        this.stopListening();
-      }
+      // Nothing follows a terminal state.
+      if (isTerminal(job)) this.endAfterQueued();
     }
-    if (this.reader) {
-      const deliver = this.reader;
-      this.reader = null;
-      deliver({ value: job, done: false });
-      return;
-    }
-    if (this.buffer.length >= this.opts.maxBuffer) {
-      // A reader is never waiting when the buffer is full; the error surfaces at the next read.
-      this.failure = new DomainError('service_unavailable', 'This subscription fell too far behind its events; subscribe again.');
-      this.stopListening();
-      this.buffer = [];
-      return;
-    }
-    this.buffer.push(job);
+    this.deliver(job);
   }
 
   /** False for a state this many-job stream already delivered (a re-read repeats what the bus brought). */
@@ -125,59 +108,5 @@ export class JobStream implements AsyncIterableIterator<VideoJob> {
     delivered.set(job.id, at);
     if (delivered.size > REMEMBERED_JOBS) delivered.delete(delivered.keys().next().value!);
     return true;
-  }
-
-  next(): Promise<IteratorResult<VideoJob>> {
-    const job = this.buffer.shift();
-    if (job) return Promise.resolve({ value: job, done: false });
-    if (this.failure) {
-      const err = this.failure;
-      this.failure = null;
-      this.closed = true;
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
-    if (this.closed || this.endAfterBuffer) {
-      this.close();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve) => {
-      this.reader = resolve;
-    });
-  }
-
-  return(): Promise<IteratorResult<VideoJob>> {
-    this.close();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  throw(err?: unknown): Promise<IteratorResult<VideoJob>> {
-    this.close();
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  /** True once nothing listens on the bus for this stream any more. */
-  get isListening(): boolean {
-    return this.unsubscribe !== null;
-  }
-
-  private stopListening(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    this.stopResync?.();
-    this.stopResync = null;
-  }
-
-  private close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopListening();
-    this.buffer = [];
-    const reader = this.reader;
-    this.reader = null;
-    reader?.({ value: undefined, done: true });
   }
 }
