@@ -4,6 +4,7 @@ import { startOidcSignIn } from '../auth/oidc';
 import { startDevSignIn } from '../auth/dev-sign-in';
 import { ApiError, describeError, execute } from '../api/client';
 import { ErrorNote } from '../ui';
+import { SecretForm } from '../views/secret-form';
 import { AdminUpstreamsQuery } from './admin-operations';
 import type { AdminCredential } from './admin-session';
 
@@ -70,30 +71,16 @@ export function AdminSignIn({ config, onSignIn }: { config: ConsoleConfig | null
       <section class="card" aria-labelledby="token-heading">
         <h2 id="token-heading">Sign in with ADMIN_TOKEN</h2>
         <p>For development: the token is kept in this tab only.</p>
-        <form onSubmit={useToken} class="grid">
-          <div class="field">
-            <label for="admin-token">Admin token</label>
-            <input
-              id="admin-token"
-              type="password"
-              autoComplete="off"
-              value={token}
-              aria-invalid={tokenError ? true : undefined}
-              aria-describedby={tokenError ? 'admin-token-error' : undefined}
-              onInput={(e) => setToken(e.currentTarget.value)}
-            />
-          </div>
-          {tokenError && (
-            <p class="error" role="alert" id="admin-token-error">
-              {tokenError}
-            </p>
-          )}
-          <div class="row">
-            <button type="submit" disabled={busy}>
-              Use admin token
-            </button>
-          </div>
-        </form>
+        <SecretForm
+          id="admin-token"
+          label="Admin token"
+          value={token}
+          error={tokenError}
+          busy={busy}
+          button="Use admin token"
+          onInput={setToken}
+          onSubmit={useToken}
+        />
       </section>
     </div>
   );

@@ -5,6 +5,7 @@ import { startDevSignIn } from '../auth/dev-sign-in';
 import { execute, describeError } from '../api/client';
 import { ModelsQuery } from '../api/operations';
 import { ErrorNote } from '../ui';
+import { SecretForm } from './secret-form';
 
 /** Sign in with the identity provider (OIDC or the development one), or paste an API key. */
 export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onSignIn: (c: Credential) => void }) {
@@ -67,30 +68,7 @@ export function SignIn({ config, onSignIn }: { config: ConsoleConfig | null; onS
       <section class="card" aria-labelledby="key-heading">
         <h2 id="key-heading">Sign in with an API key</h2>
         <p>A key sees its account's jobs, the models and quotes; account management stays hidden.</p>
-        <form onSubmit={useKey} class="grid">
-          <div class="field">
-            <label for="api-key">API key</label>
-            <input
-              id="api-key"
-              type="password"
-              autoComplete="off"
-              value={apiKey}
-              aria-invalid={keyError ? true : undefined}
-              aria-describedby={keyError ? 'api-key-error' : undefined}
-              onInput={(e) => setApiKey(e.currentTarget.value)}
-            />
-          </div>
-          {keyError && (
-            <p class="error" role="alert" id="api-key-error">
-              {keyError}
-            </p>
-          )}
-          <div class="row">
-            <button type="submit" disabled={busy}>
-              Use API key
-            </button>
-          </div>
-        </form>
+        <SecretForm id="api-key" label="API key" value={apiKey} error={keyError} busy={busy} button="Use API key" onInput={setApiKey} onSubmit={useKey} />
       </section>
     </div>
   );
