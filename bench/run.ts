@@ -16,7 +16,7 @@
  *
  * Rate limits and billing stay on (60 chat requests per minute per key): the gateway phases
  * rotate the Authorization header over a pool of live keys (10 per account; BENCH_KEYS, default
- * 3,000 over 300 accounts) big enough that no key reaches its limit. Any 429 would show in the
+ * 6,000 over 600 accounts) big enough that no key reaches its limit. Any 429 would show in the
  * status-code column, and the run warns about it.
  *
  * Then (unless BENCH_FANOUT=0) the subscription fan-out phase (bench/fanout.ts): rounds of 1,000 and 10,000 graphql-ws
@@ -78,7 +78,7 @@ import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 32);
 /** Live keys in the rotation; 60 chat requests a minute each, shared by the gateway phases. */
-const KEY_POOL = positiveInt('BENCH_KEYS', 3000);
+const KEY_POOL = positiveInt('BENCH_KEYS', 6000);
 /** Each bench key's daily cap, so the money check's "no key past its cap" means something. */
 const KEY_CAP_CREDITS = 100_000;
 /** The short single-connection pass that shows the added latency without queueing. */
