@@ -77,6 +77,8 @@ async function setUp(credits: number, leaseMicro: number) {
 
 const stored = async (id: string) => (await log.page(await accountOf(id), {}, 100)).find((r) => r.id === id);
 const accountOf = async (id: string) => (await db().one<{ account_id: string }>(`select account_id from request_log where id = ?`, [id]))?.account_id ?? '';
+/** The row a charge carried, as the log keeps it: every field as the call set it, its credits what the charge took. */
+const asStored = (c: { log: CallLog }, creditsMicro: number) => ({ ...(JSON.parse(JSON.stringify(c.log)) as object), creditsMicro });
 const count = async (id: string) => Number((await db().one<{ n: string }>(`select count(*) as n from request_log where id = ?`, [id]))!.n);
 
 test('a charge carries its row: alone, in a batch, beyond its lease; its credits are what the charge took', async () => {
@@ -84,28 +86,29 @@ test('a charge carries its row: alone, in a batch, beyond its lease; its credits
   const lone = charge(300_000);
   expect(await leases.record([lone])).toEqual([{ requestId: lone.requestId, status: 0, chargedMicro: 300_000 }]);
   expect(await stored(lone.log.id)).toMatchObject({ creditsMicro: 300_000, model: 'svc-chat-1', promptTokens: 10, completionTokens: 2, status: 200 });
+  expect(await stored(lone.log.id)).toEqual(asStored(lone, 300_000));
 
   const [a, b] = [charge(100_000), charge(200_000)];
   await leases.record([a, b]);
-  expect((await stored(a.log.id))?.creditsMicro).toBe(100_000);
-  expect((await stored(b.log.id))?.creditsMicro).toBe(200_000);
+  expect(await stored(a.log.id)).toEqual(asStored(a, 100_000));
+  expect(await stored(b.log.id)).toEqual(asStored(b, 200_000));
 
   // Beyond the lease: the row walk debits the balance, and the row says the whole charge.
   const beyond = charge(400_000, 2_000_000);
   const [outcome] = await leases.record([beyond]);
   expect(outcome).toEqual({ requestId: beyond.requestId, status: 0, chargedMicro: 2_400_000 });
-  expect((await stored(beyond.log.id))?.creditsMicro).toBe(2_400_000);
+  expect(await stored(beyond.log.id)).toEqual(asStored(beyond, 2_400_000));
 
   // After the lease closed (a late charge, from the balance directly).
   await leases.close(leaseId);
   const late = charge(50_000);
   expect((await leases.record([late]))[0]!.chargedMicro).toBe(50_000);
-  expect((await stored(late.log.id))?.creditsMicro).toBe(50_000);
+  expect(await stored(late.log.id)).toEqual(asStored(late, 50_000));
 
   // Recorded again (a replay of a charge whose commit had landed): one row, as it was.
   expect((await leases.record([lone, late]))[0]!.chargedMicro).toBe(0);
   expect(await count(lone.log.id)).toBe(1);
-  expect((await stored(lone.log.id))?.creditsMicro).toBe(300_000);
+  expect(await stored(lone.log.id)).toEqual(asStored(lone, 300_000));
 });
 
 test('a charge the database failed is kept in the journal with its row, and brings the row when replayed', async () => {

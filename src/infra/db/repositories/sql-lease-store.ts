@@ -9,6 +9,7 @@ import type { Shortfall } from '../../../domain/credits/ledger-repository';
 import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../domain/credits/lease-store';
 import type { BudgetCrossing } from '../../../domain/credits/budget-crossings';
 import type { BudgetPeriod } from '../../../domain/credits/budgets';
+import { chargeItemsJson, compactLogJson } from './charge-items-json';
 
 /** svc_take_lease's refusals: -1 the balance, -2, -3, -4 the day's, week's, month's budget. */
 const TAKE_REFUSALS: Record<number, Shortfall> = { [-2]: 'daily_cap', [-3]: 'week_budget', [-4]: 'month_budget' };
@@ -50,12 +51,18 @@ const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
      where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
     on conflict on constraint lease_charges_pkey do nothing
-    returning request_id
+    returning request_id, account_id, api_key_id, model, amount_micro
   )`;
-/** The lone charge alone, or with its call's request-log row, written in the same statement when the charge is (credits: the charge). */
+/**
+ * The lone charge alone, or with its call's request-log row (compactLogJson: completed from the
+ * charge, its credits the charge's), written in the same statement when the charge is.
+ */
 const RECORD_ONE = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id from recorded`;
 const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE}
-  select request_id, svc_log_requests(jsonb_build_array(?::jsonb || jsonb_build_object('creditsMicro', ?::bigint))) as logged from recorded`;
+  select request_id, svc_log_requests(jsonb_build_array(
+           jsonb_build_object('id', request_id, 'accountId', account_id, 'keyId', api_key_id, 'model', model)
+           || ?::jsonb || jsonb_build_object('creditsMicro', amount_micro))) as logged
+    from recorded`;
 
 export class SqlLeaseStore implements LeaseStore {
   constructor(
@@ -98,24 +105,13 @@ export class SqlLeaseStore implements LeaseStore {
       // before, an account with a low-balance alert) goes to the function, which decides it by
       // the money rules.
       const params: unknown[] = [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro, only.accountId];
-      if (only.log) params.push(JSON.stringify(only.log), only.leaseMicro);
+      if (only.log) params.push(compactLogJson(only.log, only));
       const recorded = await this.hot.all(only.log ? RECORD_ONE_LOGGED : RECORD_ONE, params);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }
-    const items = rows.map((r) => ({
-      request_id: r.requestId,
-      lease_id: r.leaseId,
-      account_id: r.accountId,
-      api_key_id: r.keyId,
-      model: r.model,
-      lease_micro: r.leaseMicro,
-      excess_micro: r.excessMicro,
-      waived_micro: r.waivedMicro ?? 0,
-      log: r.log,
-    }));
     const out = await this.hot.all<{ request_id: string; status: number; charged: string | number; crossings: CrossingRow[] | string | null }>(
       `select request_id, status, charged, crossings from svc_record_charges(?::jsonb)`,
-      [JSON.stringify(items)],
+      [chargeItemsJson(rows)],
     );
     return out.map((o) => {
       const crossings = crossingsOf(o.crossings);
