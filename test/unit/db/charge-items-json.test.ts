@@ -1,4 +1,4 @@
-import { chargeItemsJson, compactLogJson } from '../../../src/infra/db/repositories/charge-items-json';
+import { chargeItemsJson, compactLogJson, loggedCallsJson } from '../../../src/infra/db/repositories/charge-items-json';
 import type { ChargeRow } from '../../../src/domain/credits/lease-store';
 import type { RequestLogRow } from '../../../src/domain/requests/call-log';
 
@@ -118,4 +118,19 @@ test('a row of the common call carries only what the charge item does not say', 
     completionTokens: 30,
     latencyMs: 3,
   });
+});
+
+test('rows written without a charge are logged calls with their own credits, and read back as the rows', () => {
+  const rows = Array.from({ length: 200 }, (_, i) => randomCharge(i).log).filter((r): r is RequestLogRow => r !== undefined);
+  const calls = JSON.parse(loggedCallsJson(rows)) as Array<Record<string, unknown>>;
+  expect(calls).toHaveLength(rows.length);
+  calls.forEach((call, i) => {
+    const row = rows[i];
+    expect(call).toMatchObject({ request_id: row.id, account_id: row.accountId, api_key_id: row.keyId, model: row.model, credits_micro: row.creditsMicro });
+    const { creditsMicro, ...rest } = row;
+    void creditsMicro;
+    const item = { requestId: row.id, accountId: row.accountId, keyId: row.keyId, model: row.model } as ChargeRow;
+    expect(completed(call.log as Record<string, unknown>, item)).toEqual(rest);
+  });
+  expect(loggedCallsJson([])).toBe('[]');
 });

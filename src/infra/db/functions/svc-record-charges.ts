@@ -4,9 +4,8 @@
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
  * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
  * budgets go, the rest recorded as uncollected. An item may carry its call's request-log row
- * (`log`, without the fields the item carries: its id, account, key and model are the item's
- * unless it names its own): it is written with the charge, in the same transaction, its credits
- * what the item was charged (svc_log_requests). Then the low-balance alerts of the accounts charged
+ * (`log`, without what the item says: an item is a logged call as svc_log_requests reads it): it
+ * is written with the charge, in the same transaction, its credits what the item was charged. Then the low-balance alerts of the accounts charged
  * (svc_balance_alert), and last, a charge within a watched lease, or one that took from the
  * balance, is checked for the budget thresholds the key's spend crossed
  * (svc_note_budget_crossings); what it found is answered with the charge (`crossings`).
@@ -68,10 +67,7 @@ AS $function$
            coalesce(array_agg(distinct r.account_id) filter (where r.amount_micro > 0), '{}')
       into v_done, v_watched, v_fell
       from recorded r join open_leases o on o.id = r.lease_id;
-    perform svc_log_requests(coalesce(jsonb_agg(jsonb_build_object('id', x.request_id, 'accountId', x.account_id, 'keyId', x.api_key_id, 'model', x.model)
-                                                || x.log || jsonb_build_object('creditsMicro', x.lease_micro)), '[]'::jsonb))
-       from jsonb_to_recordset(p_items) as x(request_id text, account_id text, api_key_id text, model text, lease_micro bigint, log jsonb)
-      where x.request_id = any(v_done) and x.log is not null;
+    perform svc_log_requests(p_items, v_done);
     return query
       select x.request_id, 0, x.lease_micro, null::jsonb
         from jsonb_to_recordset(p_items) as x(request_id text, lease_micro bigint)
@@ -91,8 +87,7 @@ AS $function$
     -- The rest, one by one: a charge beyond its lease, one recorded before, one on a closed lease.
     for it in
       select x.request_id as rid, x.lease_id as lid, x.account_id as aid, x.api_key_id as kid, x.model as mdl,
-             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived,
-             jsonb_build_object('id', x.request_id, 'accountId', x.account_id, 'keyId', x.api_key_id, 'model', x.model) || x.log as log_row
+             x.lease_micro as lease_part, x.excess_micro as excess, coalesce(x.waived_micro, 0) as waived, x.log as log_row
         from jsonb_to_recordset(p_items) as x(request_id text, lease_id text, account_id text, api_key_id text, model text,
                                                lease_micro bigint, excess_micro bigint, waived_micro bigint, log jsonb)
        where not (x.request_id = any(v_done))
@@ -108,7 +103,8 @@ AS $function$
           returning s.converted_micro into v_converted;
         if v_converted is null then
           if it.log_row is not null then
-            perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro', 0)));
+            perform svc_log_requests(jsonb_build_array(jsonb_build_object('request_id', it.rid, 'account_id', it.aid, 'api_key_id', it.kid,
+                                                                          'model', it.mdl, 'credits_micro', 0, 'log', it.log_row)));
           end if;
           v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', 0, 'c', 0));
           continue;
@@ -191,8 +187,9 @@ AS $function$
       end if;
       -- The call's row says all it cost: a stream charged its estimate at its lease's close adds that (less what went back).
       if it.log_row is not null then
-        perform svc_log_requests(jsonb_build_array(it.log_row || jsonb_build_object('creditsMicro',
-          case when v_converted is null then v_charged else least(v_converted, it.lease_part + it.excess) + v_debit end)));
+        perform svc_log_requests(jsonb_build_array(jsonb_build_object('request_id', it.rid, 'account_id', it.aid, 'api_key_id', it.kid, 'model', it.mdl,
+          'credits_micro', case when v_converted is null then v_charged else least(v_converted, it.lease_part + it.excess) + v_debit end,
+          'log', it.log_row)));
       end if;
     end loop;
     if cardinality(v_fell) + cardinality(v_rose) > 0 then perform svc_balance_alert(v_fell, v_rose); end if;

@@ -29,6 +29,7 @@ import { Migration20261206000400 } from './Migration20261206000400';
 import { Migration20261207004200 } from './Migration20261207004200';
 import { Migration20261208000000 } from './Migration20261208000000';
 import { Migration20261209000000 } from './Migration20261209000000';
+import { Migration20261210000000 } from './Migration20261210000000';
 import type { MigrationObject } from '@mikro-orm/core';
 import { MIGRATION_NAMES, type MigrationName } from './names';
 
@@ -65,6 +66,7 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   Migration20261207004200,
   Migration20261208000000,
   Migration20261209000000,
+  Migration20261210000000,
 };
 
 /** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */

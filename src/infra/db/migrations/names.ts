@@ -35,6 +35,7 @@ export const MIGRATION_NAMES = [
   'Migration20261207004200',
   'Migration20261208000000',
   'Migration20261209000000',
+  'Migration20261210000000',
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

@@ -1,12 +1,13 @@
 /**
- * Charges as the JSON svc_record_charges reads (`p_items`), written straight into one string:
- * this runs for every charged call, and building an object per item and per log row to
- * stringify them cost more CPU and more bytes on the wire than the rest of a charge's recording.
+ * Charges and request-log rows as the JSON the database functions read, written straight into
+ * one string: this runs for every charged call, and building an object per item and per log row
+ * to stringify them cost more CPU and more bytes on the wire than the rest of a charge's recording.
  *
- * A charge's request-log row is carried compactly: what the charge item says already (the call's
- * id, account, key, model) and the credits (the charge's, set by the function) are left out, and
- * so is every field that is null or zero (svc_log_requests reads a missing one so). A row field
- * that differs from its item's is kept, and wins.
+ * Both are logged calls as svc_log_requests reads them: the call's id, account, key and model at
+ * the top (a charge item's, or a lone row's own), its credits (`lease_micro` for a charge, set by
+ * the function; `credits_micro` for a row written as it is), and its `log`, the rest of the row:
+ * what the top says already is left out, and so is every field that is null or zero (read as
+ * such). A row field that differs from its item's is kept, and wins.
  */
 import type { RequestLogRow } from '../../../domain/requests/call-log';
 import type { ChargeRow } from '../../../domain/credits/lease-store';
@@ -42,6 +43,20 @@ export function chargeItemsJson(rows: readonly ChargeRow[]): string {
       `{"request_id":${str(r.requestId)},"lease_id":${str(r.leaseId)},"account_id":${str(r.accountId)},"api_key_id":${str(r.keyId)}` +
       `,"model":${r.model === null ? 'null' : str(r.model)},"lease_micro":${r.leaseMicro},"excess_micro":${r.excessMicro}` +
       `,"waived_micro":${r.waivedMicro ?? 0},"log":${r.log ? compactLogJson(r.log, r) : 'null'}}`;
+  }
+  return `${s}]`;
+}
+
+/** Request-log rows written as they are (no charge with them), as logged calls. */
+export function loggedCallsJson(rows: readonly RequestLogRow[]): string {
+  let s = '[';
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (i > 0) s += ',';
+    const call = { requestId: r.id, accountId: r.accountId, keyId: r.keyId, model: r.model };
+    s +=
+      `{"request_id":${str(r.id)},"account_id":${str(r.accountId)},"api_key_id":${str(r.keyId)}` +
+      `,"model":${r.model === null ? 'null' : str(r.model)},"credits_micro":${r.creditsMicro},"log":${compactLogJson(r, call)}}`;
   }
   return `${s}]`;
 }

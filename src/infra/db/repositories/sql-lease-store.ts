@@ -9,7 +9,7 @@ import type { Shortfall } from '../../../domain/credits/ledger-repository';
 import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../domain/credits/lease-store';
 import type { BudgetCrossing } from '../../../domain/credits/budget-crossings';
 import type { BudgetPeriod } from '../../../domain/credits/budgets';
-import { chargeItemsJson, compactLogJson } from './charge-items-json';
+import { chargeItemsJson } from './charge-items-json';
 
 /** svc_take_lease's refusals: -1 the balance, -2, -3, -4 the day's, week's, month's budget. */
 const TAKE_REFUSALS: Record<number, Shortfall> = { [-2]: 'daily_cap', [-3]: 'week_budget', [-4]: 'month_budget' };
@@ -51,18 +51,14 @@ const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
      where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
     on conflict on constraint lease_charges_pkey do nothing
-    returning request_id, account_id, api_key_id, model, amount_micro
+    returning request_id
   )`;
 /**
- * The lone charge alone, or with its call's request-log row (compactLogJson: completed from the
- * charge, its credits the charge's), written in the same statement when the charge is.
+ * The lone charge alone, or with its call's request-log row (the charge as a logged call, its
+ * credits what its lease paid), written in the same statement when the charge is.
  */
 const RECORD_ONE = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id from recorded`;
-const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE}
-  select request_id, svc_log_requests(jsonb_build_array(
-           jsonb_build_object('id', request_id, 'accountId', account_id, 'keyId', api_key_id, 'model', model)
-           || ?::jsonb || jsonb_build_object('creditsMicro', amount_micro))) as logged
-    from recorded`;
+const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id, svc_log_requests(?::jsonb, array[request_id]) as logged from recorded`;
 
 export class SqlLeaseStore implements LeaseStore {
   constructor(
@@ -105,7 +101,7 @@ export class SqlLeaseStore implements LeaseStore {
       // before, an account with a low-balance alert) goes to the function, which decides it by
       // the money rules.
       const params: unknown[] = [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro, only.accountId];
-      if (only.log) params.push(compactLogJson(only.log, only));
+      if (only.log) params.push(chargeItemsJson(rows));
       const recorded = await this.hot.all(only.log ? RECORD_ONE_LOGGED : RECORD_ONE, params);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }

@@ -7,6 +7,7 @@
 import type { Database } from '../../../domain/ports/database';
 import type { RequestLogRow } from '../../../domain/requests/call-log';
 import type { PartitionUpkeep, RequestLogCursor, RequestLogFilter, RequestLogRepository } from '../../../domain/requests/request-log-repository';
+import { loggedCallsJson } from './charge-items-json';
 
 interface Row {
   id: string;
@@ -57,7 +58,7 @@ export class SqlRequestLog implements RequestLogRepository {
   constructor(private readonly db: Database) {}
 
   async insert(rows: readonly RequestLogRow[]): Promise<void> {
-    await this.db.one(`select svc_log_requests(?::jsonb) as written`, [JSON.stringify(rows)]);
+    await this.db.one(`select svc_log_requests(?::jsonb) as written`, [loggedCallsJson(rows)]);
   }
 
   async page(accountId: string, filter: RequestLogFilter, limit: number, after?: RequestLogCursor): Promise<RequestLogRow[]> {

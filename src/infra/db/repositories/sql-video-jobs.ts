@@ -3,6 +3,7 @@ import type { VideoJobSpec } from '../../../domain/video/video-port';
 import type { VideoJob, VideoJobStatus } from '../../../domain/video/video-job';
 import type { JobOutcome, NewVideoJob, VideoJobRepository } from '../../../domain/video/video-job-repository';
 import { microToCredits } from '../../../domain/shared/money';
+import { loggedCallsJson } from './charge-items-json';
 
 interface JobRow {
   id: string;
@@ -83,7 +84,7 @@ export class SqlVideoJobRepository implements VideoJobRepository {
        select ?::text, ?::text, ?::text, ?::boolean, ?::text, ?::text, ?::text, ?::jsonb, '', 'PROCESSING', ?::bigint, now() + make_interval(secs => ?::double precision)
          from logged returning ${COLUMNS}`,
       [
-        j.log ? `[${JSON.stringify(j.log)}]` : '[]',
+        loggedCallsJson(j.log ? [j.log] : []),
         j.id,
         j.accountId,
         j.apiKeyId,
