@@ -12,7 +12,9 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-build.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testTimeout: 60000,
-  maxWorkers: 2,
+  // Half again as many workers as cores: a file waiting on real time (a browser page, a child
+  // process, a provider's token lifetime) leaves its core to another file's work.
+  maxWorkers: '150%',
   // The run's last lines say which files skipped tests, and what they need (test/support/skipped-reporter.js).
   reporters: ['default', '<rootDir>/test/support/skipped-reporter.js'],
 };

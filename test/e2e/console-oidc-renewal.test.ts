@@ -17,7 +17,7 @@ import { claimsOf, signInAtProvider, startProvider, storedIdToken, storedRefresh
  */
 const CLIENT_ID = 'svc-console';
 const TTL = 5;
-const LEEWAY = 10;
+const LEEWAY = 5;
 let browser: Browser;
 let idp: ChildProcess;
 let port: number;

@@ -6,9 +6,11 @@
 // files under a running child.
 const { buildIfStale } = require('../../scripts/build-if-stale');
 const { prepareDatabaseTemplate } = require('./database-template');
+const { prepareOpenApiDocument } = require('./openapi-document');
 
 module.exports = async function buildWhatIsStale() {
   buildIfStale((line) => process.stdout.write(`\n${line}`));
   // Then the run's migrated database, which every test gateway starts from.
   await prepareDatabaseTemplate();
+  prepareOpenApiDocument();
 };

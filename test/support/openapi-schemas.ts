@@ -1,12 +1,13 @@
 /**
  * docs/openapi.yaml as the tests read it: the parsed document (the one the gateway serves), its
  * `$ref`s followed, its schemas compiled by Ajv (JSON Schema 2020-12, as OpenAPI 3.1 uses it)
- * the first time each is needed, and the operation a method and path belong to. Read once per
- * test file.
+ * the first time each is needed, and the operation a method and path belong to. Parsed once per
+ * test run (openapi-document.js), read once per test file.
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { loadOpenApiDocument } from '../../src/rest/routes/openapi-routes';
+import { parsedOpenApiDocument } from './openapi-document';
 
 export type Json = Record<string, any>;
 
@@ -35,8 +36,9 @@ let loaded: Loaded | undefined;
 /** The parsed document (the same the gateway serves) and the compiler, made on first use. */
 export function openApi(): Loaded {
   if (loaded) return loaded;
-  const doc = loadOpenApiDocument() as Json;
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true, allErrors: false });
+  const doc = ((parsedOpenApiDocument() as Json | undefined) ?? loadOpenApiDocument()) as Json;
+  // Checked against the meta-schema once, by the document's own test (documentProblems), not by every file.
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true, allErrors: false, validateSchema: false });
   addFormats(ajv);
   ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(doc.components?.schemas ?? {}) });
   const paths = Object.entries(doc.paths as Json).map(([template, item]) => {
@@ -91,6 +93,12 @@ export function validatorOf(schema: Json): ValidateFunction {
     compiled.set(schema, validate);
   }
   return validate;
+}
+
+/** What the JSON Schema 2020-12 meta-schema finds wrong with `schema`, or null. */
+export function metaSchemaProblem(schema: Json): string | null {
+  const { ajv } = openApi();
+  return ajv.validateSchema(withAjvRefs(schema)) ? null : ajv.errorsText(ajv.errors);
 }
 
 /** What is wrong with `value` against `schema` (the first few of Ajv's errors), or null. */

@@ -3,7 +3,7 @@
  * validator package is installed, so OpenAPI 3.1's rules that the tests lean on are checked here,
  * and every schema is compiled by Ajv in strict mode), and the routes an Express app registers.
  */
-import { HTTP_METHODS, openApi, resolved, validatorOf, type Json } from './openapi-schemas';
+import { HTTP_METHODS, metaSchemaProblem, openApi, resolved, validatorOf, type Json } from './openapi-schemas';
 
 const PATH_ITEM_FIELDS = new Set(['summary', 'description', 'parameters', 'servers', ...HTTP_METHODS]);
 const STATUS_KEY = /^([1-5]\d\d|[1-5]XX|default)$/;
@@ -75,22 +75,28 @@ export function documentProblems(): string[] {
       }
       for (const tag of op.tags ?? []) if (!tags.has(tag)) problems.push(`${where}: tag ${tag} is not declared`);
       for (const schema of schemasOf(op, item)) {
-        try {
-          validatorOf(schema);
-        } catch (err) {
-          problems.push(`${where}: ${(err as Error).message}`);
-        }
+        const problem = schemaCompileProblem(schema);
+        if (problem) problems.push(`${where}: ${problem}`);
       }
     }
   }
   for (const [name, schema] of Object.entries((doc.components?.schemas ?? {}) as Json)) {
-    try {
-      validatorOf(schema);
-    } catch (err) {
-      problems.push(`components.schemas.${name}: ${(err as Error).message}`);
-    }
+    const problem = schemaCompileProblem(schema);
+    if (problem) problems.push(`components.schemas.${name}: ${problem}`);
   }
   return problems;
+}
+
+/** What keeps `schema` from being a valid JSON Schema 2020-12 schema that Ajv compiles strictly, or null. */
+function schemaCompileProblem(schema: Json): string | null {
+  const invalid = metaSchemaProblem(schema);
+  if (invalid) return invalid;
+  try {
+    validatorOf(schema);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** The documented operations, as `METHOD template`. */
