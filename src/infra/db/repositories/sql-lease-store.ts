@@ -63,13 +63,17 @@ const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id, sv
 export class SqlLeaseStore implements LeaseStore {
   constructor(
     private readonly db: Database,
-    /** Where the charge batches go: the hot path's own connections when the adapter has them. */
+    /** Where the charge batches and lease takes go: the hot path's own connections when the adapter has them. */
     private readonly hot: SqlExecutor = db,
   ) {}
 
-  /** svc_take_lease answers the amount leased and whether it is watched, or a negative amount: what refused it. */
+  /**
+   * svc_take_lease answers the amount leased and whether it is watched, or a negative amount: what
+   * refused it. On the hot path's connections: a key's first call after its lease went idle waits
+   * on it, and must not queue behind the idle pass's closes on the general pool.
+   */
   async take(request: LeaseRequest): Promise<LeaseGrant | Shortfall> {
-    const row = await this.db.one<{ leased: string | number; watch: boolean }>(`select leased, watch from svc_take_lease(?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    const row = await this.hot.one<{ leased: string | number; watch: boolean }>(`select leased, watch from svc_take_lease(?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
       request.id,
       request.accountId,
       request.keyId,
