@@ -20,6 +20,12 @@ declare module 'autocannon' {
       connections?: number;
       /** Seconds. */
       duration?: number;
+      /** Requests in all, instead of a duration. */
+      amount?: number;
+      /** Milliseconds between autocannon's samples; a run of `amount` requests ends at the first sample after its last answer. */
+      sampleInt?: number;
+      /** Resolve to the raw result even on a main thread, as in a worker (aggregateResult makes a Result of it). */
+      skipAggregateResult?: boolean;
       /** Seconds before a request counts as timed out. */
       timeout?: number;
       pipelining?: number;

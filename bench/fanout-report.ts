@@ -2,8 +2,7 @@
  * The fan-out phase's section of the bench results: its Markdown (appended to latest.md), and
  * under BENCH_ONLY=fanout that section and the JSON's `fanout` replaced in an existing results file.
  */
-import { writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { replaceSection } from './results-section';
 import { OPEN_CONCURRENCY, type FanoutJob, type FanoutResult, type FanoutRound, type MemorySnapshot, type Probes } from './fanout-types';
 
 const ms = (n: number) => n.toFixed(1);
@@ -104,19 +103,9 @@ export function renderFanoutMarkdown(f: FanoutResult, runNote?: string): string 
  * is replaced and the other phases' figures beside it are kept (the phase ran without them).
  */
 export function writeFanoutOnly(resultsDir: string, fanout: FanoutResult, environment: unknown, name = 'latest', at = new Date()): void {
-  const mdPath = join(resultsDir, `${name}.md`);
-  const jsonPath = join(resultsDir, `${name}.json`);
-  const md = existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : '';
-  const from = md.indexOf('\n## Subscription fan-out');
-  // The sections after it (another phase's) stay where they are.
-  const next = from >= 0 ? md.indexOf('\n## ', from + 1) : -1;
-  const before = from >= 0 ? md.slice(0, from) : md;
-  const after = next >= 0 ? md.slice(next) : '';
   const env = environment as { node?: string; cpu?: string; database?: string; redis?: boolean };
   const note =
     `Run on its own (\`BENCH_ONLY=fanout\`), ${at.toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${env.node}, ${env.cpu}, ` +
     `${env.database === 'postgresql' ? 'PostgreSQL' : 'embedded PGlite'}${env.redis ? ' + Redis' : ''}.`;
-  writeFileSync(mdPath, before + renderFanoutMarkdown(fanout, note) + after);
-  const json = existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as Record<string, unknown>) : {};
-  writeFileSync(jsonPath, JSON.stringify({ ...json, fanout: { date: at.toISOString(), environment, ...fanout } }, null, 2) + '\n');
+  replaceSection(resultsDir, '## Subscription fan-out', renderFanoutMarkdown(fanout, note), 'fanout', { date: at.toISOString(), environment, ...fanout }, name);
 }

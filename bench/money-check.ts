@@ -10,6 +10,7 @@
  * share); and that nothing was recorded as uncollected. A failed check fails the bench.
  */
 import type { Gateway } from '../src/gateway';
+import type { SqlExecutor } from '../src/domain/ports/database';
 import { MICRO_PER_CREDIT } from '../src/domain/shared/money';
 import type { PhaseResult } from './phase';
 
@@ -38,10 +39,21 @@ export interface MoneyCheck {
  */
 export async function ledgerMark(gateway: Gateway): Promise<number> {
   await gateway.services.leaseBook.recordKeptNow();
-  const row = await gateway.database.db.one<{ id: string | null }>(
-    `select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`,
-  );
+  return newestLedgerId(gateway.database.db);
+}
+
+/** The newest ledger or lease-charge id in the database, for a gateway that is not running here (bench/outside.ts). */
+export async function newestLedgerId(db: SqlExecutor): Promise<number> {
+  const row = await db.one<{ id: string | null }>(`select max(id) as id from (select id from ledger_entries union all select id from lease_charges) ids`);
   return Number(row?.id ?? 0);
+}
+
+/** What the check compares the database with: the calls answered since the mark, and how many more charges cut-off calls may explain. */
+export interface AnsweredCalls {
+  phase: string;
+  answered: [string, number | null][];
+  /** One per connection per segment: a call in flight when a segment ended is charged but never seen answered. */
+  mayCutOff: number;
 }
 
 async function drain(gateway: Gateway): Promise<void> {
@@ -55,7 +67,14 @@ async function drain(gateway: Gateway): Promise<void> {
 
 export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: number): Promise<MoneyCheck> {
   await drain(gateway);
-  const { db } = gateway.database;
+  return checkLedger(gateway.database.db, { phase: phase.id, answered: phase.answered ?? [], mayCutOff: phase.connections * (phase.segments ?? 1) }, sinceId);
+}
+
+/**
+ * The check itself, on the database alone: for a gateway in this process once drain() has run,
+ * or for a gateway process that has stopped (its shutdown settled its calls and gave its leases back).
+ */
+export async function checkLedger(db: SqlExecutor, calls: AnsweredCalls, sinceId: number): Promise<MoneyCheck> {
   // A call's charge: its lease_charges row plus what it took from the balance directly (an
   // excess, or all of it when it was recorded late, after its lease had closed).
   const rows = await db.all<{ request_id: string; amount_micro: string | number }>(
@@ -68,12 +87,12 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
   const charged = new Map(rows.map((r) => [r.request_id, Number(r.amount_micro)]));
   let missing = 0;
   let mismatched = 0;
-  for (const [id, credits] of phase.answered ?? []) {
+  for (const [id, credits] of calls.answered) {
     const amount = charged.get(id);
     if (amount === undefined) missing++;
     else if (credits !== null && Math.round(credits * MICRO_PER_CREDIT) !== amount) mismatched++;
   }
-  const answered = phase.answered?.length ?? 0;
+  const answered = calls.answered.length;
   const count = async (sql: string) => Number((await db.one<{ n: string | number }>(sql))?.n ?? 0);
   const drift = await count(
     `select count(*) as n from (select a.id from accounts a left join ledger_entries e on e.account_id = a.id
@@ -103,6 +122,20 @@ export async function checkMoney(gateway: Gateway, phase: PhaseResult, sinceId: 
     pastCap === 0 &&
     uncollected === 0 &&
     cutOff >= 0 &&
-    cutOff <= phase.connections * (phase.segments ?? 1);
-  return { phase: phase.id, answered, charges: charged.size, cutOff, missing, mismatched, drift, openLeases, leaseDrift, openHolds, pastCap, uncollected, ok };
+    cutOff <= calls.mayCutOff;
+  return {
+    phase: calls.phase,
+    answered,
+    charges: charged.size,
+    cutOff,
+    missing,
+    mismatched,
+    drift,
+    openLeases,
+    leaseDrift,
+    openHolds,
+    pastCap,
+    uncollected,
+    ok,
+  };
 }

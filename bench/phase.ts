@@ -18,6 +18,8 @@ export interface LoadJob {
   expectInBody: string;
   connections: number;
   durationSeconds: number;
+  /** This many calls in all instead of a time (durationSeconds is then ignored): one pass over the keys, each called once. */
+  amount?: number;
 }
 
 /** `committing`: the bare pass-through plus one committed charge row per call (committing-proxy.ts). */
@@ -47,6 +49,10 @@ export interface PhaseResult {
   threadCpuMsPerCall?: number;
   /** Every target: the whole machine's busy time (all cores, all processes) per answered call. */
   machineCpuMsPerCall?: number;
+  /** The outside phase (bench/outside.ts): CPU time of the target's whole process (every thread) per answered call. */
+  processCpuMsPerCall?: number;
+  /** The outside phase's gateway segments: credit leases taken per answered call (about 0 for warm keys, 1 for cold ones). */
+  leaseTakesPerCall?: number;
   /** Gateway phases: every 2xx answer's call id and its x-svc-credits (null for streams, which carry none). */
   answered?: [string, number | null][];
   /** Every 2xx latency, ms: kept until the segments of a phase are merged, not written to the results. */

@@ -118,6 +118,18 @@ export function summaryLines(r: BenchReport): string[] {
   ];
 }
 
+/** The money checks as a Markdown table, a row per check. */
+export function moneyTable(money: MoneyCheck[]): string[] {
+  return [
+    '| phase | answered | charges | cut off | missing | x-svc-credits ≠ charge | drift | open leases | lease ≠ return | open holds | past cap | uncollected | |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...money.map(
+      (m) =>
+        `| ${m.phase} | ${m.answered} | ${m.charges} | ${m.cutOff} | ${m.missing} | ${m.mismatched} | ${m.drift} | ${m.openLeases} | ${m.leaseDrift} | ${m.openHolds} | ${m.pastCap} | ${m.uncollected ?? '–'} | ${m.ok ? 'exact' : '**WRONG**'} |`,
+    ),
+  ];
+}
+
 export function renderMarkdown(r: BenchReport): string {
   const e = r.environment;
   const rows = sideBySide(r);
@@ -176,12 +188,7 @@ export function renderMarkdown(r: BenchReport): string {
     'lease gave back its amount less its charges (lease ≠ return); no key passed its daily cap, whichever instance charged it;',
     `nothing was recorded as uncollected. Charges were group-committed ${r.chargesPerCommit} to a transaction on average.`,
     '',
-    '| phase | answered | charges | cut off | missing | x-svc-credits ≠ charge | drift | open leases | lease ≠ return | open holds | past cap | uncollected | |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
-    ...r.money.map(
-      (m) =>
-        `| ${m.phase} | ${m.answered} | ${m.charges} | ${m.cutOff} | ${m.missing} | ${m.mismatched} | ${m.drift} | ${m.openLeases} | ${m.leaseDrift} | ${m.openHolds} | ${m.pastCap} | ${m.uncollected ?? '–'} | ${m.ok ? 'exact' : '**WRONG**'} |`,
-    ),
+    ...moneyTable(r.money),
     '',
     `Total run time ${r.totalSeconds} s. Reproduce with \`npm run bench\` (BENCH_SECONDS, BENCH_UNLOADED_SECONDS, BENCH_CONNECTIONS, BENCH_KEYS; DATABASE_URL / REDIS_URL are passed through).`,
     '',

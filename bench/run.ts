@@ -1,6 +1,11 @@
 /**
  * `npm run bench`: what the gateway adds to an OpenAI-compatible chat call, side by side.
  *
+ * First (unless BENCH_OUTSIDE=0) the outside phase (bench/outside.ts): every party a process of
+ * its own, the gateway as `npm start` runs it, 1,000 keys over 100 accounts, warm and cold keys at
+ * one connection, against issue 46's targets; BENCH_ONLY=outside runs it alone and replaces only
+ * its section of the results. Then the in-process phases:
+ *
  * Four parties, four event loops: an "instant" upstream (worker thread, answers at once), a bare
  * Node pass-through in front of it (worker thread: node:http + undici, nothing else), the gateway
  * under test (this thread, built with createGateway exactly as `npm start` builds it (and with its
@@ -55,11 +60,9 @@ import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createGateway, type Gateway } from '../src/gateway';
-import { BUILTIN_CATALOG } from '../src/domain/catalog/builtin-catalog';
-import type { CatalogInput } from '../src/domain/catalog/model';
-import { creditsToMicro } from '../src/domain/shared/money';
 import { MAX_ACTIVE_KEYS } from '../src/domain/keys/key-service';
 import { RATE_LIMITS } from '../src/domain/ratelimit/rate-limiter';
+import { benchCatalog, CHAT_BODIES, keyPool, UPSTREAM_KEY } from './chat-setup';
 import { mergeSegments, type LoadJob, type PhaseResult } from './phase';
 import { renderMarkdown, summaryLines, type BenchReport } from './report';
 import { probeMachine, probeText } from './machine-probe';
@@ -72,6 +75,9 @@ import { renderAuthMarkdown, runAuthPhase, type AuthResult } from './auth';
 import { renderCapsMarkdown, runCapsPhase, type CapsResult } from './caps';
 import { renderRoutesMarkdown, routeModels, routesJobs, type RoutesResult } from './routes';
 import { renderRequestLogMarkdown, runRequestLogPhase, type RequestLogResult } from './request-log';
+import { runOutsidePhase } from './outside';
+import { HEADING as OUTSIDE_HEADING, outsideSummaryLines, renderOutsideMarkdown, type OutsideResult } from './outside-report';
+import { replaceSection } from './results-section';
 import { createScratchDatabase } from '../src/infra/db/scratch-database';
 import { tuneGcForRequestServing } from '../src/infra/runtime/gc-tuning';
 
@@ -79,13 +85,10 @@ const SECONDS = positiveInt('BENCH_SECONDS', 10);
 const CONNECTIONS = positiveInt('BENCH_CONNECTIONS', 32);
 /** Live keys in the rotation; 60 chat requests a minute each, shared by the gateway phases. */
 const KEY_POOL = positiveInt('BENCH_KEYS', 6000);
-/** Each bench key's daily cap, so the money check's "no key past its cap" means something. */
-const KEY_CAP_CREDITS = 100_000;
 /** The short single-connection pass that shows the added latency without queueing. */
 const UNLOADED_SECONDS = positiveInt('BENCH_UNLOADED_SECONDS', 3);
 /** Rounds each load's targets take turns in (BENCH_ROUNDS); 1 runs each target once, for its whole time. */
 const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
-const UPSTREAM_KEY = 'sk-bench-upstream';
 /** Refusals of each kind in the auth phase (BENCH_AUTH_ROUNDS). */
 const AUTH_ROUNDS = positiveInt('BENCH_AUTH_ROUNDS', 2000);
 /** Simulated video length for the fan-out phase's jobs (test keys: the simulator). */
@@ -157,30 +160,6 @@ async function startServerWorker(file: string, workerData?: unknown): Promise<Se
   };
 }
 
-/** Accounts with a large balance and MAX_ACTIVE_KEYS live keys each; answers the key secrets. */
-async function keyPool(gateway: Gateway, size: number): Promise<string[]> {
-  const accounts = Math.ceil(size / MAX_ACTIVE_KEYS);
-  const makeAccount = async (i: number): Promise<string[]> => {
-    const account = await gateway.accounts.findOrCreate({ issuer: 'urn:svc:bench', subject: `bench-${i}` });
-    await gateway.database.db.transaction((tx) =>
-      gateway.services.ledger.grant(tx, { accountId: account.id, amountMicro: creditsToMicro(1_000_000), reason: 'bench' }),
-    );
-    const secrets: string[] = [];
-    const n = Math.min(MAX_ACTIVE_KEYS, size - i * MAX_ACTIVE_KEYS);
-    for (let k = 0; k < n; k++)
-      secrets.push((await gateway.keys.create(account.id, { name: `bench ${k}`, mode: 'live', dailySpendCap: KEY_CAP_CREDITS })).secret);
-    return secrets;
-  };
-  const perAccount: string[][] = [];
-  for (let i = 0; i < accounts; i += 8) {
-    perAccount.push(...(await Promise.all(Array.from({ length: Math.min(8, accounts - i) }, (_, j) => makeAccount(i + j)))));
-  }
-  // Interleave accounts, so consecutive requests never queue on one account's balance row.
-  const pool: string[] = [];
-  for (let k = 0; k < MAX_ACTIVE_KEYS; k++) for (const secrets of perAccount) if (secrets[k]) pool.push(secrets[k]);
-  return pool;
-}
-
 function runPhase(job: LoadJob): Promise<PhaseResult> {
   return new Promise((ok, fail) => {
     const worker = new Worker(join(__dirname, 'load-worker.js'), { workerData: job });
@@ -234,6 +213,21 @@ async function main(): Promise<void> {
   // As main.ts does for `npm start`; process-wide, so the pass-throughs' threads run with it too.
   tuneGcForRequestServing();
   const started = Date.now();
+  // The outside phase first (bench/outside.ts), its parties in processes of their own, before this process starts any.
+  const only = process.env.BENCH_ONLY;
+  const outside =
+    only === 'outside' || (only === undefined && process.env.BENCH_OUTSIDE !== '0')
+      ? await runOutsidePhase({ log, databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.REDIS_URL })
+      : undefined;
+  if (outside) for (const line of outsideSummaryLines(outside)) log(line);
+  if (only === 'outside') {
+    // Its section of latest.{md,json} is replaced, the other phases' kept.
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    replaceSection(RESULTS_DIR, OUTSIDE_HEADING, renderOutsideMarkdown(outside!, 'Run on its own (`BENCH_ONLY=outside`).'), 'outside', outside!);
+    log(`wrote the outside section of ${join(RESULTS_DIR, 'latest.md')} and latest.json`);
+    failUnlessExact(outside!);
+    return;
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const upstream = await startUpstream();
   const bare = await startServerWorker('upstream-worker.js', { bareProxyTo: upstream.url });
@@ -250,25 +244,7 @@ async function main(): Promise<void> {
   let gateway: Gateway | undefined;
   let second: Gateway | undefined;
   try {
-    const catalog: CatalogInput = {
-      ...BUILTIN_CATALOG,
-      models: BUILTIN_CATALOG.models
-        .map((m) =>
-          m.id === 'svc-chat-1'
-            ? {
-                ...m,
-                route: {
-                  provider: 'openai-compatible' as const,
-                  upstreamModel: 'bench-chat',
-                  baseUrl: `${upstream.url}/v1`,
-                  apiKeyEnv: 'BENCH_UPSTREAM_KEY',
-                  timeoutSeconds: 30,
-                },
-              }
-            : m,
-        )
-        .concat(routeModels(upstream.url)),
-    };
+    const catalog = benchCatalog(upstream.url, routeModels(upstream.url));
     const modelsFile = join(dataDir, 'models.json');
     writeFileSync(modelsFile, JSON.stringify(catalog));
     const gatewayEnv = {
@@ -310,9 +286,7 @@ async function main(): Promise<void> {
     const keys = await keyPool(gateway, KEY_POOL);
     log(`${keys.length} live keys over ${Math.ceil(keys.length / MAX_ACTIVE_KEYS)} accounts (${RATE_LIMITS.chat} chat requests/min each)`);
 
-    const messages = [{ role: 'user', content: 'Say hello in five words.' }];
-    const plain = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16 });
-    const streamed = JSON.stringify({ model: 'svc-chat-1', messages, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
+    const { plain, streamed } = CHAT_BODIES;
     await smokeTest(gatewayUrl, keys[0], { plain, streamed });
     // Steady state: before each gateway phase one call per key, so the phase does not include a
     // key's first sight (its record cached, its credit lease taken; the money check of the phase
@@ -516,6 +490,7 @@ async function main(): Promise<void> {
       auth?: AuthResult;
       fanout?: FanoutResult;
       media?: MediaResult;
+      outside?: OutsideResult;
     } = {
       date: new Date().toISOString(),
       environment: {
@@ -546,12 +521,14 @@ async function main(): Promise<void> {
       auth,
       fanout,
       media,
+      outside,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
     writeFileSync(
       join(RESULTS_DIR, 'latest.md'),
       renderMarkdown(report) +
+        (outside ? renderOutsideMarkdown(outside) : '') +
         (routes ? renderRoutesMarkdown(routes) : '') +
         (requestLog ? renderRequestLogMarkdown(requestLog) : '') +
         (caps ? renderCapsMarkdown(caps) : '') +
@@ -568,6 +545,7 @@ async function main(): Promise<void> {
     if (caps && !caps.ok) throw new Error(`the capped-keys phase found the money wrong: ${JSON.stringify(caps)}`);
     if (fanout?.error) throw new Error(`the fan-out phase failed: ${fanout.error}`);
     if (media?.error) throw new Error(`the heavy-media phase failed: ${media.error}`);
+    if (outside) failUnlessExact(outside);
   } finally {
     await second?.close();
     await gateway?.close();
@@ -578,6 +556,11 @@ async function main(): Promise<void> {
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function failUnlessExact(outside: OutsideResult): void {
+  const wrong = outside.money.filter((m) => !m.ok);
+  if (wrong.length > 0) throw new Error(`the money check failed after ${wrong.map((m) => m.phase).join(', ')}`);
 }
 
 main().then(

@@ -16,6 +16,11 @@ export function threadCpuMs(): number | null {
   return cpuMsOf('/proc/thread-self/stat');
 }
 
+/** The same for a whole process (every thread of it: a child's event loop, its GC and libuv threads), by its pid. */
+export function processCpuMs(pid: number): number | null {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
 function cpuMsOf(statFile: string): number | null {
   try {
     const stat = readFileSync(statFile, 'utf8');
