@@ -177,6 +177,10 @@ test('of several budgets short, the refusal names the one whose period ends last
   expect(await short('2026-12-24', [5, 5, 5])).toBe(4);
   expect(await short('2026-12-24', [5, 20, null])).toBe(2);
   expect(await short('2026-12-24', [null, 10, 20])).toBe(0);
+  // Ending together, the longer period: Sunday's day and week; the last of May, a Sunday, all three.
+  expect(await short('2026-12-27', [5, 5, null])).toBe(3);
+  expect(await short('2026-05-31', [5, 5, 5])).toBe(4);
+  expect(await short('2026-05-31', [5, null, null])).toBe(2);
 });
 
 test('a charge beyond its lease stops at the week budget on any number of instances: the rest is uncollected, for the week budget', async () => {
