@@ -25,7 +25,6 @@ async function prepareDatabaseTemplate() {
   if (!baseUrl) {
     const dir = mkdtempSync(join(tmpdir(), 'gw-template-'));
     await migrated({ dataDir: dir });
-    await withoutUnusedDatabases(join(dir, 'db'));
     process.env[PGLITE_VAR] = join(dir, 'db');
     return;
   }
@@ -33,21 +32,6 @@ async function prepareDatabaseTemplate() {
   const scratch = await createScratchDatabase(baseUrl, `gw_template_${randomBytes(3).toString('hex')}`);
   await migrated({ databaseUrl: scratch.url, dataDir: tmpdir() });
   process.env[PG_VAR] = new URL(scratch.url).pathname.slice(1);
-}
-
-/**
- * PGlite keeps its tables in template1; the cluster's template0 and postgres databases are never
- * opened, and are half of what every test gateway would copy: they go from the template.
- */
-async function withoutUnusedDatabases(dataDir) {
-  const { PGlite } = require('@electric-sql/pglite');
-  const db = new PGlite(dataDir);
-  try {
-    // One statement at a time: a multi-statement string is one transaction, which DROP DATABASE refuses.
-    for (const sql of ['alter database template0 is_template false', 'drop database template0', 'drop database postgres', 'checkpoint']) await db.exec(sql);
-  } finally {
-    await db.close();
-  }
 }
 
 async function dropDatabaseTemplate() {
