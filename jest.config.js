@@ -1,4 +1,6 @@
 /** Jest runs the TypeScript sources through ts-jest; one PGlite per test file. */
+const { availableParallelism } = require('node:os');
+
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
@@ -13,8 +15,9 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testTimeout: 60000,
   // Half again as many workers as cores: a file waiting on real time (a browser page, a child
-  // process, a provider's token lifetime) leaves its core to another file's work.
-  maxWorkers: '150%',
+  // process, a provider's token lifetime) leaves its core to another file's work. A number, not
+  // '150%': Jest reads a percentage over 100 as a count of workers.
+  maxWorkers: Math.ceil(availableParallelism() * 1.5),
   // The run's last lines say which files skipped tests, and what they need (test/support/skipped-reporter.js).
   reporters: ['default', '<rootDir>/test/support/skipped-reporter.js'],
 };
