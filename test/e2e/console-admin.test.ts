@@ -160,7 +160,7 @@ test('at 390 px with ADMIN_TOKEN pasted: every view lays out without sideways sc
   expect(await unnamedControls(page)).toEqual([]);
   // Kept in this tab only.
   expect(await page.evaluate('localStorage.length')).toBe(0);
-  // The refused token's one answer (a 401 the browser reports) and nothing else.
+  // The one answer to the token it refuses (a 401 the browser reports) and nothing else.
   expect(cp.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
   await cp.context.close();
 });
