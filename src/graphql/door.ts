@@ -1,13 +1,11 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type { Logger } from '../infra/observability/logger';
-import type { Metrics } from '../infra/observability/metrics';
 import { buildGraphQLSchema } from './schema';
 import { createFormatError } from './errors';
 import type { GraphQLServices } from './context';
 import { createHttpDoor } from './http';
-import { attachWebSocketDoor } from './ws';
-import type { Clock } from '../domain/ports/clock';
+import { attachWebSocketDoor, type WebSocketTerms } from './ws';
 
 export interface GraphQLDoor {
   /** For createHttpApp's `graphql` hook: POST /graphql (and the landing page outside production). */
@@ -19,18 +17,7 @@ export interface GraphQLDoor {
 }
 
 /** The GraphQL front door: one schema, one error mapping, one set of limits for HTTP and WebSocket. */
-export async function createGraphQLDoor(deps: {
-  services: GraphQLServices;
-  logger: Logger;
-  production: boolean;
-  /** WebSocket connections one client address may hold (0: no cap). */
-  maxConnectionsPerAddress: number;
-  /** Proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
-  trustedProxies: readonly string[];
-  metrics?: Metrics;
-  /** What a WebSocket credential's expiry is timed on. */
-  clock?: Clock;
-}): Promise<GraphQLDoor> {
+export async function createGraphQLDoor(deps: WebSocketTerms & { services: GraphQLServices; logger: Logger; production: boolean }): Promise<GraphQLDoor> {
   const schema = await buildGraphQLSchema();
   const formatError = createFormatError(deps.logger, deps.production);
   const shared = { schema, services: deps.services, formatError, logger: deps.logger, production: deps.production };

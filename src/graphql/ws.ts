@@ -97,6 +97,17 @@ function admit(ctx: { subscriptions: Record<string, unknown>; extra: Pick<Partia
   return null;
 }
 
+/** What the WebSocket door is given beside the schema and its services. */
+export interface WebSocketTerms {
+  /** WebSocket connections one client address may hold (0: no cap). */
+  maxConnectionsPerAddress: number;
+  /** Proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
+  trustedProxies: readonly string[];
+  metrics?: Metrics;
+  /** What a credential's expiry is timed on. */
+  clock?: Clock;
+}
+
 /**
  * graphql-transport-ws on the HTTP server's port, path /graphql. The credential is checked at
  * connection time (`connectionParams.authorization`); a missing or bad one closes the socket
@@ -106,18 +117,12 @@ function admit(ctx: { subscriptions: Record<string, unknown>; extra: Pick<Partia
  */
 export function attachWebSocketDoor(
   server: Server,
-  deps: {
+  deps: WebSocketTerms & {
     schema: GraphQLSchema;
     services: GraphQLServices;
     formatError: FormatError;
     logger: Logger;
     production: boolean;
-    maxConnectionsPerAddress: number;
-    /** Proxies whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
-    trustedProxies: readonly string[];
-    metrics?: Metrics;
-    /** What a credential's expiry is timed on. */
-    clock?: Clock;
   },
 ): { close: () => Promise<void> } {
   const clock = deps.clock ?? systemClock;

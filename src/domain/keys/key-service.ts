@@ -77,27 +77,17 @@ export class KeyService {
   ) {
     this.lastUsed = new LastUsedWriter(keys, clock);
     if (cache) this.refresher = new KeyRefresher(keys, cache, clock);
-    this.createSchema = z
-      .object({
-        name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
-        mode: z.enum(['live', 'test']).default('live'),
-        allowedModels: modelList(isKnownModel),
-        blockedModels: modelList(isKnownModel),
-        dailySpendCap: dailySpendCapField,
-        budgets: budgetsField,
-        expiresAt: expiry(clock),
-      })
-      .strict();
-    this.updateSchema = z
-      .object({
-        name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
-        allowedModels: modelList(isKnownModel),
-        blockedModels: modelList(isKnownModel),
-        dailySpendCap: dailySpendCapField,
-        budgets: budgetsField,
-        expiresAt: expiry(clock),
-      })
-      .strict();
+    // What an owner may set on a key, when it is made and later; only the mode is fixed at creation.
+    const settable = z.object({
+      name: oneLineLabel(z.string().trim().min(1).max(100)).optional(),
+      allowedModels: modelList(isKnownModel),
+      blockedModels: modelList(isKnownModel),
+      dailySpendCap: dailySpendCapField,
+      budgets: budgetsField,
+      expiresAt: expiry(clock),
+    });
+    this.createSchema = settable.extend({ mode: z.enum(['live', 'test']).default('live') }).strict();
+    this.updateSchema = settable.strict();
   }
 
   async create(accountId: string, input: unknown): Promise<{ key: ApiKey; secret: string }> {

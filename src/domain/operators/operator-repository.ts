@@ -1,13 +1,9 @@
-/** What only operators read across accounts. Its SQL: infra/db/repositories/sql-operator-reads.ts. */
-export interface AccountSummary {
-  id: string;
-  issuer: string;
-  subject: string;
-  balanceMicro: number;
-  member: boolean;
-  created: Date;
-}
+import type { Account } from '../accounts/account-service';
 
+/** An account as an operator's search lists it. */
+export type AccountSummary = Pick<Account, 'id' | 'issuer' | 'subject' | 'balanceMicro' | 'member' | 'created'>;
+
+/** What only operators read across accounts. Its SQL: infra/db/repositories/sql-operator-reads.ts. */
 export interface OperatorRepository {
   /**
    * Accounts newest first, at most `limit`, those after the account `after` when given; with

@@ -15,6 +15,7 @@
 import { DomainError } from '../errors/domain-error';
 import type { Clock } from '../ports/clock';
 import { hasUnstorableText } from '../shared/validate';
+import { microToCredits } from '../shared/money';
 
 /** A request-log row as it is stored, and carried as JSON with a charge. */
 export interface RequestLogRow {
@@ -193,4 +194,21 @@ export class CallLog implements RequestLogRow {
     this.#written = true;
     this.#write(this);
   }
+}
+
+/** A row as both doors show it (each writes `created` in its own form): credits, usage and error grouped. */
+export function requestView(r: RequestLogRow) {
+  return {
+    id: r.id,
+    keyId: r.keyId,
+    model: r.model,
+    endpoint: r.endpoint,
+    status: r.status,
+    credits: microToCredits(r.creditsMicro),
+    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, images: r.images, seconds: r.seconds },
+    latencyMs: r.latencyMs,
+    idempotencyKey: r.idempotencyKey,
+    error: r.errorType === null ? null : { type: r.errorType, code: r.errorCode },
+    jobId: r.jobId,
+  };
 }

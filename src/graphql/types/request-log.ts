@@ -1,7 +1,6 @@
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import type { RequestLogPage } from '../../domain/requests/request-log';
-import type { RequestLogRow } from '../../domain/requests/call-log';
-import { microToCredits } from '../../domain/shared/money';
+import { requestView, type RequestLogRow } from '../../domain/requests/call-log';
 import { DateTimeScalar } from '../scalars';
 import { PageInfo } from './video-job';
 
@@ -42,18 +41,9 @@ export class RequestLogConnection {
 }
 
 const toEntry = (r: RequestLogRow): RequestLogEntryType => ({
-  id: r.id,
+  ...requestView(r),
   created: new Date(r.createdMs),
-  keyId: r.keyId,
   model: r.model ?? '',
-  endpoint: r.endpoint,
-  status: r.status,
-  credits: microToCredits(r.creditsMicro),
-  usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, images: r.images, seconds: r.seconds },
-  latencyMs: r.latencyMs,
-  idempotencyKey: r.idempotencyKey,
-  error: r.errorType === null ? null : { type: r.errorType, code: r.errorCode },
-  jobId: r.jobId,
 });
 
 export const toRequestLogConnection = (p: RequestLogPage): RequestLogConnection => ({

@@ -26,8 +26,7 @@
  *   the upstream no longer knows the request (404/410 on status), a 4xx on the result (e.g. a
  *   source image URL that expired), a result without a video, or a video we cannot download.
  */
-import type { Propagate } from '../shared/propagate';
-import type { Dispatcher } from 'undici';
+import type { MediaUpstreamOptions } from '../shared/media-upstream';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { errorForStatus } from '../shared/upstream-errors';
 import type { GeneratedImage, VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';
@@ -37,18 +36,9 @@ import { submitBody } from './submit-body';
 import { progressOfStatus } from './fal-progress';
 import type { SubmittedJob } from '../../domain/video/video-port';
 
-export interface FalQueueOptions {
-  /** e.g. `https://queue.fal.run`. */
-  baseUrl: string;
-  apiKey?: string;
+export interface FalQueueOptions extends MediaUpstreamOptions {
   /** Deadline of each single HTTP call (submit, status, result), not of the job. */
   timeoutMs: number;
-  /** Downloads the finished video; wired to the SSRF-safe outbound client. */
-  fetchMedia: (url: string) => Promise<GeneratedImage>;
-  /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
-  dispatcher?: Dispatcher;
-  /** Tracing on: each upstream request carries the current span's traceparent. */
-  propagate?: Propagate;
 }
 
 const PROCESSING: VideoPollResult = { state: 'processing' };

@@ -20,8 +20,7 @@
  *   `processing`; the job's deadline ends a job that never recovers.
  * - a definite end → `failed` with a short reason of ours, never the upstream's words.
  */
-import type { Propagate } from '../shared/propagate';
-import type { Dispatcher } from 'undici';
+import type { MediaUpstreamOptions } from '../shared/media-upstream';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
 import type { SubmittedJob } from '../../domain/video/video-port';
@@ -32,18 +31,9 @@ import { createCall, videoInput } from './prediction-input';
 import { downloadOutput, outputUrls, progressFromLogs } from './prediction-output';
 import { predictionPath, ReplicateHttp } from './replicate-http';
 
-export interface ReplicateOptions {
-  /** e.g. `https://api.replicate.com`. */
-  baseUrl: string;
-  apiKey?: string;
+export interface ReplicateOptions extends MediaUpstreamOptions {
   /** Deadline of a whole image generation, and of each single call of a video job. */
   timeoutMs: number;
-  /** Downloads output files; wired to the SSRF-safe outbound client. */
-  fetchMedia: (url: string) => Promise<GeneratedImage>;
-  /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
-  dispatcher?: Dispatcher;
-  /** Tracing on: each upstream request carries the current span's traceparent. */
-  propagate?: Propagate;
   /** Sync-mode wait of an image create, 1..60 s (default 60), kept under timeoutMs. */
   waitSeconds?: number;
   /** Pause between polls of an image prediction that outlasted the wait (default 1000 ms). */

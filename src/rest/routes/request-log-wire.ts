@@ -1,22 +1,11 @@
 /** The request log's REST shapes: a row as a list and JSON lines give it, and as a CSV line. */
-import type { RequestLogRow } from '../../domain/requests/call-log';
+import { requestView, type RequestLogRow } from '../../domain/requests/call-log';
 import { microToCredits } from '../../domain/shared/money';
 
+/** A row as a list and JSON lines give it: `created` in Unix seconds, as OpenAI's objects carry it. */
 export function requestRecord(r: RequestLogRow) {
-  return {
-    id: r.id,
-    created: Math.floor(r.createdMs / 1000),
-    keyId: r.keyId,
-    model: r.model,
-    endpoint: r.endpoint,
-    status: r.status,
-    credits: microToCredits(r.creditsMicro),
-    usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, images: r.images, seconds: r.seconds },
-    latencyMs: r.latencyMs,
-    idempotencyKey: r.idempotencyKey,
-    error: r.errorType === null ? null : { type: r.errorType, code: r.errorCode },
-    jobId: r.jobId,
-  };
+  const { id, ...rest } = requestView(r);
+  return { id, created: Math.floor(r.createdMs / 1000), ...rest };
 }
 
 const COLUMNS = [

@@ -1,26 +1,35 @@
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
 import type { Account } from '../../../domain/accounts/account-service';
+import type { AccountSummary } from '../../../domain/operators/operator-repository';
 import type { AccountRepository } from '../../../domain/accounts/account-repository';
 import type { WebhookTarget } from '../../../domain/webhooks/webhook-repository';
 
-interface AccountRow {
+/** An account's own columns, as the account and the operator's account search read them. */
+export interface AccountSummaryRow {
   id: string;
   issuer: string;
   subject: string;
   balance_micro: string | number;
   member: boolean;
-  created_at: Date;
+  created_at: Date | string;
+}
+
+interface AccountRow extends AccountSummaryRow {
   low_balance_micro: string | number | null;
   webhook_url: string | null;
 }
 
-const toAccount = (r: AccountRow): Account => ({
+export const toAccountSummary = (r: AccountSummaryRow): AccountSummary => ({
   id: r.id,
   issuer: r.issuer,
   subject: r.subject,
   balanceMicro: Number(r.balance_micro),
   member: r.member,
   created: new Date(r.created_at),
+});
+
+const toAccount = (r: AccountRow): Account => ({
+  ...toAccountSummary(r),
   lowBalanceAlertMicro: r.low_balance_micro === null ? null : Number(r.low_balance_micro),
   webhookUrl: r.webhook_url,
 });

@@ -1,14 +1,6 @@
 import type { Database } from '../../../domain/ports/database';
 import type { AccountSummary, OperatorRepository } from '../../../domain/operators/operator-repository';
-
-interface AccountRow {
-  id: string;
-  issuer: string;
-  subject: string;
-  balance_micro: string | number;
-  member: boolean;
-  created_at: Date | string;
-}
+import { toAccountSummary, type AccountSummaryRow } from './sql-account-repository';
 
 /** `%`, `_` and `\` in a search are literal characters, not patterns. */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -30,20 +22,13 @@ export class SqlOperatorReads implements OperatorRepository {
       params.push(p.after);
     }
     // Credits leased to instances and not yet charged are still the account's (svc_shown_balance).
-    const rows = await this.db.all<AccountRow>(
+    const rows = await this.db.all<AccountSummaryRow>(
       `select a.id, a.issuer, a.subject, a.member, a.created_at, svc_shown_balance(a.id) as balance_micro
          from accounts a ${where.length ? `where ${where.join(' and ')}` : ''}
         order by a.created_at desc, a.id desc limit ?`,
       [...params, p.limit],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      issuer: r.issuer,
-      subject: r.subject,
-      balanceMicro: Number(r.balance_micro),
-      member: r.member,
-      created: new Date(r.created_at),
-    }));
+    return rows.map(toAccountSummary);
   }
 
   async soldPerDay(range: { since: string; until: string }): Promise<Array<{ day: string; soldMicro: number }>> {
