@@ -1,7 +1,8 @@
 import type { CatalogModel, ModelRoute } from '../domain/catalog/model';
 import { DomainError } from '../domain/errors/domain-error';
 import { attemptRoutes, type RoutingDeps } from '../domain/routing/route-attempts';
-import type { ChatProvider, GeneratedImage, ImageEditProvider, ImageProvider, VideoJobSpec, VideoProvider } from './ports';
+import type { ChatProvider, ImageEditProvider, ImageProvider, VideoJobSpec, VideoProvider } from './ports';
+import type { FetchMedia } from './shared/fetch-media';
 import { SimulatorChatProvider, SimulatorImageEditProvider, SimulatorImageProvider, SimulatorVideoProvider } from './simulator';
 import { OpenAICompatibleProvider } from './openai-compatible';
 import { FalQueueVideoProvider } from './fal-queue';
@@ -15,7 +16,7 @@ export interface ProviderRegistryOptions {
   /** Environment, for the upstream API keys a route names by `apiKeyEnv`. */
   secrets: Readonly<Record<string, string | undefined>>;
   /** The SSRF-safe outbound client's media download, for upstream result URLs. */
-  fetchMedia: (url: string) => Promise<GeneratedImage>;
+  fetchMedia: FetchMedia;
   /** Circuit breakers, the attempt report and spans; `classify` is the registry's own. */
   routing: Omit<RoutingDeps, 'classify'>;
   /** With tracing on: adds the current span's `traceparent` to an upstream request's headers. */

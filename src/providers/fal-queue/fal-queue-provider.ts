@@ -26,7 +26,7 @@
  *   the upstream no longer knows the request (404/410 on status), a 4xx on the result (e.g. a
  *   source image URL that expired), a result without a video, or a video we cannot download.
  */
-import type { MediaUpstreamOptions } from '../shared/media-upstream';
+import type { MediaUpstreamOptions } from '../shared/upstream-connection';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { errorForStatus } from '../shared/upstream-errors';
 import type { GeneratedImage, VideoJobSpec, VideoPollResult, VideoProvider } from '../ports';

@@ -5,7 +5,7 @@
  */
 import { FormData } from 'undici';
 import type { GeneratedImages, ImageEditRequest, ImageStreamEvent, InputFile } from '../ports';
-import type { FetchMedia } from './fetch-media';
+import type { FetchMedia } from '../shared/fetch-media';
 import { imagesFromResponse } from './image-results';
 import { streamImages } from './image-stream';
 import type { UpstreamHttp } from './upstream-http';

@@ -3,7 +3,7 @@
  * once), or, streamed, OpenAI's image events (image-stream.ts).
  */
 import type { GeneratedImages, ImageGenerationRequest, ImageStreamEvent } from '../ports';
-import type { FetchMedia } from './fetch-media';
+import type { FetchMedia } from '../shared/fetch-media';
 import { imagesFromResponse } from './image-results';
 import { streamImages } from './image-stream';
 import type { UpstreamHttp } from './upstream-http';

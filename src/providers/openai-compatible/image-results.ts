@@ -5,7 +5,7 @@
  */
 import { upstreamError } from '../../domain/errors/domain-error';
 import type { GeneratedImage, GeneratedImages, ImageAnswerAbout } from '../ports';
-import type { FetchMedia } from './fetch-media';
+import type { FetchMedia } from '../shared/fetch-media';
 
 export interface ImagesResponse {
   data?: Array<UpstreamImage>;

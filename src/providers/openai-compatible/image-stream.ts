@@ -16,7 +16,7 @@ import { DomainError, upstreamError } from '../../domain/errors/domain-error';
 import type { GeneratedImages, ImageStreamEvent } from '../ports';
 import type { CallSignal } from '../../domain/shared/call-signal';
 import { asUpstreamError } from '../shared/upstream-errors';
-import type { FetchMedia } from './fetch-media';
+import type { FetchMedia } from '../shared/fetch-media';
 import { aboutOf, imageOfBase64, imagesFromResponse, type ImagesResponse } from './image-results';
 import { SseDataParser } from './sse-parser';
 import { isUndiciTimeout, type UpstreamHttp } from './upstream-http';

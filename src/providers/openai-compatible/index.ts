@@ -1,2 +1,2 @@
 export { OpenAICompatibleProvider, type OpenAICompatibleOptions } from './openai-compatible-provider';
-export type { FetchMedia } from './fetch-media';
+export type { FetchMedia } from '../shared/fetch-media';

@@ -5,7 +5,6 @@
  * Every failure surfaces as a DomainError: content_policy_violation for a content refusal,
  * upstream_error for everything else, with a message of ours and the original as `cause`.
  */
-import type { Dispatcher } from 'undici';
 import type {
   ChatProvider,
   ChatRequest,
@@ -20,25 +19,18 @@ import type {
 } from '../ports';
 import { completeChat } from './chat-complete';
 import { streamChat } from './chat-stream';
-import type { FetchMedia } from './fetch-media';
+import type { FetchMedia } from '../shared/fetch-media';
 import { editImages, streamEditedImages } from './image-edit';
 import { generateImages, streamGeneratedImages } from './image-generate';
 import { UpstreamHttp } from './upstream-http';
-import type { Propagate } from '../shared/propagate';
+import type { UpstreamConnection } from '../shared/upstream-connection';
 
-export interface OpenAICompatibleOptions {
-  /** Up to and including the version prefix, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
-  /** Sent as `Authorization: Bearer …` when set. */
-  apiKey?: string;
+/** `apiKey` goes as `Authorization: Bearer …`. */
+export interface OpenAICompatibleOptions extends UpstreamConnection {
   /** Total deadline of a JSON call; for a stream, the longest wait for headers or between chunks. */
   timeoutMs: number;
-  /** Defaults to a keep-alive Agent owned (and closed) by this adapter. */
-  dispatcher?: Dispatcher;
   /** Needed only for upstreams that answer image URLs instead of base64. */
   fetchMedia?: FetchMedia;
-  /** Tracing on: each upstream request carries the current span's traceparent. */
-  propagate?: Propagate;
 }
 
 export class OpenAICompatibleProvider implements ChatProvider, ImageProvider, ImageEditProvider {

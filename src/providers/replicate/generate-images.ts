@@ -10,6 +10,7 @@ import { CallTimedOut, callerAbortReason } from '../shared/collected-call';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
 import { sniffImageType } from '../openai-compatible/image-results';
 import type { GeneratedImage, GeneratedImages, ImageGenerationRequest } from '../ports';
+import type { FetchMedia } from '../shared/fetch-media';
 import { failureCause, isPolicyFailure } from './failure-reason';
 import { createCall, imageInput } from './prediction-input';
 import { downloadOutput, outputUrls } from './prediction-output';
@@ -20,7 +21,7 @@ export interface ImageSettings {
   /** Seconds the create may be held (0: no sync mode). */
   waitSeconds: number;
   pollIntervalMs: number;
-  fetchMedia: (url: string) => Promise<GeneratedImage>;
+  fetchMedia: FetchMedia;
   /** Our key and base URL, kept out of what is logged of an upstream's words. */
   secrets: string[];
 }

@@ -4,13 +4,14 @@
  * sync mode an output may come inline as a data: URI, decoded here rather than fetched.
  */
 import type { GeneratedImage } from '../ports';
+import type { FetchMedia } from '../shared/fetch-media';
 
 export function outputUrls(output: unknown): string[] {
   const items = Array.isArray(output) ? output : [output];
   return items.filter((item): item is string => typeof item === 'string' && item.length > 0);
 }
 
-export async function downloadOutput(url: string, fetchMedia: (url: string) => Promise<GeneratedImage>): Promise<GeneratedImage> {
+export async function downloadOutput(url: string, fetchMedia: FetchMedia): Promise<GeneratedImage> {
   const inline = /^data:([\w.+-]+\/[\w.+-]+)?(;[^,]*)?,/i.exec(url);
   if (!inline) return fetchMedia(url);
   const payload = url.slice(inline[0].length);

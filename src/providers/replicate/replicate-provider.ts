@@ -20,7 +20,7 @@
  *   `processing`; the job's deadline ends a job that never recovers.
  * - a definite end → `failed` with a short reason of ours, never the upstream's words.
  */
-import type { MediaUpstreamOptions } from '../shared/media-upstream';
+import type { MediaUpstreamOptions } from '../shared/upstream-connection';
 import { upstreamError } from '../../domain/errors/domain-error';
 import { asUpstreamError, errorForStatus } from '../shared/upstream-errors';
 import type { SubmittedJob } from '../../domain/video/video-port';
