@@ -17,6 +17,25 @@ const LIMITS: Record<RateGroup, number> = { chat: 60, image: 30, video: 5 };
 const maybe = hasRedisServer() ? describe : describe.skip;
 /** How long the limiter waits for Redis's count before it decides alone (local-first-rate-limiter.ts). */
 const SYNC_TIMEOUT_MS = 250;
+/** How long an admit far from the limit waits for company before its count leaves for Redis. */
+const DEFERRED_SYNC_MS = 10;
+
+/**
+ * `work`, with the limiters' clock stepped through each deferred count's wait as it is armed, and
+ * through nothing else: Redis's answers come as fast as this machine gives them, and the deadline
+ * on them (SYNC_TIMEOUT_MS) is never reached, however busy the machine is.
+ */
+async function steppingDeferredCounts<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
+  const finished = work.then(
+    () => null,
+    () => null,
+  );
+  for (;;) {
+    const next = await Promise.race([clock.whenArmed((t) => t.delayMs === DEFERRED_SYNC_MS), finished]);
+    if (!next) return work;
+    await clock.tickAsync(Math.max(1, next.dueInMs));
+  }
+}
 
 /**
  * `decision`, with the limiter's clock stepped through the deadline on Redis's count if the
@@ -115,11 +134,12 @@ maybe('local-first rate limits on a shared Redis', () => {
   });
 
   test('three instances sharing Redis, 300 concurrent requests spread over them: at most limit + 2 admitted, at least the limit', async () => {
-    const limiters = [0, 1, 2].map(() => new LocalFirstRateLimiter(client(), LIMITS));
+    const clock = fakeClock();
+    const limiters = [0, 1, 2].map(() => new LocalFirstRateLimiter(client(), LIMITS, undefined, clock));
     await Promise.all(clients.map(ready));
     for (const group of ['chat', 'image', 'video'] as const) {
       const id = freshKey();
-      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3].consume(id, group)));
+      const decisions = await steppingDeferredCounts(clock, Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % 3].consume(id, group))));
       const admitted = decisions.filter((d) => d.allowed).length;
       expect(admitted).toBeGreaterThanOrEqual(LIMITS[group]);
       expect(admitted).toBeLessThanOrEqual(LIMITS[group] + 2);
@@ -129,17 +149,19 @@ maybe('local-first rate limits on a shared Redis', () => {
   test('admits made far from the limit are counted in Redis within milliseconds, none lost, in fewer script calls than requests', async () => {
     const redis = client();
     await ready(redis);
-    const limiter = new LocalFirstRateLimiter(redis, LIMITS);
+    const clock = fakeClock();
+    const limiter = new LocalFirstRateLimiter(redis, LIMITS, undefined, clock);
     const ids = Array.from({ length: 20 }, freshKey);
     // Each key's first request waits for Redis (the window is unknown); then five more each,
     // one connection's way (one at a time), all far from the limit of 60.
     for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
     const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
     for (let round = 0; round < 5; round++) for (const id of ids) expect((await limiter.consume(id, 'chat')).allowed).toBe(true);
-    // The last increments wait DEFERRED_SYNC_MS (10 ms) for company: until Redis counts all six of
-    // every key; none lost, none extra.
+    // The last increments wait DEFERRED_SYNC_MS (10 ms, stepped here) for company: then until Redis
+    // counts all six of every key; none lost, none extra.
+    await clock.tickAsync(DEFERRED_SYNC_MS);
     const counts = async () => (await redis.mget(...ids.map((id) => `rl:chat:${id}`))).map(Number);
-    await pollUntil(counts, (c) => c.every((n) => n >= 6), 2_000, 10);
+    await pollUntil(counts, (c) => c.every((n) => n >= 6), 10_000, 10);
     expect(await counts()).toEqual(ids.map(() => 6));
     const after = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
     // 100 admits; the INFO calls themselves are not script calls.
