@@ -6,7 +6,7 @@
  * answer, the end of a window) the limiter runs on a fake clock the test steps.
  */
 import Redis from 'ioredis';
-import { LocalFirstRateLimiter } from '../../src/infra/ratelimit/local-first-rate-limiter';
+import { DEFERRED_SYNC_MS, LocalFirstRateLimiter, SYNC_TIMEOUT_MS } from '../../src/infra/ratelimit/local-first-rate-limiter';
 import type { RateGroup } from '../../src/domain/ratelimit/rate-limiter';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../support/own-redis';
 import { pollUntil } from '../support/poll';
@@ -15,11 +15,6 @@ import { fakeClock, type FakeClock } from '../support/fake-clock';
 
 const LIMITS: Record<RateGroup, number> = { chat: 60, image: 30, video: 5 };
 const maybe = hasRedisServer() ? describe : describe.skip;
-/** How long the limiter waits for Redis's count before it decides alone (local-first-rate-limiter.ts). */
-const SYNC_TIMEOUT_MS = 250;
-/** How long an admit far from the limit waits for company before its count leaves for Redis. */
-const DEFERRED_SYNC_MS = 10;
-
 /**
  * `work`, with the limiters' clock stepped through each deferred count's wait as it is armed, and
  * through nothing else: Redis's answers come as fast as this machine gives them, and the deadline

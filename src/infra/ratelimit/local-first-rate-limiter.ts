@@ -6,7 +6,7 @@ import { windowIncrements, type IncrEach } from './window-increments';
 
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000;
 /** How long a decision may wait for Redis before this instance decides alone. */
-const SYNC_TIMEOUT_MS = 250;
+export const SYNC_TIMEOUT_MS = 250;
 /**
  * After Redis failed to answer (a stall, an outage), how long every decision is made here alone
  * before Redis is tried again, so a key's requests do not wait in turn on the previous one's
@@ -23,7 +23,7 @@ const MAX_COUNTERS_PER_SYNC = 512;
  * load (at one connection on the bench machine, about 0.2 ms of added latency). Closer to the
  * limit, and whenever a request waits for an increment, what is queued leaves on the next turn.
  */
-const DEFERRED_SYNC_MS = 10;
+export const DEFERRED_SYNC_MS = 10;
 
 interface Counter {
   readonly redisKey: string;
