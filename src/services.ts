@@ -84,12 +84,6 @@ import { AccountEventFeed } from './infra/events/account-event-feed';
 import type { Tracer } from './infra/observability/tracing';
 import { NO_TRACING } from './domain/ports/tracing';
 
-/** The bucket store, loaded only when MEDIA_STORE=s3: the AWS SDK takes a fifth of a second to load. */
-function loadS3Store(): typeof import('./infra/media/s3-blob-store') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('./infra/media/s3-blob-store') as typeof import('./infra/media/s3-blob-store');
-}
-
 /** Every domain service, built once from the config with the port implementations it picked. */
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
@@ -151,8 +145,9 @@ export async function buildServices(deps: {
     routing: { breakers, report: (a) => attempts.report(a), tracing },
     propagate: tracer?.propagate,
   });
-  // MEDIA_STORE: this instance's disk, or a bucket every instance reads and writes.
-  const bucket = config.media.store === 's3' ? new (loadS3Store().S3BlobStore)(config.media.s3) : undefined;
+  // MEDIA_STORE: this instance's disk, or a bucket every instance reads and writes (the AWS SDK,
+  // a fifth of a second to load, only then).
+  const bucket = config.media.store === 's3' ? new (await import('./infra/media/s3-blob-store.js')).S3BlobStore(config.media.s3) : undefined;
   const media = await MediaLibrary.open(new SqlMediaRecords(db), bucket ?? new DiskBlobStore(join(config.dataDir, 'media')), deps.publicBaseUrl);
   const urls = new CallerUrlGuard({ webhookAllowLocal: config.webhook.allowLocal });
   // Keys authenticate from memory; a change anywhere drops them everywhere (see KeyCache).
@@ -214,7 +209,7 @@ export async function buildServices(deps: {
   const consoleUrl = () => `${deps.publicBaseUrl()}/console/`;
   // A purchase paid, refunded or closed, told to its owner's live views on every instance.
   const accountEvents = new AccountEventFeed(topic('svc:account-events'));
-  const purchases = openPurchases(config, db, { accounts, ledger, webhooks, events: accountEvents, leases: leaseBook, clock, consoleUrl });
+  const purchases = await openPurchases(config, db, { accounts, ledger, webhooks, events: accountEvents, leases: leaseBook, clock, consoleUrl });
   // What keys spent in their budgets' periods, for their records and GET /v1/key.
   const spending = new KeySpending(new SqlKeySpend(db), keys, accounts);
   const streamStarts = new StreamStarts(

@@ -125,5 +125,5 @@ export function deliverDirectly<T>(source: AsyncIterator<T>, answer: (event: T) 
     [Symbol.asyncIterator]: () => stream,
   };
   // What graphql-ws needs of a generator (next, return, Symbol.asyncIterator); no more is used.
-  return stream as unknown as AsyncGenerator<ExecutionResult>;
+  return stream;
 }

@@ -88,7 +88,7 @@ function mapEvents<T>(source: AsyncIterator<T>, map: (event: T) => Result): Asyn
     [Symbol.asyncIterator]: () => mapped,
   };
   // What graphql-ws needs of a generator (next, return, Symbol.asyncIterator); no more is used.
-  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+  return mapped;
 }
 
 function isAsyncIterable<T>(value: unknown): value is AsyncIterable<T> {

@@ -15,7 +15,7 @@ import { postgresTemplate } from '../support/database-template';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 shared('budgets on two instances sharing PostgreSQL and Redis', () => {
   let a: ChildGateway | undefined;

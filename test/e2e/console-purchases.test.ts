@@ -17,7 +17,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { postgresTemplate } from '../support/database-template';
 import { pollUntil } from '../support/poll';
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 // Before the gateways' fixtures: the browser closes before they stop.
 const chromium = useBrowser();
@@ -137,7 +137,7 @@ describe('with Stripe', () => {
     await cp.shot('buy-completed-390');
 
     // Overview's balance follows a refund live too, once its own subscription listens.
-    const subscriptions = jest.spyOn(gw.gateway.services.accountEvents, 'subscribe');
+    const subscriptions = vi.spyOn(gw.gateway.services.accountEvents, 'subscribe');
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByTestId('balance').getByText('526.15 credits').waitFor();
     await pollUntil(

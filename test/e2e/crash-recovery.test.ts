@@ -9,7 +9,7 @@ import { openDatabase } from '../../src/infra/db/orm';
 import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { freePort } from '../support/free-port';
 
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000 });
 
 async function call(url: string, path: string, token: string, body?: unknown) {
   const res = await fetch(url + path, {

@@ -13,7 +13,7 @@ import { startChildGateway, type ChildGateway } from '../support/child-gateway';
 import { freePort } from '../support/free-port';
 import { pollUntil } from '../support/poll';
 
-jest.setTimeout(90_000);
+vi.setConfig({ testTimeout: 90_000 });
 
 let child: ChildGateway;
 let dataDir: string;

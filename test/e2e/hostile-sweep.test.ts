@@ -11,7 +11,7 @@
 import { ADMIN_TOKEN, type TestAccount } from '../support/gateway-harness';
 import { useTestGateway } from '../support/use-test-gateway';
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 const deep = (levels: number): unknown => Array.from({ length: levels }).reduce<unknown>((inner) => [inner], []);
 const HOSTILE: unknown[] = [

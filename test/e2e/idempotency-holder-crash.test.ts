@@ -15,7 +15,7 @@ import { openDatabase } from '../../src/infra/db/orm';
 import { creditsToMicro } from '../../src/domain/shared/money';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 const GRACE_SECONDS = 2;
 

@@ -135,7 +135,7 @@ describe('a client that leaves does not pin its Idempotency-Key', () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let authenticated!: Promise<unknown>;
-    const spy = jest.spyOn(keys, 'authenticate').mockImplementationOnce((token: string) => {
+    const spy = vi.spyOn(keys, 'authenticate').mockImplementationOnce((token: string) => {
       entered();
       authenticated = released.then(() => authenticate(token));
       return authenticated as ReturnType<typeof authenticate>;

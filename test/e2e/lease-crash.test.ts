@@ -17,7 +17,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { openDatabase } from '../../src/infra/db/orm';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000 });
 
 shared('an instance killed under load', () => {
   let a: ChildGateway | undefined;

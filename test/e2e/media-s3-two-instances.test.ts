@@ -15,7 +15,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
 import { postgresTemplate } from '../support/database-template';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 shared('two instances on one bucket', () => {
   let bucket: S3Bucket;

@@ -12,7 +12,7 @@ import { useTestGateway } from '../support/use-test-gateway';
 import { pollUntil } from '../support/poll';
 import { startS3Bucket, type S3Bucket } from '../support/s3-bucket';
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000 });
 
 let bucket: S3Bucket;
 beforeAll(async () => {

@@ -112,7 +112,7 @@ withPostgres('PostgreSQL outage', () => {
     await pollUntil(chat, () => answered('before', 200) >= 2, 15_000, 250);
 
     // The driver's complaints about dropped connections go to the JSON log, not to the console.
-    const consoleWrites = [jest.spyOn(console, 'warn'), jest.spyOn(console, 'error'), jest.spyOn(console, 'log')];
+    const consoleWrites = [vi.spyOn(console, 'warn'), vi.spyOn(console, 'error'), vi.spyOn(console, 'log')];
     phase = 'cut';
     await proxy.cut();
     const health = await pollUntil(

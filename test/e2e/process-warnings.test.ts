@@ -16,7 +16,7 @@ import { freePort } from '../support/free-port';
 import { writeModelsFile } from '../support/models-file';
 import { pollUntil } from '../support/poll';
 
-jest.setTimeout(90_000);
+vi.setConfig({ testTimeout: 90_000 });
 
 let upstream: FakeOpenAIUpstream;
 let models: ReturnType<typeof writeModelsFile>;

@@ -15,7 +15,7 @@ import { openDatabase } from '../../src/infra/db/orm';
 
 const withPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 const withBoth = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 const stripeEnv = (stripe: FakeStripe) => ({ STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url });
 

@@ -45,10 +45,7 @@ test('100,000 rows: read in chunks, held back while the client reads nothing, ev
   // What the gateway reads from the database, and the export's response on the server side.
   const pages: number[] = [];
   const original = SqlRequestLog.prototype.page;
-  const spied = jest.spyOn(SqlRequestLog.prototype, 'page').mockImplementation(async function (
-    this: SqlRequestLog,
-    ...args: Parameters<SqlRequestLog['page']>
-  ) {
+  const spied = vi.spyOn(SqlRequestLog.prototype, 'page').mockImplementation(async function (this: SqlRequestLog, ...args: Parameters<SqlRequestLog['page']>) {
     const rows = await original.apply(this, args);
     pages.push(rows.length);
     return rows;

@@ -15,7 +15,7 @@ import { pollUntil } from '../support/poll';
 
 const hasCaddy = spawnSync('caddy', ['version']).status === 0;
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL && hasCaddy ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 shared('rolling restart behind Caddy', () => {
   const gateways: Array<{ port: number; child?: ChildGateway }> = [];

@@ -13,7 +13,7 @@ import type { ChildGateway } from '../support/child-gateway';
 import { openDatabase } from '../../src/infra/db/orm';
 
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 shared('a stream cut by the death of its instance', () => {
   let two: TwoGateways;

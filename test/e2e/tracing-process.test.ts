@@ -16,7 +16,7 @@ import { newTestStore, type TestStore } from '../support/test-store';
 import { pollUntil } from '../support/poll';
 
 const ROOT = join(__dirname, '..', '..');
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 let otlp: OtlpReceiver;
 let upstream: FakeOpenAIUpstream;

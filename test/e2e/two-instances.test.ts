@@ -14,7 +14,7 @@ import { createScratchDatabase } from '../../src/infra/db/scratch-database';
  * it runs in CI's second pass (DATABASE_URL and REDIS_URL set) and is skipped in the embedded one.
  */
 const shared = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000 });
 
 shared('two instances sharing PostgreSQL and Redis', () => {
   let a: ChildGateway | undefined;

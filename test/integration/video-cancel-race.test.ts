@@ -100,23 +100,25 @@ test('a poll before the cancel: completed, charged; the cancel is refused', asyn
 async function race(poll: () => Promise<void>, cancel: () => Promise<VideoJob>, afterSaves: 0 | 1 | 2, yields: number) {
   const media = t.services.media;
   const save = media.save.bind(media);
-  let cancelling: Promise<VideoJob> | undefined;
+  // The cancel's outcome, settled as it starts: a refusal before the poll ends is an answer, not an
+  // unhandled rejection.
+  let cancelling: Promise<PromiseSettledResult<VideoJob>> | undefined;
   const start = async () => {
     for (let i = 0; i < yields; i++) await new Promise((resolve) => setImmediate(resolve));
     return cancel();
   };
+  const settle = () => Promise.allSettled([start()]).then(([outcome]) => outcome);
   let saves = 0;
   media.save = async (...args) => {
     const saved = await save(...args);
-    if (++saves === afterSaves) cancelling = start();
+    if (++saves === afterSaves) cancelling = settle();
     return saved;
   };
   try {
-    if (afterSaves === 0) cancelling = start();
+    if (afterSaves === 0) cancelling = settle();
     const polled = await Promise.allSettled([poll()]);
     // A poll that stopped before its saves (the cancel came first) leaves the cancel to start now.
-    cancelling ??= start();
-    const [cancelled] = await Promise.allSettled([cancelling]);
+    const cancelled = await (cancelling ??= settle());
     return [polled[0], cancelled] as const;
   } finally {
     media.save = save;

@@ -16,7 +16,7 @@ export interface ChildGateway {
 
 /**
  * Starts `npm start`'s entry point as a child process and waits for /healthz. Jest's globalSetup
- * (test/support/global-build.js) has compiled it before any test ran.
+ * (test/support/global-setup.ts) has compiled it before any test ran.
  */
 export async function startChildGateway(env: Record<string, string | undefined>, port: number): Promise<ChildGateway> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };

@@ -39,13 +39,30 @@ provider.proxy = false;
 provider.use(async (ctx, next) => {
   if (ctx.path === '/auth') {
     const q = ctx.query;
-    console.log(JSON.stringify({ seen: 'auth', response_type: q.response_type, code_challenge_method: q.code_challenge_method, code_challenge: Boolean(q.code_challenge), scope: q.scope }));
+    console.log(
+      JSON.stringify({
+        seen: 'auth',
+        response_type: q.response_type,
+        code_challenge_method: q.code_challenge_method,
+        code_challenge: Boolean(q.code_challenge),
+        scope: q.scope,
+      }),
+    );
   }
   await next();
   if (ctx.path === '/token' && ctx.method === 'POST') {
     const body = ctx.oidc?.params ?? {};
     const answer = ctx.body && typeof ctx.body === 'object' ? ctx.body : {};
-    console.log(JSON.stringify({ seen: 'token', grant_type: body.grant_type, code_verifier: Boolean(body.code_verifier), status: ctx.status, error: answer.error, refresh_token: Boolean(answer.refresh_token) }));
+    console.log(
+      JSON.stringify({
+        seen: 'token',
+        grant_type: body.grant_type,
+        code_verifier: Boolean(body.code_verifier),
+        status: ctx.status,
+        error: answer.error,
+        refresh_token: Boolean(answer.refresh_token),
+      }),
+    );
   }
   if (ctx.path === '/token/revocation' && ctx.method === 'POST') {
     console.log(JSON.stringify({ seen: 'revocation', token_type_hint: ctx.oidc?.params?.token_type_hint, status: ctx.status }));

@@ -2,7 +2,7 @@
  * docs/openapi.yaml as the tests read it: the parsed document (the one the gateway serves), its
  * `$ref`s followed, its schemas compiled by Ajv (JSON Schema 2020-12, as OpenAPI 3.1 uses it)
  * the first time each is needed, and the operation a method and path belong to. Parsed once per
- * test run (openapi-document.js), read once per test file.
+ * test run (openapi-document.ts), read once per test worker.
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';

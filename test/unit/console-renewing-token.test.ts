@@ -13,12 +13,12 @@ const minted = (lifetime: number, skewMs = 0) => {
   return jwt({ iat, exp: iat + lifetime, n: serial++ });
 };
 
-beforeEach(() => jest.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00Z') }));
-afterEach(() => jest.useRealTimers());
+beforeEach(() => vi.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00Z') }));
+afterEach(() => vi.useRealTimers());
 
 function renewing(refresh: () => Promise<string>, initial: string) {
-  const hooks = { renewed: jest.fn(), ended: jest.fn() };
-  const refreshMock = jest.fn(refresh);
+  const hooks = { renewed: vi.fn(), ended: vi.fn() };
+  const refreshMock = vi.fn(refresh);
   const token = new RenewingToken(initial, refreshMock, hooks);
   return { token, hooks, refresh: refreshMock };
 }
@@ -28,14 +28,14 @@ test('renews a quarter of the lifetime before expiry, counted from receipt: a br
   const { token, hooks, refresh } = renewing(async () => minted(60, skew), minted(60, skew));
   token.start();
   // By this browser's clock the stored token expired long ago: renewed at once.
-  await jest.advanceTimersByTimeAsync(0);
+  await vi.advanceTimersByTimeAsync(0);
   expect(refresh).toHaveBeenCalledTimes(1);
   // Then every 45 s (60 s tokens, renewed 15 s before their end), whatever the skew.
-  await jest.advanceTimersByTimeAsync(44_000);
+  await vi.advanceTimersByTimeAsync(44_000);
   expect(refresh).toHaveBeenCalledTimes(1);
-  await jest.advanceTimersByTimeAsync(2_000);
+  await vi.advanceTimersByTimeAsync(2_000);
   expect(refresh).toHaveBeenCalledTimes(2);
-  await jest.advanceTimersByTimeAsync(45_000);
+  await vi.advanceTimersByTimeAsync(45_000);
   expect(refresh).toHaveBeenCalledTimes(3);
   expect(hooks.renewed).toHaveBeenCalledTimes(3);
   expect(token.current()).toBe(hooks.renewed.mock.calls[2]![0]);
@@ -45,13 +45,13 @@ test('renews a quarter of the lifetime before expiry, counted from receipt: a br
 test('an hour-long token is renewed a minute before it ends; a wall clock that jumps (a sleeping laptop) is noticed within 30 s', async () => {
   const { token, refresh } = renewing(async () => minted(3600), minted(3600));
   token.start();
-  await jest.advanceTimersByTimeAsync(3_538_000);
+  await vi.advanceTimersByTimeAsync(3_538_000);
   expect(refresh).not.toHaveBeenCalled();
-  await jest.advanceTimersByTimeAsync(3_000);
+  await vi.advanceTimersByTimeAsync(3_000);
   expect(refresh).toHaveBeenCalledTimes(1);
   // Timers do not run while suspended: the clock moves on, the next check sees it.
-  jest.setSystemTime(Date.now() + 3_600_000);
-  await jest.advanceTimersByTimeAsync(30_000);
+  vi.setSystemTime(Date.now() + 3_600_000);
+  await vi.advanceTimersByTimeAsync(30_000);
   expect(refresh).toHaveBeenCalledTimes(2);
   await token.stop();
 });
@@ -69,7 +69,7 @@ test('a token the gateway refused is renewed once; a renewed one refused in turn
 
 test('one renewal at a time: calls that find the token expired share it', async () => {
   const { token, refresh } = renewing(async () => minted(60), minted(60));
-  await jest.advanceTimersByTimeAsync(61_000);
+  await vi.advanceTimersByTimeAsync(61_000);
   const [a, b, c] = await Promise.all([token.fresh(), token.fresh(), token.refused(token.current())]);
   expect(refresh).toHaveBeenCalledTimes(1);
   expect(new Set([a, b, c]).size).toBe(1);
@@ -79,11 +79,11 @@ test('the provider refusing ends the sign-in once and asks nothing more', async 
   const first = minted(60);
   const { token, hooks, refresh } = renewing(() => Promise.reject(new RenewalRefused('invalid_grant')), first);
   token.start();
-  await jest.advanceTimersByTimeAsync(46_000);
+  await vi.advanceTimersByTimeAsync(46_000);
   expect(hooks.ended).toHaveBeenCalledTimes(1);
   expect(await token.refused(first)).toBeNull();
   expect(await token.fresh()).toBe(first);
-  await jest.advanceTimersByTimeAsync(600_000);
+  await vi.advanceTimersByTimeAsync(600_000);
   expect(refresh).toHaveBeenCalledTimes(1);
   expect(hooks.ended).toHaveBeenCalledTimes(1);
 });
@@ -92,7 +92,7 @@ test('nothing to renew with: no schedule, and the refusal at expiry signs out as
   const first = minted(60);
   const { token, hooks, refresh } = renewing(() => Promise.reject(new CannotRenew('no refresh token')), first);
   token.start();
-  await jest.advanceTimersByTimeAsync(600_000);
+  await vi.advanceTimersByTimeAsync(600_000);
   expect(refresh).toHaveBeenCalledTimes(1);
   expect(await token.refused(first)).toBeNull();
   expect(hooks.ended).not.toHaveBeenCalled();
@@ -105,21 +105,21 @@ test('a provider out of reach is tried again after 5, 10, 20 s…; the first suc
     return minted(600);
   }, minted(60));
   token.start();
-  await jest.advanceTimersByTimeAsync(45_000);
+  await vi.advanceTimersByTimeAsync(45_000);
   expect(refresh).toHaveBeenCalledTimes(1);
-  await jest.advanceTimersByTimeAsync(5_000);
+  await vi.advanceTimersByTimeAsync(5_000);
   expect(refresh).toHaveBeenCalledTimes(2);
-  await jest.advanceTimersByTimeAsync(9_000);
+  await vi.advanceTimersByTimeAsync(9_000);
   expect(refresh).toHaveBeenCalledTimes(2);
-  await jest.advanceTimersByTimeAsync(1_000);
+  await vi.advanceTimersByTimeAsync(1_000);
   expect(refresh).toHaveBeenCalledTimes(3);
   reachable = true;
-  await jest.advanceTimersByTimeAsync(20_000);
+  await vi.advanceTimersByTimeAsync(20_000);
   expect(refresh).toHaveBeenCalledTimes(4);
   // 600 s tokens: the next renewal 540 s later (a minute before the end).
-  await jest.advanceTimersByTimeAsync(539_000);
+  await vi.advanceTimersByTimeAsync(539_000);
   expect(refresh).toHaveBeenCalledTimes(4);
-  await jest.advanceTimersByTimeAsync(2_000);
+  await vi.advanceTimersByTimeAsync(2_000);
   expect(refresh).toHaveBeenCalledTimes(5);
   await token.stop();
 });

@@ -9,15 +9,16 @@ import { SqlPurchaseRepository } from '../db/repositories/sql-purchases';
  * when STRIPE_SECRET_KEY is set (at STRIPE_API_BASE when that is), and without a provider (buying
  * off, past purchases still listed) when it is not.
  */
-export function openPurchases(
+export async function openPurchases(
   config: Pick<Config, 'stripe' | 'checkout'>,
   db: Database,
   deps: Omit<PurchaseDeps, 'repository' | 'provider' | 'terms'>,
-): PurchaseService {
+): Promise<PurchaseService> {
   const stripe = config.stripe;
   let provider: PaymentProvider | undefined;
   if (stripe) {
-    const { StripePayments, stripeApiOf } = loadStripe();
+    // Loaded only when STRIPE_SECRET_KEY is set: the `stripe` package takes a twentieth of a second to load.
+    const { StripePayments, stripeApiOf } = await import('./stripe-payments.js');
     provider = new StripePayments({
       secretKey: stripe.secretKey,
       webhookSecret: stripe.webhookSecret,
@@ -25,10 +26,4 @@ export function openPurchases(
     });
   }
   return new PurchaseService({ ...deps, repository: new SqlPurchaseRepository(db), provider, terms: config.checkout });
-}
-
-/** The Stripe adapter, loaded only when STRIPE_SECRET_KEY is set: the `stripe` package takes a twentieth of a second to load. */
-function loadStripe(): typeof import('./stripe-payments') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('./stripe-payments') as typeof import('./stripe-payments');
 }

@@ -22,7 +22,7 @@ export interface Mp4Options {
   paintFrame: (index: number, rgba: Uint8Array) => void;
 }
 
-/** Plain CommonJS, run with `eval` so it works the same from the compiled build and under ts-jest. */
+/** Plain CommonJS, run with `eval` so it works the same from the compiled build and from the sources under Vitest. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const hme = require(workerData.encoderPath);

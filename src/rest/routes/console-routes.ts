@@ -7,7 +7,7 @@ import { packageRoot } from '../package-root';
 /** How the console signs an owner in: the configured OIDC provider, or the development provider's page. */
 export type ConsoleSignIn = { kind: 'oidc'; issuer: string; clientId?: string } | { kind: 'dev' };
 
-/** dist/console beside the package root, from src/ (ts-jest) or dist/src/ (compiled) alike. */
+/** dist/console beside the package root, from src/ (under Vitest) or dist/src/ (compiled) alike. */
 export function defaultConsoleDir(from = __dirname): string {
   return join(packageRoot(from), 'dist', 'console');
 }

@@ -106,7 +106,7 @@ describe('SafeHttpClient', () => {
   });
 
   it('refuses, at connect time, a name that resolves to loopback', async () => {
-    const lookup = jest.fn(loopbackLookup);
+    const lookup = vi.fn(loopbackLookup);
     const c = client({ allowLocal: false, lookup });
     const err = await failure(c.request(`http://media.example.test:${port}/ok`, { allowHttp: true }));
     expect(err.reason).toBe('forbidden_address');
@@ -173,7 +173,7 @@ describe('SafeHttpClient', () => {
   });
 
   it('works against loopback when allowLocal is true, through the injected lookup', async () => {
-    const lookup = jest.fn(loopbackLookup);
+    const lookup = vi.fn(loopbackLookup);
     const c = client({ allowLocal: true, lookup });
     const res = await c.request(`http://media.example.test:${port}/ok`);
     expect(res.status).toBe(200);

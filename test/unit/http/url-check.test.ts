@@ -99,13 +99,13 @@ describe('checkCallerUrl', () => {
   });
 
   it('accepts a public IP literal without resolving anything', async () => {
-    const lookup = jest.fn(notFound);
+    const lookup = vi.fn(notFound);
     await expect(checkCallerUrl('https://93.184.216.34/a.png', { ...media, lookup })).resolves.toBe('https://93.184.216.34/a.png');
     expect(lookup).not.toHaveBeenCalled();
   });
 
   it('accepts a name that resolves to public addresses', async () => {
-    const lookup = jest.fn(resolvesTo('93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'));
+    const lookup = vi.fn(resolvesTo('93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'));
     await expect(checkCallerUrl('https://Media.Example.com/a.png', { ...media, lookup })).resolves.toBe('https://media.example.com/a.png');
     expect(lookup).toHaveBeenCalledWith('media.example.com');
   });
@@ -130,7 +130,7 @@ describe('checkCallerUrl', () => {
   });
 
   it('with allowLocal, accepts local targets (and skips DNS)', async () => {
-    const lookup = jest.fn(resolvesTo('127.0.0.1'));
+    const lookup = vi.fn(resolvesTo('127.0.0.1'));
     const local = { path: ['url'], allowHttp: true, allowLocal: true, lookup };
     await expect(checkCallerUrl('http://127.0.0.1:3000/hook', local)).resolves.toBe('http://127.0.0.1:3000/hook');
     await expect(checkCallerUrl('http://localhost:3000/hook', local)).resolves.toBe('http://localhost:3000/hook');

@@ -18,8 +18,8 @@ function flakyDatabase() {
   return { db, state };
 }
 
-beforeEach(() => jest.useFakeTimers());
-afterEach(() => jest.useRealTimers());
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
 
 const response = (text: string, bytes = 0) => ({
   status: 200,
@@ -34,17 +34,17 @@ test('a response and a release the database refused are written once it answers,
   await expect(service.abandon('key_a', 'k2')).rejects.toThrow('connection refused');
   expect(service.unwrittenCount).toBe(2);
 
-  await jest.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS); // still down: kept
+  await vi.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS); // still down: kept
   expect(service.unwrittenCount).toBe(2);
   state.down = false;
-  await jest.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
+  await vi.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
   expect(service.unwrittenCount).toBe(0);
   expect(state.writes.map((w) => [/released = true/.test(w.sql) ? 'release' : 'response', w.params.at(-2)])).toEqual([
     ['response', 'k1'],
     ['release', 'k2'],
   ]);
   expect(Buffer.from(String(state.writes[0].params[2]), 'base64').toString()).toBe('{"id":1}');
-  await jest.advanceTimersByTimeAsync(10 * RETRY_UNWRITTEN_MS);
+  await vi.advanceTimersByTimeAsync(10 * RETRY_UNWRITTEN_MS);
   expect(state.writes).toHaveLength(2);
 });
 
@@ -58,6 +58,6 @@ test('past the memory bound the oldest kept response is let go, and told', async
   expect(dropped).toEqual([1]);
   expect(service.unwrittenCount).toBe(1);
   state.down = false;
-  await jest.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
+  await vi.advanceTimersByTimeAsync(RETRY_UNWRITTEN_MS);
   expect(state.writes.map((w) => w.params.at(-2))).toEqual(['new']);
 });

@@ -6,19 +6,25 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 
+// The store's own `rename`, failing once when told to: set on node:fs/promises itself and synced
+// into its ES-module bindings, so the store sees it however it imports the function.
+const fsp = createRequire(__filename)('node:fs/promises') as typeof import('node:fs/promises');
+const realRename = fsp.rename;
 const failNext: { code?: string } = {};
-jest.mock('node:fs/promises', () => {
-  const real = jest.requireActual('node:fs/promises');
-  return {
-    ...real,
-    rename: async (from: string, to: string) => {
-      const code = failNext.code;
-      failNext.code = undefined;
-      if (code) throw Object.assign(new Error(`${code}: no space left on device`), { code });
-      return real.rename(from, to);
-    },
+beforeAll(() => {
+  fsp.rename = async (from, to) => {
+    const code = failNext.code;
+    failNext.code = undefined;
+    if (code) throw Object.assign(new Error(`${code}: no space left on device`), { code });
+    return realRename(from, to);
   };
+  syncBuiltinESMExports();
+});
+afterAll(() => {
+  fsp.rename = realRename;
+  syncBuiltinESMExports();
 });
 
 import { DiskBlobStore } from '../../../src/infra/media/disk-blob-store';

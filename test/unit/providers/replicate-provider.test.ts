@@ -288,7 +288,7 @@ describe('ReplicateProvider', () => {
     });
 
     it('decodes an output sent inline as a data: URI instead of fetching it', async () => {
-      const fetchMedia = jest.fn(plainFetchMedia);
+      const fetchMedia = vi.fn(plainFetchMedia);
       const media = await downloadOutput(`data:video/mp4;base64,${FAKE_REPLICATE_VIDEO.toString('base64')}`, fetchMedia);
       expect(media).toEqual({ data: FAKE_REPLICATE_VIDEO, contentType: 'video/mp4' });
       expect(fetchMedia).not.toHaveBeenCalled();

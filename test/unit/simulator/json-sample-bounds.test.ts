@@ -120,7 +120,7 @@ function stallUntilStopped(): void {
 function sampleWithFirstTestStalled(sample: () => unknown): { value: unknown; tests: number } {
   const test = RegExp.prototype.test;
   let tests = 0;
-  const stalled = jest.spyOn(RegExp.prototype, 'test').mockImplementation(function (this: RegExp, text: string) {
+  const stalled = vi.spyOn(RegExp.prototype, 'test').mockImplementation(function (this: RegExp, text: string) {
     if (tests++ === 0) stallUntilStopped();
     return test.call(this, text);
   });

@@ -69,5 +69,5 @@ const classes: Record<MigrationName, MigrationObject['class']> = {
   Migration20261210000000,
 };
 
-/** Every migration, in order. Listed explicitly so compiled and ts-jest runs find the same set. */
+/** Every migration, in order. Listed explicitly so the compiled build and the sources under Vitest find the same set. */
 export const migrationsList: MigrationObject[] = MIGRATION_NAMES.map((name) => ({ name, class: classes[name] }));
