@@ -1,7 +1,7 @@
 /**
  * Vitest runs the TypeScript sources; one PGlite per test gateway. Files share their worker's loaded
- * modules (isolate: false): loading the gateway's 2,300 modules once per worker instead of once per
- * file is most of what a file that boots a gateway used to spend before its first test.
+ * modules (isolate: false): the gateway's 2,300 modules load once per worker, not once per file that
+ * boots a gateway (docs/benchmarks.md, "The test suite's time").
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';

@@ -10,8 +10,6 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 
 const ROOT = join(__dirname, '..', '..');
 const PGLITE_VAR = 'TEST_PGLITE_TEMPLATE';
@@ -24,30 +22,23 @@ async function migrated(options: { dataDir: string; databaseUrl?: string }): Pro
   await handle.close();
 }
 
-/** Makes the run's template and names it in the environment the test workers inherit. */
-export async function prepareDatabaseTemplate(): Promise<void> {
+/**
+ * Makes the run's template and names it in the environment the test workers inherit; answers what
+ * drops it again.
+ */
+export async function prepareDatabaseTemplate(): Promise<() => Promise<void>> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     const dir = mkdtempSync(join(tmpdir(), 'gw-template-'));
     await migrated({ dataDir: dir });
     process.env[PGLITE_VAR] = join(dir, 'db');
-    return;
+    return async () => rmSync(dir, { recursive: true, force: true });
   }
   const { createScratchDatabase } = built('./infra/db/scratch-database.js') as typeof import('../../src/infra/db/scratch-database');
-  const scratch = await createScratchDatabase(baseUrl, `gw_template_${randomBytes(3).toString('hex')}`);
+  const scratch = await createScratchDatabase(baseUrl, 'gw_template');
   await migrated({ databaseUrl: scratch.url, dataDir: tmpdir() });
   process.env[PG_VAR] = new URL(scratch.url).pathname.slice(1);
-}
-
-export async function dropDatabaseTemplate(): Promise<void> {
-  const dir = process.env[PGLITE_VAR];
-  if (dir) rmSync(join(dir, '..'), { recursive: true, force: true });
-  const name = process.env[PG_VAR];
-  if (name && process.env.DATABASE_URL) {
-    const client = new Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`).finally(() => client.end());
-  }
+  return scratch.drop;
 }
 
 /** Gives an embedded gateway's DATA_DIR the run's migrated database (nothing when there is none). */

@@ -8,16 +8,16 @@
  * files under a running child.
  */
 import { buildIfStale } from '../../scripts/build-if-stale';
-import { dropDatabaseTemplate, prepareDatabaseTemplate } from './database-template';
-import { dropOpenApiDocument, prepareOpenApiDocument } from './openapi-document';
+import { prepareDatabaseTemplate } from './database-template';
+import { prepareOpenApiDocument } from './openapi-document';
 
 export default async function setup(): Promise<() => Promise<void>> {
   buildIfStale((line: string) => process.stdout.write(`\n${line}`));
   // Then the run's migrated database, which every test gateway starts from.
-  await prepareDatabaseTemplate();
-  prepareOpenApiDocument();
+  const dropTemplate = await prepareDatabaseTemplate();
+  const dropDocument = prepareOpenApiDocument();
   return async () => {
-    await dropDatabaseTemplate();
-    dropOpenApiDocument();
+    await dropTemplate();
+    dropDocument();
   };
 }

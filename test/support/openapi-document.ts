@@ -10,16 +10,13 @@ import { parse } from 'yaml';
 
 const VAR = 'TEST_OPENAPI_JSON';
 
-export function prepareOpenApiDocument(): void {
+/** Writes the run's document and names it in the environment the test workers inherit; answers what removes it. */
+export function prepareOpenApiDocument(): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'gw-openapi-'));
   const file = join(dir, 'openapi.json');
   writeFileSync(file, JSON.stringify(parse(readFileSync(join(__dirname, '..', '..', 'docs', 'openapi.yaml'), 'utf8'))));
   process.env[VAR] = file;
-}
-
-export function dropOpenApiDocument(): void {
-  const file = process.env[VAR];
-  if (file) rmSync(join(file, '..'), { recursive: true, force: true });
+  return () => rmSync(dir, { recursive: true, force: true });
 }
 
 /** The run's parsed document, or undefined when the run made none (a file run outside the global setup). */

@@ -7,6 +7,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { DiskBlobStore } from '../../../src/infra/media/disk-blob-store';
+import { DomainError } from '../../../src/domain/errors/domain-error';
 
 // The store's own `rename`, failing once when told to: set on node:fs/promises itself and synced
 // into its ES-module bindings, so the store sees it however it imports the function.
@@ -26,9 +28,6 @@ afterAll(() => {
   fsp.rename = realRename;
   syncBuiltinESMExports();
 });
-
-import { DiskBlobStore } from '../../../src/infra/media/disk-blob-store';
-import { DomainError } from '../../../src/domain/errors/domain-error';
 
 let root: string;
 beforeEach(() => {
