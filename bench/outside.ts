@@ -102,11 +102,14 @@ export async function runOutsidePhase(opts: OutsideOptions): Promise<OutsideResu
       `(outside) ${keys.length} live keys over ${Math.ceil(keys.length / MAX_ACTIVE_KEYS)} accounts; upstream, bare${committing ? ', committing' : ''} in processes of their own`,
     );
 
+    // BENCH_OUTSIDE_LOADS=json-c1,stream-c32: only those loads (a profile of one, a quick look).
+    const only = (process.env.BENCH_OUTSIDE_LOADS ?? '').split(',').filter(Boolean);
     const loads: OutsideLoad[] = [];
     const money: MoneyCheck[] = [];
     for (const c of [connections, 1]) {
       for (const streamed of [false, true]) {
         const id = `${streamed ? 'stream' : 'json'}-c${c}`;
+        if (only.length > 0 && !only.includes(id)) continue;
         log(`(outside ${id}) ${rounds} round(s) of bare, ${committing ? 'committing, ' : ''}gateway${c === 1 ? ', cold keys' : ''}: ${seconds} s each`);
         const job = (target: Target, url: string, durationSeconds: number): LoadJob => ({
           id: `outside-${target}-${id}`,

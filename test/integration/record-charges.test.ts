@@ -194,6 +194,46 @@ test('a lone plain charge (a quiet gateway sends one at a time): once on its ope
   await expectLedgerInvariants(db());
 });
 
+test('a charge on a lease the database never had (its take, not yet flushed, lost in a crash) is paid from the balance, once, and answered status 2; short of balance, the rest is uncollected', async () => {
+  const { account, leases, row } = await setUp(100, 1, 1_000_000);
+  const before = await gw.balance(account);
+  // From the database's side a take lost in a crash left nothing: the lease id is one it never saw.
+  const lost = uniqueId('lease');
+  const alone = row(lost, 40);
+  const batched = row(lost, 10, 5);
+  const held = row(leases[0], 7);
+  expect(await store.record([alone])).toEqual([{ requestId: alone.requestId, status: 2, chargedMicro: 40 }]);
+  expect(byId(await store.record([batched, held]))).toEqual(
+    new Map([
+      [batched.requestId, [2, 15]],
+      [held.requestId, [0, 7]],
+    ]),
+  );
+  expect([await ledgerCharges(alone.requestId), await ledgerCharges(batched.requestId)]).toEqual([[-40], [-15]]);
+  expect(await chargeRows([alone.requestId, batched.requestId])).toEqual(new Map());
+  // Replayed (the journal could not tell it was recorded): nothing more.
+  expect(byId(await store.record([alone, batched]))).toEqual(
+    new Map([
+      [alone.requestId, [2, 0]],
+      [batched.requestId, [2, 0]],
+    ]),
+  );
+  expect(await store.recordedCharge(alone.requestId)).toBe(40);
+  // The balance shown counts the open lease's unspent credits as the account's: 55 from the balance, 7 from the lease.
+  expect(await gw.balance(account)).toBeCloseTo(before - 62 / 1e6, 9);
+  await expectLedgerInvariants(db());
+
+  // An account with less than the call cost: what the balance holds is charged, the rest is the operator's.
+  const poor = await setUp(0.00003, 0, 1);
+  const short = poor.row(uniqueId('lease'), 50);
+  expect(await store.record([short])).toEqual([{ requestId: short.requestId, status: 2, chargedMicro: 30 }]);
+  const uncollected = await db().all<{ amount_micro: string }>(`select amount_micro from uncollected_charges where request_id = ?`, [short.requestId]);
+  expect(uncollected.map((u) => Number(u.amount_micro))).toEqual([20]);
+  expect(byId(await store.record([short]))).toEqual(new Map([[short.requestId, [2, 0]]]));
+  expect(await gw.balance(poor.account)).toBe(0);
+  await expectLedgerInvariants(db());
+});
+
 test('a close racing the charges of its lease counts every one that reached the lease, and the rest are paid from the balance: each exactly once', async () => {
   const { account, leases, row } = await setUp(100, 1, creditsToMicro(10));
   const before = await gw.balance(account);
@@ -321,18 +361,19 @@ test('a late charge above what the balance holds takes the balance to zero and r
   expect(Number(uncollected!.amount_micro)).toBe(creditsToMicro(0.25));
 });
 
-test('a charge naming a lease that does not exist, or one of another account, is refused and writes nothing', async () => {
+test('a charge naming a lease of another account is refused and writes nothing', async () => {
   const { leases, row } = await setUp(100, 1, 1_000_000);
   const other = await setUp(100, 1, 1_000_000);
-  const unknown = row('lease_does_not_exist', 10);
   const foreign = row(other.leases[0], 10);
-  expect(byId(await store.record([unknown, foreign]))).toEqual(
+  const alsoForeign = row(other.leases[0], 10, 5);
+  expect(byId(await store.record([foreign, alsoForeign]))).toEqual(
     new Map([
-      [unknown.requestId, [1, 0]],
       [foreign.requestId, [1, 0]],
+      [alsoForeign.requestId, [1, 0]],
     ]),
   );
-  expect((await chargeRows([unknown.requestId, foreign.requestId])).size).toBe(0);
+  expect((await chargeRows([foreign.requestId, alsoForeign.requestId])).size).toBe(0);
+  expect([await ledgerCharges(foreign.requestId), await ledgerCharges(alsoForeign.requestId)]).toEqual([[], []]);
   expect(await spent(other.leases[0])).toBe(0);
   expect(leases).toHaveLength(1);
 });

@@ -77,7 +77,7 @@ export class KeptCharges {
     if (this.inMemory.length > 0) {
       const rows = this.inMemory.splice(0);
       try {
-        count += (await this.recordRows(rows)).filter((o) => o.status === 0).length;
+        count += (await this.recordRows(rows)).filter((o) => o.status !== 1).length;
       } catch (err) {
         this.inMemory.unshift(...rows);
         throw err;
@@ -90,7 +90,7 @@ export class KeptCharges {
 
   private async recordRows(rows: ChargeRow[]): Promise<ChargeOutcome[]> {
     const outcomes = await this.store.record(rows);
-    const refused = outcomes.filter((o) => o.status !== 0).map((o) => o.requestId);
+    const refused = outcomes.filter((o) => o.status === 1).map((o) => o.requestId);
     if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (no such lease): ${refused.join(', ')}`));
     return outcomes;
   }

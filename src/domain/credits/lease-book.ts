@@ -121,8 +121,11 @@ export class LeaseBook {
     };
     try {
       const outcome = await this.batcher.record(row);
-      if (outcome.status !== 0) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
-      lease.free += r.amountMicro + extra - leaseMicro;
+      if (outcome.status === 1) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
+      // The database lost the lease (status 2): this call was paid from the balance, and the
+      // key's next calls wait for a lease it holds.
+      if (outcome.status === 2) this.retire(lease);
+      else lease.free += r.amountMicro + extra - leaseMicro;
       // Nothing moved although the call cost something: recorded before (the same call's charge,
       // committed by an instance that died before answering; see IdempotencyStart), or nothing
       // left to collect. What the call was charged is then what the balance moved for it.

@@ -65,7 +65,9 @@ export interface ChargeOutcome {
   requestId: string;
   /**
    * 0 recorded (or recorded before; a lease closed or too small by then is passed by and the
-   * balance charged directly), 1 refused (no such lease of that account: nothing written).
+   * balance charged directly), 1 refused (the lease is another account's: nothing written), 2
+   * recorded from the balance because the database has no such lease (its take, which does not
+   * wait for its WAL flush, was lost in a crash of the database): the lease is to be let go.
    */
   status: number;
   chargedMicro: number;

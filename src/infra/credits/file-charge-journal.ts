@@ -81,7 +81,7 @@ export class FileChargeJournal implements ChargeJournal {
       if (rows === null) continue;
       for (let i = 0; i < rows.length; i += BATCH) {
         const outcomes = await record(rows.slice(i, i + BATCH));
-        recorded += outcomes.filter((o) => o.status === 0).length;
+        recorded += outcomes.filter((o) => o.status !== 1).length;
       }
       removeQuietly(path);
     }

@@ -5,7 +5,8 @@
  * lease against them until it closes; a close gives back
  * what the lease's charges did not use; a charge is recorded once per request id, its excess over
  * the lease debited from the balance as far as it goes; a charge of a closed lease is paid from
- * the balance. `failRecords` makes the next charge batches fail as an unreachable database's do.
+ * the balance, as is one of a lease the store never had (a take lost in a crash, `loseTake`:
+ * status 2). `failRecords` makes the next charge batches fail as an unreachable database's do.
  */
 import type { Shortfall } from '../../../src/domain/credits/ledger-repository';
 import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../src/domain/credits/lease-store';
@@ -60,6 +61,15 @@ export class FakeLeaseStore implements LeaseStore {
     this.spent.set(request.keyId, (this.spent.get(request.keyId) ?? 0) + amountMicro);
     this.leases.set(request.id, { accountId: request.accountId, keyId: request.keyId, instanceId: request.instanceId, amountMicro, closed: false });
     return { id: request.id, amountMicro, watched: false };
+  }
+
+  /** Forgets a take as a crash of the database loses one not yet flushed: the lease gone, the balance and the key's spend as before it. */
+  loseTake(leaseId: string): void {
+    const lease = this.leases.get(leaseId);
+    if (!lease || lease.closed) throw new Error(`no open lease ${leaseId} to lose`);
+    this.leases.delete(leaseId);
+    this.grant(lease.accountId, lease.amountMicro);
+    this.spent.set(lease.keyId, (this.spent.get(lease.keyId) ?? 0) - lease.amountMicro);
   }
 
   async close(leaseId: string): Promise<number> {
@@ -121,13 +131,14 @@ export class FakeLeaseStore implements LeaseStore {
   private recordOne(row: ChargeRow): ChargeOutcome {
     if (this.charges.has(row.requestId)) return { requestId: row.requestId, status: 0, chargedMicro: 0 };
     const lease = this.leases.get(row.leaseId);
-    if (!lease || lease.accountId !== row.accountId) return { requestId: row.requestId, status: 1, chargedMicro: 0 };
-    const leasedMicro = lease.closed ? 0 : row.leaseMicro;
-    const wantedMicro = lease.closed ? row.leaseMicro + row.excessMicro : row.excessMicro;
+    if (lease && lease.accountId !== row.accountId) return { requestId: row.requestId, status: 1, chargedMicro: 0 };
+    const gone = !lease || lease.closed;
+    const leasedMicro = gone ? 0 : row.leaseMicro;
+    const wantedMicro = gone ? row.leaseMicro + row.excessMicro : row.excessMicro;
     const debitedMicro = Math.min(wantedMicro, this.balance(row.accountId));
     this.balances.set(row.accountId, this.balance(row.accountId) - debitedMicro);
     this.charges.set(row.requestId, { leaseId: row.leaseId, leasedMicro, debitedMicro });
-    return { requestId: row.requestId, status: 0, chargedMicro: leasedMicro + debitedMicro };
+    return { requestId: row.requestId, status: lease ? 0 : 2, chargedMicro: leasedMicro + debitedMicro };
   }
 
   /** What the lease holds that its charges did not use. */

@@ -85,6 +85,24 @@ test('a charge the database could not take is answered from the lease, kept, and
   expect(store.balance('acct_a')).toBe(creditsToMicro(10 - 0.2));
 });
 
+test('a lease the database lost (its take gone in a crash before its WAL was flushed) is let go: the call on it is paid from the balance, once, and the next call takes a lease the database holds', async () => {
+  const store = storeWith(10);
+  const book = bookOn(store);
+  const key = liveKey('acct_a');
+  const r = await book.reserve(key, creditsToMicro(0.5));
+  store.loseTake(r.lease.id);
+  expect(store.balance('acct_a')).toBe(creditsToMicro(10));
+  expect(await book.commit(r, creditsToMicro(0.2), 'chatcmpl-lost', 'svc-chat-1')).toBe(creditsToMicro(0.2));
+  expect(store.balance('acct_a')).toBe(creditsToMicro(9.8));
+  const next = await book.reserve(key, creditsToMicro(0.5));
+  expect(next.lease.id).not.toBe(r.lease.id);
+  expect(store.leases.has(next.lease.id)).toBe(true);
+  expect(await book.commit(next, creditsToMicro(0.3), 'chatcmpl-after', 'svc-chat-1')).toBe(creditsToMicro(0.3));
+  await book.returnIdleNow();
+  expect(store.balance('acct_a')).toBe(creditsToMicro(10 - 0.2 - 0.3));
+  expect([...store.charges.keys()].sort()).toEqual(['chatcmpl-after', 'chatcmpl-lost']);
+});
+
 test('a call whose charge a run of the same call recorded answers that charge and is not charged again', async () => {
   const store = storeWith(10);
   const book = bookOn(store);

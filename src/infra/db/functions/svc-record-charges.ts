@@ -2,7 +2,7 @@
  * Records a batch of charges (lease_charges.request_id is unique: a call is charged once). Charges
  * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
- * beyond a lease, or a charge whose lease closed, from the balance as far as it and the key's
+ * beyond a lease, or a charge whose lease closed (or was lost: status 2), from the balance as far as it and the key's
  * budgets go, the rest recorded as uncollected. An item may carry its call's request-log row
  * (`log`, without what the item says: an item is a logged call as svc_log_requests reads it): it
  * is written with the charge, in the same transaction, its credits what the item was charged. Then the low-balance alerts of the accounts charged
@@ -27,6 +27,7 @@ AS $function$
     v_converted bigint;
     v_charged bigint;
     v_day date;
+    v_lost boolean := false;
     b record;
     ks record;
     v_room bigint;
@@ -95,6 +96,7 @@ AS $function$
     loop
       v_converted := null;
       v_debit := 0;
+      v_lost := false;
       if exists (select 1 from lease_charges c where c.request_id = it.rid) then
         -- Recorded before: a no-op, unless it is a stream whose lease was closed while it ran
         -- (its instance looked dead) and charged its prompt then: what the answer cost beyond
@@ -130,20 +132,36 @@ AS $function$
         v_excess := it.excess;
         perform 1 from credit_leases where id = it.lid and account_id = it.aid and closed_at is null for key share;
         if not found then
-          if not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
+          if not exists (select 1 from credit_leases where id = it.lid) then
+            -- No such lease at all: its take (committed without waiting for its WAL, svc_take_lease)
+            -- was lost in a crash of the database, with the balance's debit. The call was answered:
+            -- all of it is paid from the balance, once (its request id locked, then looked for in
+            -- the ledger, as no lease_charges row can name the lease), and the answer says so (2).
+            perform pg_advisory_xact_lock(hashtextextended('svc_lost_lease_charge:' || it.rid, 0));
+            if exists (select 1 from ledger_entries e where e.kind = 'charge' and e.reference = it.rid)
+               or exists (select 1 from uncollected_charges u where u.request_id = it.rid) then
+              v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', 2, 'c', 0));
+              continue;
+            end if;
+            v_lost := true;
+          elsif not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
+            -- Another account's lease: refused, nothing written.
             v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', 1, 'c', 0));
             continue;
           end if;
-          -- Closed (its unused part already back in the balance): the call was answered, so all
-          -- of it is charged from the balance, as an excess is.
+          -- Closed (its unused part already back in the balance) or lost: the call was answered,
+          -- so all of it is charged from the balance, as an excess is.
           v_from_lease := 0;
           v_excess := it.lease_part + it.excess;
         end if;
-        insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
-          values (it.rid, it.lid, it.aid, it.kid, it.mdl, v_from_lease);
+        if not v_lost then
+          insert into lease_charges (request_id, lease_id, account_id, api_key_id, model, amount_micro)
+            values (it.rid, it.lid, it.aid, it.kid, it.mdl, v_from_lease);
+        end if;
         v_charged := v_from_lease;
       end if;
-      select l.day into v_day from credit_leases l where l.id = it.lid;
+      -- A lost lease's day is the database's today, as its take's was.
+      v_day := coalesce((select l.day from credit_leases l where l.id = it.lid), (now() at time zone 'UTC')::date);
       if v_excess > 0 then
         -- The key's spend rows (its lease's day, week and month) locked before the balance, in svc_take_lease's order.
         select k.daily_spend_cap_micro as day_budget, k.week_budget_micro as week_budget, k.month_budget_micro as month_budget into b
@@ -180,7 +198,7 @@ AS $function$
           values (it.rid, it.aid, it.kid, it.mdl, it.waived, 'database_unavailable')
           on conflict on constraint uncollected_charges_pkey do update set amount_micro = uncollected_charges.amount_micro + excluded.amount_micro;
       end if;
-      v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', 0, 'c', v_charged));
+      v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', case when v_lost then 2 else 0 end, 'c', v_charged));
       if v_charged > 0 then
         v_fell := v_fell || it.aid;
         v_checks := v_checks || jsonb_build_array(jsonb_build_object('k', it.kid, 'd', v_day, 'r', it.rid));

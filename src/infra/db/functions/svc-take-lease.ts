@@ -3,7 +3,8 @@
  * the room each budget of the key leaves), debited from the balance and counted whole on the
  * key's day, week and month until it closes. Answers the amount leased and whether the lease is
  * watched (budget-crossings.ts); the amount is -1 when the balance cannot fund it, -2, -3, -4 past
- * the day's, week's, month's budget (svc_budget_short). Counts on the database's day.
+ * the day's, week's, month's budget (svc_budget_short). Counts on the database's day. Does not
+ * wait for its WAL flush (a cold key's call waits on one commit to disk, its charge's, not two).
  */
 export const SVC_TAKE_LEASE = {
   name: 'svc_take_lease',
@@ -17,6 +18,11 @@ AS $function$
         v_short integer;
         v_balance bigint;
       begin
+        -- Committed without waiting for its WAL to reach the disk: the call's charge, a synchronous
+        -- commit after it, flushes the WAL past this take before the call is answered. A crash of
+        -- the database before then loses the take whole (the balance never debited); the call's
+        -- charge then finds no such lease and is paid from the balance (svc_record_charges).
+        perform set_config('synchronous_commit', 'off', true);
         watch := false;
         select * into s from svc_lock_key_spend(p_key, v_day);
         select balance_micro into v_balance from accounts where id = p_account for update;
