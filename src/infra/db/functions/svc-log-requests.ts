@@ -7,9 +7,9 @@
  * call's. The charge items svc_record_charges reads are such calls, so a charge's row needs no
  * JSON built for it: `p_only`, when given, names the calls of `p_calls` to write. Idempotent by
  * (account, created, id): a row written twice (a charge replayed from the journal after its commit
- * landed) is written once. Called by the charge paths (svc_record_charges, the lone charge
- * statement), a video job's insert, and the writer of rows that carry no charge. Answers how many
- * rows were new.
+ * landed) is written once. Called by svc_record_charges, a video job's insert, and the writer of
+ * rows that carry no charge; the lone charge statement (sql-lease-store.ts) writes its row the
+ * same way from typed parameters. Answers how many rows were new.
  *
  * PL/pgSQL rather than SQL: a SQL function's body is planned again on every call, and planning
  * an insert into the partitioned table cost more than the insert itself (once per group commit);

@@ -10,6 +10,7 @@ import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, Pe
 import type { BudgetCrossing } from '../../../domain/credits/budget-crossings';
 import type { BudgetPeriod } from '../../../domain/credits/budgets';
 import { chargeItemsJson } from './charge-items-json';
+import type { RequestLogRow } from '../../../domain/requests/call-log';
 
 /** svc_take_lease's refusals: -1 the balance, -2, -3, -4 the day's, week's, month's budget. */
 const TAKE_REFUSALS: Record<number, Shortfall> = { [-2]: 'daily_cap', [-3]: 'week_budget', [-4]: 'month_budget' };
@@ -53,12 +54,45 @@ const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     on conflict on constraint lease_charges_pkey do nothing
     returning request_id
   )`;
-/**
- * The lone charge alone, or with its call's request-log row (the charge as a logged call, its
- * credits what its lease paid), written in the same statement when the charge is.
- */
+/** The lone charge alone. */
 const RECORD_ONE = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id from recorded`;
-const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id, svc_log_requests(?::jsonb, array[request_id]) as logged from recorded`;
+/**
+ * The lone charge with its call's request-log row, written in the same statement when the charge
+ * is: the row as svc_log_requests writes a charge item's (its credits what the lease paid, a row
+ * written twice written once), from typed parameters. Through the function's JSON the statement
+ * took about 0.1 ms more in pgbench, at one connection, on every call.
+ */
+const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE}, logged as (
+    insert into request_log (id, created, account_id, api_key_id, model, endpoint, status, credits_micro, prompt_tokens,
+                             completion_tokens, images, seconds, latency_ms, idempotency_key, error_type, error_code, job_id)
+    select ?::text, timestamptz 'epoch' + ?::bigint * interval '1 millisecond', ?::text, ?::text, ?::text, ?::text, ?::smallint,
+           ?::bigint, ?::integer, ?::integer, ?::integer, ?::integer, ?::integer, ?::text, ?::text, ?::text, ?::text
+      from recorded
+    on conflict do nothing
+  ) select request_id from recorded`;
+
+/** RECORD_ONE_LOGGED's parameters after the charge's: the row's own fields over the charge's, as svc_log_requests reads them. */
+function logParams(log: RequestLogRow, charge: ChargeRow): unknown[] {
+  return [
+    log.id,
+    log.createdMs,
+    log.accountId,
+    log.keyId,
+    log.model ?? charge.model,
+    log.endpoint,
+    log.status,
+    charge.leaseMicro,
+    log.promptTokens,
+    log.completionTokens,
+    log.images,
+    log.seconds,
+    log.latencyMs,
+    log.idempotencyKey,
+    log.errorType,
+    log.errorCode,
+    log.jobId,
+  ];
+}
 
 export class SqlLeaseStore implements LeaseStore {
   constructor(
@@ -105,7 +139,7 @@ export class SqlLeaseStore implements LeaseStore {
       // before, an account with a low-balance alert) goes to the function, which decides it by
       // the money rules.
       const params: unknown[] = [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro, only.accountId];
-      if (only.log) params.push(chargeItemsJson(rows));
+      if (only.log) params.push(...logParams(only.log, only));
       const recorded = await this.hot.all(only.log ? RECORD_ONE_LOGGED : RECORD_ONE, params);
       if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
     }
