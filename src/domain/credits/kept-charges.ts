@@ -91,7 +91,7 @@ export class KeptCharges {
   private async recordRows(rows: ChargeRow[]): Promise<ChargeOutcome[]> {
     const outcomes = await this.store.record(rows);
     const refused = outcomes.filter((o) => o.status === 1).map((o) => o.requestId);
-    if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (no such lease): ${refused.join(', ')}`));
+    if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (their lease is another account's): ${refused.join(', ')}`));
     return outcomes;
   }
 }

@@ -58,7 +58,7 @@ test('a journal that cannot be written: the charge is kept in memory, and record
   expect(db.recorded).toHaveLength(2);
 });
 
-test('a charge the database refuses (no such lease) is reported, not counted as recorded', async () => {
+test("a charge the database refuses (its lease is another account's) is reported, not counted as recorded", async () => {
   const db = database();
   db.up = true;
   db.refuse.add('chatcmpl-3');
