@@ -6,7 +6,7 @@
  * (paid from the balance), so replaying is always safe.
  */
 import type { ChargeJournal } from './charge-journal';
-import type { ChargeOutcome, ChargeRow, LeaseStore } from './lease-store';
+import { chargeTaken, type ChargeOutcome, type ChargeRow, type LeaseStore } from './lease-store';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
 
@@ -77,7 +77,7 @@ export class KeptCharges {
     if (this.inMemory.length > 0) {
       const rows = this.inMemory.splice(0);
       try {
-        count += (await this.recordRows(rows)).filter((o) => o.status !== 1).length;
+        count += (await this.recordRows(rows)).filter(chargeTaken).length;
       } catch (err) {
         this.inMemory.unshift(...rows);
         throw err;
@@ -90,7 +90,7 @@ export class KeptCharges {
 
   private async recordRows(rows: ChargeRow[]): Promise<ChargeOutcome[]> {
     const outcomes = await this.store.record(rows);
-    const refused = outcomes.filter((o) => o.status === 1).map((o) => o.requestId);
+    const refused = outcomes.filter((o) => !chargeTaken(o)).map((o) => o.requestId);
     if (refused.length > 0) this.options.onError?.('charge journal', new Error(`charges refused (their lease is another account's): ${refused.join(', ')}`));
     return outcomes;
   }

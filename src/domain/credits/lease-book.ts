@@ -15,7 +15,7 @@ import type { Clock } from '../ports/clock';
 import { systemClock } from '../shared/system-clock';
 import type { TopicFeed } from '../ports/topic-feed';
 import type { ChargeBatcher } from './charge-batcher';
-import type { ChargeRow, LeaseStore } from './lease-store';
+import { CHARGE_STATUS, chargeTaken, type ChargeRow, type LeaseStore } from './lease-store';
 import type { RequestLogRow } from '../requests/call-log';
 import { KeptCharges, type KeptChargesOptions } from './kept-charges';
 import { retryOnLockConflict } from './lock-conflict';
@@ -121,10 +121,10 @@ export class LeaseBook {
     };
     try {
       const outcome = await this.batcher.record(row);
-      if (outcome.status === 1) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
-      // The database lost the lease (status 2): this call was paid from the balance, and the
-      // key's next calls wait for a lease it holds.
-      if (outcome.status === 2) this.retire(lease);
+      if (!chargeTaken(outcome)) throw new Error(`lease ${lease.id} refused the charge of ${requestId}`);
+      // The database lost the lease: this call was paid from the balance, and the key's next
+      // calls wait for a lease it holds.
+      if (outcome.status === CHARGE_STATUS.leaseLost) this.retire(lease);
       else lease.free += r.amountMicro + extra - leaseMicro;
       // Nothing moved although the call cost something: recorded before (the same call's charge,
       // committed by an instance that died before answering; see IdempotencyStart), or nothing

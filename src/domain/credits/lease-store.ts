@@ -61,14 +61,25 @@ export interface StreamStart {
   owedMicro: number;
 }
 
-export interface ChargeOutcome {
-  requestId: string;
+/** What became of a charge (ChargeOutcome.status), as svc_record_charges answers it. */
+export const CHARGE_STATUS = {
+  /** Recorded (or recorded before; a lease closed or too small by then is passed by and the balance charged directly). */
+  recorded: 0,
+  /** Refused: the lease is another account's; nothing written. */
+  refused: 1,
   /**
-   * 0 recorded (or recorded before; a lease closed or too small by then is passed by and the
-   * balance charged directly), 1 refused (the lease is another account's: nothing written), 2
-   * recorded from the balance because the database has no such lease (its take, which does not
+   * Recorded from the balance because the database has no such lease (its take, which does not
    * wait for its WAL flush, was lost in a crash of the database): the lease is to be let go.
    */
+  leaseLost: 2,
+} as const;
+
+/** Whether the database took the charge (recorded, from its lease or the balance), as opposed to refusing it. */
+export const chargeTaken = (outcome: ChargeOutcome): boolean => outcome.status !== CHARGE_STATUS.refused;
+
+export interface ChargeOutcome {
+  requestId: string;
+  /** One of CHARGE_STATUS. */
   status: number;
   chargedMicro: number;
   /** The budget thresholds the key's spend crossed with this charge (budget-crossings.ts), each told once. */

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { ChargeJournal } from '../../domain/credits/charge-journal';
 import type { Clock } from '../../domain/ports/clock';
 import { systemClock } from '../../domain/shared/system-clock';
-import type { ChargeOutcome, ChargeRow } from '../../domain/credits/lease-store';
+import { chargeTaken, type ChargeOutcome, type ChargeRow } from '../../domain/credits/lease-store';
 
 /** Charges recorded per database call. */
 const BATCH = 256;
@@ -81,7 +81,7 @@ export class FileChargeJournal implements ChargeJournal {
       if (rows === null) continue;
       for (let i = 0; i < rows.length; i += BATCH) {
         const outcomes = await record(rows.slice(i, i + BATCH));
-        recorded += outcomes.filter((o) => o.status !== 1).length;
+        recorded += outcomes.filter(chargeTaken).length;
       }
       removeQuietly(path);
     }

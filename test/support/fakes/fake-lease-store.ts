@@ -9,7 +9,16 @@
  * status 2). `failRecords` makes the next charge batches fail as an unreachable database's do.
  */
 import type { Shortfall } from '../../../src/domain/credits/ledger-repository';
-import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../src/domain/credits/lease-store';
+import {
+  CHARGE_STATUS,
+  type ChargeOutcome,
+  type ChargeRow,
+  type LeaseGrant,
+  type LeaseRequest,
+  type LeaseStore,
+  type PeriodAmounts,
+  type StreamStart,
+} from '../../../src/domain/credits/lease-store';
 
 interface FakeLease {
   accountId: string;
@@ -129,16 +138,16 @@ export class FakeLeaseStore implements LeaseStore {
   }
 
   private recordOne(row: ChargeRow): ChargeOutcome {
-    if (this.charges.has(row.requestId)) return { requestId: row.requestId, status: 0, chargedMicro: 0 };
+    if (this.charges.has(row.requestId)) return { requestId: row.requestId, status: CHARGE_STATUS.recorded, chargedMicro: 0 };
     const lease = this.leases.get(row.leaseId);
-    if (lease && lease.accountId !== row.accountId) return { requestId: row.requestId, status: 1, chargedMicro: 0 };
+    if (lease && lease.accountId !== row.accountId) return { requestId: row.requestId, status: CHARGE_STATUS.refused, chargedMicro: 0 };
     const gone = !lease || lease.closed;
     const leasedMicro = gone ? 0 : row.leaseMicro;
     const wantedMicro = gone ? row.leaseMicro + row.excessMicro : row.excessMicro;
     const debitedMicro = Math.min(wantedMicro, this.balance(row.accountId));
     this.balances.set(row.accountId, this.balance(row.accountId) - debitedMicro);
     this.charges.set(row.requestId, { leaseId: row.leaseId, leasedMicro, debitedMicro });
-    return { requestId: row.requestId, status: lease ? 0 : 2, chargedMicro: leasedMicro + debitedMicro };
+    return { requestId: row.requestId, status: lease ? CHARGE_STATUS.recorded : CHARGE_STATUS.leaseLost, chargedMicro: leasedMicro + debitedMicro };
   }
 
   /** What the lease holds that its charges did not use. */

@@ -2,8 +2,8 @@
  * Records a batch of charges (lease_charges.request_id is unique: a call is charged once). Charges
  * within open leases are one set-wise insert, the leases key-share-locked in id order (a close,
  * locking for update, counts them or makes them find it closed); the rest one by one: what lies
- * beyond a lease, or a charge whose lease closed (or was lost: status 2), from the balance as far as it and the key's
- * budgets go, the rest recorded as uncollected. An item may carry its call's request-log row
+ * beyond a lease, or a charge whose lease closed (or was lost: status 2), from the balance as far
+ * as it and the key's budgets go, the rest recorded as uncollected. An item may carry its call's request-log row
  * (`log`, without what the item says: an item is a logged call as svc_log_requests reads it): it
  * is written with the charge, in the same transaction, its credits what the item was charged. Then the low-balance alerts of the accounts charged
  * (svc_balance_alert), and last, a charge within a watched lease, or one that took from the
@@ -28,6 +28,7 @@ AS $function$
     v_charged bigint;
     v_day date;
     v_lost boolean := false;
+    v_owner text;
     b record;
     ks record;
     v_room bigint;
@@ -132,7 +133,8 @@ AS $function$
         v_excess := it.excess;
         perform 1 from credit_leases where id = it.lid and account_id = it.aid and closed_at is null for key share;
         if not found then
-          if not exists (select 1 from credit_leases where id = it.lid) then
+          select l.account_id into v_owner from credit_leases l where l.id = it.lid;
+          if not found then
             -- No such lease at all: its take (committed without waiting for its WAL, svc_take_lease)
             -- was lost in a crash of the database, with the balance's debit. The call was answered:
             -- all of it is paid from the balance, once (its request id locked, then looked for in
@@ -144,7 +146,7 @@ AS $function$
               continue;
             end if;
             v_lost := true;
-          elsif not exists (select 1 from credit_leases where id = it.lid and account_id = it.aid) then
+          elsif v_owner <> it.aid then
             -- Another account's lease: refused, nothing written.
             v_results := v_results || jsonb_build_array(jsonb_build_object('r', it.rid, 's', 1, 'c', 0));
             continue;

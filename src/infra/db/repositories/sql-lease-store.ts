@@ -6,7 +6,16 @@
  */
 import type { Database, SqlExecutor } from '../../../domain/ports/database';
 import type { Shortfall } from '../../../domain/credits/ledger-repository';
-import type { ChargeOutcome, ChargeRow, LeaseGrant, LeaseRequest, LeaseStore, PeriodAmounts, StreamStart } from '../../../domain/credits/lease-store';
+import {
+  CHARGE_STATUS,
+  type ChargeOutcome,
+  type ChargeRow,
+  type LeaseGrant,
+  type LeaseRequest,
+  type LeaseStore,
+  type PeriodAmounts,
+  type StreamStart,
+} from '../../../domain/credits/lease-store';
 import type { BudgetCrossing } from '../../../domain/credits/budget-crossings';
 import type { BudgetPeriod } from '../../../domain/credits/budgets';
 import { chargeItemsJson } from './charge-items-json';
@@ -52,7 +61,7 @@ const RECORD_ONE_WITHIN_OPEN_LEASE = `with open_lease as (
     select ?::text, id, ?::text, ?::text, ?::text, ?::bigint from open_lease
      where not exists (select 1 from account_alerts where account_id = ? and low_balance_micro is not null)
     on conflict on constraint lease_charges_pkey do nothing
-    returning request_id
+    returning request_id, amount_micro
   )`;
 /** The lone charge alone. */
 const RECORD_ONE = `${RECORD_ONE_WITHIN_OPEN_LEASE} select request_id from recorded`;
@@ -66,12 +75,12 @@ const RECORD_ONE_LOGGED = `${RECORD_ONE_WITHIN_OPEN_LEASE}, logged as (
     insert into request_log (id, created, account_id, api_key_id, model, endpoint, status, credits_micro, prompt_tokens,
                              completion_tokens, images, seconds, latency_ms, idempotency_key, error_type, error_code, job_id)
     select ?::text, timestamptz 'epoch' + ?::bigint * interval '1 millisecond', ?::text, ?::text, ?::text, ?::text, ?::smallint,
-           ?::bigint, ?::integer, ?::integer, ?::integer, ?::integer, ?::integer, ?::text, ?::text, ?::text, ?::text
+           amount_micro, ?::integer, ?::integer, ?::integer, ?::integer, ?::integer, ?::text, ?::text, ?::text, ?::text
       from recorded
     on conflict do nothing
   ) select request_id from recorded`;
 
-/** RECORD_ONE_LOGGED's parameters after the charge's: the row's own fields over the charge's, as svc_log_requests reads them. */
+/** RECORD_ONE_LOGGED's parameters after the charge's: the row's own fields over the charge's, as svc_log_requests reads them (its credits are what was recorded). */
 function logParams(log: RequestLogRow, charge: ChargeRow): unknown[] {
   return [
     log.id,
@@ -81,7 +90,6 @@ function logParams(log: RequestLogRow, charge: ChargeRow): unknown[] {
     log.model ?? charge.model,
     log.endpoint,
     log.status,
-    charge.leaseMicro,
     log.promptTokens,
     log.completionTokens,
     log.images,
@@ -141,7 +149,7 @@ export class SqlLeaseStore implements LeaseStore {
       const params: unknown[] = [only.leaseId, only.accountId, only.requestId, only.accountId, only.keyId, only.model, only.leaseMicro, only.accountId];
       if (only.log) params.push(...logParams(only.log, only));
       const recorded = await this.hot.all(only.log ? RECORD_ONE_LOGGED : RECORD_ONE, params);
-      if (recorded.length === 1) return [{ requestId: only.requestId, status: 0, chargedMicro: only.leaseMicro }];
+      if (recorded.length === 1) return [{ requestId: only.requestId, status: CHARGE_STATUS.recorded, chargedMicro: only.leaseMicro }];
     }
     const out = await this.hot.all<{ request_id: string; status: number; charged: string | number; crossings: CrossingRow[] | string | null }>(
       `select request_id, status, charged, crossings from svc_record_charges(?::jsonb)`,
